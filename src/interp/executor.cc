@@ -1,0 +1,155 @@
+// Tier-0 executor (see executor.h).
+#include "interp/executor.h"
+
+#include <fmt/format.h>
+
+#include "interp/registry.h"
+#include "support/check.h"
+
+namespace tierjit::interp {
+
+Expected<const Tensor*> KernelContext::required_input(size_t i) const {
+  if (const Tensor* t = input(i)) return t;
+  return fail("input {} is required but missing", i);
+}
+
+Status KernelContext::check_size(DType dtype, const Shape& shape) const {
+  for (int64_t d : shape)
+    if (d < 0) return fail("computed a negative dim in output shape {}", shape_to_string(shape));
+  int64_t n = shape_numel(shape);
+  int64_t es = static_cast<int64_t>(dtype_size(dtype));
+  if (es != 0 && n > options_.memory_limit_bytes / es)
+    return resource_exhausted("{}: output of shape {} ({}) exceeds the memory limit of {} bytes",
+                              node_.describe(), shape_to_string(shape), dtype_name(dtype),
+                              options_.memory_limit_bytes);
+  return Status();
+}
+
+Expected<Tensor*> KernelContext::output(size_t i, DType dtype, Shape shape) {
+  TJ_CHECK(i < outputs_.size());
+  TJ_RETURN_IF_ERROR(check_size(dtype, shape));
+  outputs_[i] = Tensor::empty(dtype, std::move(shape));
+  return &outputs_[i];
+}
+
+Expected<std::vector<Tensor>> KernelContext::run_subgraph(const ir::Graph& g,
+                                                          std::vector<Tensor> inputs) const {
+  if (!run_subgraph_) return internal_error("{}: no subgraph runner", node_.describe());
+  return (*run_subgraph_)(g, std::move(inputs));
+}
+
+Status check_kernels(const ir::Graph& graph) {
+  const KernelRegistry& reg = KernelRegistry::global();
+  for (const auto& n : graph.nodes()) {
+    if (!reg.find(n->op()))
+      return unsupported("{}: no tier-0 kernel for op {} (opset {})", n->describe(),
+                         ir::op_name(n->op()), n->opset());
+    for (const auto& [name, a] : n->attributes()) {
+      if (a.g) TJ_RETURN_IF_ERROR(check_kernels(*a.g));
+      for (const auto& sg : a.graphs)
+        if (sg) TJ_RETURN_IF_ERROR(check_kernels(*sg));
+    }
+  }
+  return Status();
+}
+
+Status validate_feeds(const ir::Graph& graph, const std::vector<Tensor>& feeds) {
+  std::vector<ir::Value*> expected = graph.feed_inputs();
+  if (feeds.size() != expected.size())
+    return invalid_argument("expected {} inputs, got {}", expected.size(), feeds.size());
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    const ir::Value* v = expected[i];
+    const Tensor& t = feeds[i];
+    if (!t.defined()) return invalid_argument("input '{}': missing", v->name());
+    const ir::ValueType& ty = v->type();
+    if (ty.dtype != DType::kUndefined && t.dtype() != ty.dtype)
+      return invalid_argument("input '{}': expected dtype {}, got {}", v->name(),
+                              dtype_name(ty.dtype), dtype_name(t.dtype()));
+    if (!ty.shape) continue;
+    if (static_cast<size_t>(t.rank()) != ty.shape->size())
+      return invalid_argument("input '{}': expected rank {} {}, got rank {} {}", v->name(),
+                              ty.shape->size(), ir::sym_shape_to_string(*ty.shape), t.rank(),
+                              shape_to_string(t.shape()));
+    for (size_t d = 0; d < ty.shape->size(); ++d) {
+      const ir::Dim& dim = (*ty.shape)[d];
+      if (dim.is_constant() && dim.value != t.dim(static_cast<int64_t>(d)))
+        return invalid_argument("input '{}': dim {} must be {}, got {} (shape {})", v->name(), d,
+                                dim.value, t.dim(static_cast<int64_t>(d)),
+                                shape_to_string(t.shape()));
+    }
+  }
+  return Status();
+}
+
+Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tensor> inputs,
+                                        const ExecOptions& options, const Frame* parent) {
+  Frame frame;
+  frame.graph = &graph;
+  frame.parent = parent;
+  frame.values.resize(graph.num_value_ids());
+
+  // Bind constants, feeds and captures.
+  for (const auto& v : graph.values())
+    if (v->is_constant()) frame.values[v->id()] = v->constant();
+  size_t k = 0;
+  for (ir::Value* v : graph.inputs()) {
+    if (v->is_constant() && k >= inputs.size()) continue;
+    if (v->is_constant()) continue;
+    if (k >= inputs.size())
+      return invalid_argument("graph '{}': input '{}' not given", graph.name(), v->name());
+    frame.values[v->id()] = std::move(inputs[k++]);
+  }
+  for (size_t i = 0; i < graph.captures().size(); ++i) {
+    const ir::Value* src = graph.capture_sources()[i];
+    const Frame* f = parent;
+    while (f && f->graph != src->owner()) f = f->parent;
+    if (!f) return internal_error("graph '{}': capture '{}' has no enclosing frame", graph.name(), src->name());
+    frame.values[graph.captures()[i]->id()] = f->values[src->id()];
+  }
+
+  // Last use of each value, so intermediates are freed early.
+  const auto& nodes = graph.nodes();
+  std::vector<int> last_use(graph.num_value_ids(), -1);
+  for (size_t ni = 0; ni < nodes.size(); ++ni)
+    for (ir::Value* v : nodes[ni]->inputs())
+      if (v) last_use[v->id()] = static_cast<int>(ni);
+  for (ir::Value* v : graph.outputs()) last_use[v->id()] = static_cast<int>(nodes.size());
+
+  SubgraphRunner runner = [&](const ir::Graph& g, std::vector<Tensor> in) {
+    return run_graph(g, std::move(in), options, &frame);
+  };
+  const KernelRegistry& reg = KernelRegistry::global();
+  std::vector<const Tensor*> in_ptrs;
+  std::vector<Tensor> outs;
+  for (size_t ni = 0; ni < nodes.size(); ++ni) {
+    const ir::Node& node = *nodes[ni];
+    KernelFn fn = reg.find(node.op());
+    if (!fn) return unsupported("{}: no tier-0 kernel", node.describe());
+    in_ptrs.clear();
+    for (ir::Value* v : node.inputs()) in_ptrs.push_back(v ? &frame.values[v->id()] : nullptr);
+    outs.assign(node.num_outputs(), Tensor());
+    KernelContext ctx(node, in_ptrs, outs, options, &runner);
+    TJ_RETURN_IF_ERROR(fn(ctx));
+    for (size_t oi = 0; oi < node.num_outputs(); ++oi) {
+      ir::Value* v = node.output(oi);
+      if (!v) continue;
+      if (!outs[oi].defined())
+        return internal_error("{}: kernel produced no output {}", node.describe(), oi);
+      frame.values[v->id()] = std::move(outs[oi]);
+    }
+    for (ir::Value* v : node.inputs())
+      if (v && last_use[v->id()] == static_cast<int>(ni) && !v->is_constant())
+        frame.values[v->id()] = Tensor();
+  }
+
+  std::vector<Tensor> results;
+  results.reserve(graph.outputs().size());
+  for (ir::Value* v : graph.outputs()) {
+    if (!frame.values[v->id()].defined())
+      return internal_error("graph '{}': output '{}' was not computed", graph.name(), v->name());
+    results.push_back(frame.values[v->id()]);
+  }
+  return results;
+}
+
+}  // namespace tierjit::interp

@@ -1,0 +1,36 @@
+// Tier-0 executor: runs a Graph node by node with the reference kernels of the op registry.
+// Frees each intermediate after its last use. Subgraphs (If/Loop/Scan bodies) run through the
+// same function with the calling frame as parent, so their outer-scope reads resolve.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "interp/kernel.h"
+#include "ir/graph.h"
+
+namespace tierjit::interp {
+
+/// Values of one running graph, indexed by Value::id(); parent is the frame of the enclosing
+/// graph (for captures), nullptr at the top level.
+struct Frame {
+  const ir::Graph* graph = nullptr;
+  std::vector<Tensor> values;
+  const Frame* parent = nullptr;
+};
+
+/// Checks that tier 0 has a kernel for every node of `graph` and its subgraphs.
+/// Error (kUnsupported): "node 'n' (Op): no tier-0 kernel".
+Status check_kernels(const ir::Graph& graph);
+
+/// Checks feeds against the graph's declared inputs: count, dtype, rank and constant dims.
+/// `feeds[i]` belongs to graph.feed_inputs()[i]. Error (kInvalidArgument) names the input and
+/// what is wrong, e.g. "input 'x': expected dtype float32, got int64".
+Status validate_feeds(const ir::Graph& graph, const std::vector<Tensor>& feeds);
+
+/// Runs `graph`. `inputs` are for graph.inputs() that are not constants (feed_inputs order).
+/// Returns graph.outputs() in order. Errors carry the failing node's description.
+Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tensor> inputs,
+                                        const ExecOptions& options, const Frame* parent = nullptr);
+
+}  // namespace tierjit::interp

@@ -1,0 +1,39 @@
+// ONNX loader: ModelProto (through Debian's libonnx/protobuf) -> ir::Model.
+// First stage of the pipeline; the only folder that sees protobuf/ONNX headers.
+// Guarantees on success: nodes topologically sorted, every node has a known OpKind and opset,
+// initializers are constants, subgraph outer-scope reads are captures, model-local functions are
+// inlined, legacy (opset < 7) broadcast attributes are rewritten to numpy broadcasting.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/graph.h"
+#include "support/status.h"
+
+namespace tierjit::onnx_import {
+
+struct LoadOptions {
+  /// Largest tensor (declared or stored) the loader accepts, in bytes; larger -> kResourceExhausted.
+  int64_t memory_limit_bytes = int64_t{16} << 30;
+};
+
+/// Loads and validates `path`. Errors are one line naming the file, and the node and op where
+/// one is involved: missing file (kNotFound), not an ONNX model / truncated (kInvalidModel),
+/// unknown op or unsupported opset (kUnsupported), inconsistent types (kInvalidModel), tensor
+/// over the memory limit (kResourceExhausted), external data path leaving the model's folder
+/// (kInvalidModel).
+Expected<ir::Model> load_model(const std::string& path, const LoadOptions& options = {});
+
+/// Same, from bytes in memory (`path` only names the source in messages; external data is
+/// resolved relative to `base_dir`).
+Expected<ir::Model> load_model_from_bytes(const std::string& bytes, const std::string& path,
+                                          const std::string& base_dir,
+                                          const LoadOptions& options = {});
+
+/// Reads a serialized onnx.TensorProto file (the backend tests' input_K.pb / output_K.pb).
+Expected<Tensor> read_tensor_pb(const std::string& path, const LoadOptions& options = {});
+/// Writes `t` as a serialized onnx.TensorProto named `name` (raw_data encoding; strings typed).
+Status write_tensor_pb(const std::string& path, const Tensor& t, const std::string& name);
+
+}  // namespace tierjit::onnx_import
