@@ -1,6 +1,13 @@
-// Tier-0 kernels: reduction family. (placeholder: registers nothing yet)
-#include "interp/registry.h"
+// Tier-0 kernels: the reduction family's registration. The kernels live in reduce.cc (Reduce*,
+// Global*Pool), argminmax.cc, softmax.cc (Softmax, LogSoftmax, Hardmax), normalization.cc and
+// normalization_local.cc (LayerNorm, BatchNorm, InstanceNorm, LRN, MVN, LpNormalization),
+// loss.cc (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss) and cumsum.cc.
+#include "interp/kernels/reduce_util.h"
 
 namespace tierjit::interp {
-void register_reduction_kernels(KernelRegistry& /*r*/) {}
+
+void register_reduction_kernels(KernelRegistry& r) {
+  register_reduce_ops(r);
+}
+
 }  // namespace tierjit::interp

@@ -1,0 +1,91 @@
+// Shared helpers of the tier-0 reduction family (reduce.cc, argminmax.cc, softmax.cc,
+// normalization*.cc, loss.cc, cumsum.cc): element load/store in a wide compute type, float-only
+// dtype dispatch, the [outer, reduce, inner] view of one axis, and the registration hooks that
+// reduction.cc calls. Internal to src/interp/kernels.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "interp/kernels/common.h"
+#include "interp/registry.h"
+#include "support/float16.h"
+
+namespace tierjit::interp {
+
+/// Work (elements touched) above which a kernel parallelizes its outer loop with OpenMP.
+inline constexpr int64_t kParallelWork = 32768;
+
+template <class T>
+inline constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <class T>
+inline constexpr bool kIsFloatLike = kIsHalfLike<T> || std::is_floating_point_v<T>;
+
+/// Compute type for float kernels: double for double, float for float/float16/bfloat16.
+template <class T>
+using ComputeOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+/// Element -> compute type C (float16/bfloat16 widen exactly to float).
+template <class C, class T>
+inline C load_as(T v) {
+  if constexpr (kIsHalfLike<T>) return static_cast<C>(to_float(v));
+  else return static_cast<C>(v);
+}
+
+/// Compute value -> element; float16/bfloat16 round to nearest even.
+template <class T, class C>
+inline T store_as(C v) {
+  if constexpr (std::is_same_v<T, Half>) return Half{support::float_to_half(static_cast<float>(v))};
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return BFloat16{support::float_to_bfloat16(static_cast<float>(v))};
+  else return static_cast<T>(v);
+}
+
+/// Calls f(T{}) for the float dtypes (float32, float64, float16, bfloat16); error otherwise.
+template <class F>
+Status dispatch_float(const KernelContext& ctx, DType dt, const char* what, F&& f) {
+  switch (dt) {
+    case DType::kFloat32: return f(float{});
+    case DType::kFloat64: return f(double{});
+    case DType::kFloat16: return f(Half{});
+    case DType::kBFloat16: return f(BFloat16{});
+    default:
+      return ctx.fail("{} must be a float tensor (float32, float64, float16, bfloat16), got {}", what,
+                      dtype_name(dt));
+  }
+}
+
+/// A tensor viewed as [outer, reduce, inner] around one axis (or the axis range [a, b)).
+struct OriView {
+  int64_t outer = 1, reduce = 1, inner = 1;
+};
+/// dims [0, begin) -> outer, [begin, end) -> reduce, [end, rank) -> inner.
+inline OriView ori_view(const Shape& shape, int64_t begin, int64_t end) {
+  OriView v;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    int64_t n = shape[static_cast<size_t>(d)];
+    if (d < begin) v.outer *= n;
+    else if (d < end) v.reduce *= n;
+    else v.inner *= n;
+  }
+  return v;
+}
+
+/// True when x sorts after y with NaN as the largest value (ArgMax/ArgMin/Hardmax order).
+template <class C>
+inline bool nan_greater(C x, C y) {
+  if (std::isnan(y)) return false;
+  return std::isnan(x) || x > y;
+}
+
+// Registration hooks, one per file; reduction.cc calls them all.
+void register_reduce_ops(KernelRegistry& r);         // reduce.cc
+void register_argminmax_ops(KernelRegistry& r);      // argminmax.cc
+void register_softmax_ops(KernelRegistry& r);        // softmax.cc
+void register_normalization_ops(KernelRegistry& r);  // normalization.cc, normalization_local.cc
+void register_loss_ops(KernelRegistry& r);           // loss.cc
+void register_cumsum_ops(KernelRegistry& r);         // cumsum.cc
+
+}  // namespace tierjit::interp
