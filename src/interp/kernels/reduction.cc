@@ -8,6 +8,9 @@ namespace tierjit::interp {
 
 void register_reduction_kernels(KernelRegistry& r) {
   register_reduce_ops(r);
+  register_argminmax_ops(r);
+  register_softmax_ops(r);
+  register_cumsum_ops(r);
 }
 
 }  // namespace tierjit::interp

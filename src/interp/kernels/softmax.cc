@@ -1,0 +1,109 @@
+// Tier-0 kernels: Softmax, LogSoftmax, Hardmax (ONNX opsets 1, 11, 13). Before opset 13 the
+// input is coerced to 2-D [prod(dims[:axis]), prod(dims[axis:])] (axis default 1) and each row
+// is normalized; from opset 13 one axis is normalized (default -1). The max is subtracted first
+// (no overflow on large inputs); sums accumulate in double; NaN propagates through the row.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "interp/kernels/reduce_util.h"
+
+namespace tierjit::interp {
+namespace {
+
+enum class SoftKind { kSoftmax, kLogSoftmax, kHardmax };
+
+/// y = f(x) along the middle axis of [O, R, I]; T the element type, C the compute type.
+template <SoftKind K, class T>
+void soft_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, int threads) {
+  using C = ComputeOf<T>;
+  constexpr bool kInPlace = std::is_same_v<T, C>;  // y can hold exp(x - m) between passes
+  constexpr int64_t kBlock = 64;
+  const int64_t blocks = (I + kBlock - 1) / kBlock;
+#pragma omp parallel for num_threads(threads) if (O * R * I > kParallelWork)
+  for (int64_t task = 0; task < O * blocks; ++task) {
+    const int64_t o = task / blocks;
+    const int64_t j0 = (task % blocks) * kBlock;
+    const int64_t jn = std::min(kBlock, I - j0);
+    const T* xb = x + o * R * I + j0;
+    T* yb = y + o * R * I + j0;
+    C m[kBlock];
+    int64_t arg[kBlock];
+    for (int64_t j = 0; j < jn; ++j) { m[j] = load_as<C>(xb[j]); arg[j] = 0; }
+    for (int64_t r = 1; r < R; ++r) {
+      for (int64_t j = 0; j < jn; ++j) {
+        C v = load_as<C>(xb[r * I + j]);
+        if (nan_greater(v, m[j])) { m[j] = v; arg[j] = r; }
+      }
+    }
+    if constexpr (K == SoftKind::kHardmax) {
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t j = 0; j < jn; ++j) yb[r * I + j] = store_as<T>(C(arg[j] == r ? 1 : 0));
+      continue;
+    }
+    double s[kBlock];
+    for (int64_t j = 0; j < jn; ++j) s[j] = 0;
+    for (int64_t r = 0; r < R; ++r) {
+      for (int64_t j = 0; j < jn; ++j) {
+        C e = std::exp(load_as<C>(xb[r * I + j]) - m[j]);
+        s[j] += e;
+        if constexpr (kInPlace && K == SoftKind::kSoftmax) yb[r * I + j] = e;
+      }
+    }
+    if constexpr (K == SoftKind::kSoftmax) {
+      C inv[kBlock];
+      for (int64_t j = 0; j < jn; ++j) inv[j] = static_cast<C>(1.0 / s[j]);
+      for (int64_t r = 0; r < R; ++r) {
+        for (int64_t j = 0; j < jn; ++j) {
+          C e;
+          if constexpr (kInPlace) e = yb[r * I + j];
+          else e = std::exp(load_as<C>(xb[r * I + j]) - m[j]);
+          yb[r * I + j] = store_as<T>(e * inv[j]);
+        }
+      }
+    } else {  // LogSoftmax: x - m - log(sum)
+      C shift[kBlock];
+      for (int64_t j = 0; j < jn; ++j) shift[j] = m[j] + static_cast<C>(std::log(s[j]));
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t j = 0; j < jn; ++j) yb[r * I + j] = store_as<T>(load_as<C>(xb[r * I + j]) - shift[j]);
+    }
+  }
+}
+
+/// Softmax / LogSoftmax / Hardmax: input 0 float (32, 64, 16, bf16); attribute axis (default 1
+/// before opset 13, -1 from 13). Output: same dtype and shape. Errors: axis out of range.
+template <SoftKind K>
+Status soft_kernel(KernelContext& ctx) {
+  TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
+  const ir::Node& node = ctx.node();
+  const bool coerce_2d = node.opset() < 13;
+  const int64_t rank = x->rank();
+  OriView v;  // rank 0: a single element, [1, 1, 1]
+  if (rank > 0) {
+    int64_t a = node.attr_int("axis", coerce_2d ? 1 : -1);
+    if (coerce_2d && a == rank) {
+      v = ori_view(x->shape(), rank, rank);  // [N, 1]: rows of one element
+      v.outer = x->numel();
+    } else {
+      TJ_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx, a, rank));
+      v = coerce_2d ? ori_view(x->shape(), axis, rank) : ori_view(x->shape(), axis, axis + 1);
+    }
+  }
+  return dispatch_float(ctx, x->dtype(), "input 0 'input'", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, x->dtype(), x->shape()));
+    if (y->numel() == 0) return Status();
+    soft_ori<K, T>(x->data<T>(), y->data<T>(), v.outer, v.reduce, v.inner, ctx.options().intra_op_threads);
+    return Status();
+  });
+}
+
+}  // namespace
+
+void register_softmax_ops(KernelRegistry& r) {
+  r.add(ir::OpKind::Softmax, soft_kernel<SoftKind::kSoftmax>);
+  r.add(ir::OpKind::LogSoftmax, soft_kernel<SoftKind::kLogSoftmax>);
+  r.add(ir::OpKind::Hardmax, soft_kernel<SoftKind::kHardmax>);
+}
+
+}  // namespace tierjit::interp
