@@ -1,2 +1,113 @@
-// placeholder
-int main() { return 0; }
+// Entry point of the `tierjit` command-line program: argument parsing (CLI11) and dispatch to
+// the subcommands in cmd_*.cc. Exit codes: 0 success, 1 test failures (onnx-test), 2 bad input
+// or usage; every error is one line on stderr ("tierjit: error: ..."). See docs/cli.md.
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+
+#include "cli_util.h"
+
+namespace {
+
+using namespace tierjit;
+
+/// "1024", "64K", "512M", "4G" (powers of 1024) -> bytes.
+bool parse_bytes(const std::string& text, int64_t& out) {
+  if (text.empty()) return false;
+  std::string digits = text;
+  int shift = 0;
+  char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+  if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
+    shift = last == 'K' ? 10 : last == 'M' ? 20 : last == 'G' ? 30 : 40;
+    digits.pop_back();
+  }
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || p != digits.data() + digits.size() || v <= 0) return false;
+  if (v > (INT64_MAX >> shift)) return false;
+  out = v << shift;
+  return true;
+}
+
+int run_main(int argc, char** argv) {
+  CLI::App app{"tierjit — adaptive tiered JIT compiler and runtime for ONNX models on CPU.\n"
+               "Exit codes: 0 success, 1 test failures (onnx-test), 2 bad input or usage."};
+  app.name("tierjit");
+  app.set_version_flag("--version", "tierjit " + tierjit::version_string());
+  app.require_subcommand(1);
+
+  // ---- run ----
+  cli::RunOptions run;
+  std::string memory_limit;
+  CLI::App* run_cmd = app.add_subcommand(
+      "run", "Run a model once on given or random inputs and print (or save) its outputs.");
+  run_cmd->add_option("model", run.model, "ONNX model file (.onnx)")->required();
+  run_cmd->add_option("-i,--input", run.inputs,
+                      "NAME=FILE.npy, NAME=FILE.pb or NAME=random:DxD... (repeatable); inputs not "
+                      "given are random (see docs/cli.md)");
+  run_cmd->add_option("--dim", run.dims, "NAME=VALUE: value of a symbolic dim for random inputs (repeatable)");
+  run_cmd->add_option("--int-range", run.int_ranges,
+                      "NAME=LO:HI: random integers for input NAME in [LO, HI) (repeatable)");
+  run_cmd->add_option("-o,--output-dir", run.output_dir, "write one file per output into DIR");
+  run_cmd->add_option("--output-format", run.output_format, "npy (default) or pb")
+      ->check(CLI::IsMember({"npy", "pb"}));
+  run_cmd->add_option("--threads", run.threads, "threads per kernel (0 = all cores; default 1)")
+      ->check(CLI::Range(0, 1024));
+  run_cmd->add_option("--memory-limit", memory_limit, "largest tensor in bytes (suffix K, M, G; default 16G)");
+  run_cmd->add_option("--seed", run.seed, "seed of the random inputs (default 0)");
+  run_cmd->add_flag("-q,--quiet", run.quiet, "print only the outputs");
+
+  // ---- onnx-test ----
+  cli::OnnxTestOptions test;
+  CLI::App* test_cmd = app.add_subcommand(
+      "onnx-test", "Run ONNX backend test folders (model.onnx + test_data_set_N/) and compare "
+                   "outputs (rtol 1e-3, atol 1e-7). Ends with 'N passed, N failed, N skipped'.");
+  test_cmd->add_option("path", test.paths, "a test folder, or a folder of test folders")->required();
+  test_cmd->add_option("--expected-failures", test.expected_failures,
+                       "file of `test_name  # reason` lines: tests known to fail");
+  test_cmd->add_option("--write-expected-failures", test.write_expected_failures,
+                       "write the failing tests with their reasons to FILE (entries of tests not run "
+                       "are kept)");
+  test_cmd->add_option("--filter", test.filter, "run only tests whose name contains SUBSTR");
+  test_cmd->add_option("--threads", test.threads, "threads per kernel (0 = all cores; default 1)")
+      ->check(CLI::Range(0, 1024));
+  test_cmd->add_flag("-v,--verbose", test.verbose, "print every test with its time");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string msg = cli::one_line(e.what());
+    fmt::print(stderr, "tierjit: error: {} (see tierjit --help)\n", msg.empty() ? "bad usage" : msg);
+    return cli::kExitError;
+  }
+
+  if (*run_cmd) {
+    if (!memory_limit.empty() && !parse_bytes(memory_limit, run.memory_limit)) {
+      fmt::print(stderr, "tierjit: error: --memory-limit '{}': expected a positive byte count such as 4G\n",
+                 memory_limit);
+      return cli::kExitError;
+    }
+    return cli::cmd_run(run);
+  }
+  if (*test_cmd) return cli::cmd_onnx_test(test);
+  return cli::kExitError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const tierjit::Error& e) {
+    fmt::print(stderr, "tierjit: error: {}\n", tierjit::cli::one_line(e.what()));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tierjit: error: {}\n", tierjit::cli::one_line(e.what()));
+  }
+  return tierjit::cli::kExitError;
+}
