@@ -1,0 +1,308 @@
+// Shared machinery of the tier-0 elementwise family (unary.cc, activation.cc, binary.cc,
+// pow_mod.cc, variadic.cc, cast.cc): element type traits (float16/bfloat16 computed in float32,
+// rounded to nearest even on store), a collapsed broadcasting plan whose innermost loop is
+// contiguous, and flat/broadcast apply loops parallelized with OpenMP above kParallelThreshold.
+// Semantics shared by these ops (broadcasting, NaN, integer wrap) are those of ir/graph.h.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "interp/kernels/common.h"
+#include "interp/registry.h"
+
+namespace tierjit::interp {
+
+// Registration entry points of the family's files (called by register_elementwise_kernels).
+void register_unary_kernels(KernelRegistry& r);       // kernels/unary.cc
+void register_activation_kernels(KernelRegistry& r);  // kernels/activation.cc
+void register_binary_kernels(KernelRegistry& r);      // kernels/binary.cc
+void register_pow_mod_kernels(KernelRegistry& r);     // kernels/pow_mod.cc
+void register_variadic_kernels(KernelRegistry& r);    // kernels/variadic.cc
+void register_cast_kernels(KernelRegistry& r);        // kernels/cast.cc
+
+namespace ew {
+
+/// Elements below which a kernel runs on one thread (OpenMP start-up costs more than it saves).
+inline constexpr int64_t kParallelThreshold = 32768;
+
+// ---- element type traits ---------------------------------------------------------------------
+
+template <class T>
+inline constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <class T>
+inline constexpr bool kIsFloat = std::is_floating_point_v<T> || kIsHalfLike<T>;
+template <class T>
+inline constexpr bool kIsBool = std::is_same_v<T, bool>;
+template <class T>
+inline constexpr bool kIsInt = std::is_integral_v<T> && !kIsBool<T>;
+template <class T>
+inline constexpr bool kIsSignedInt = kIsInt<T> && std::is_signed_v<T>;
+template <class T>
+inline constexpr bool kIsNumeric = kIsFloat<T> || kIsInt<T>;
+
+/// The type arithmetic on T happens in: float for Half/BFloat16, T otherwise.
+template <class T> struct ComputeOf { using type = T; };
+template <> struct ComputeOf<Half> { using type = float; };
+template <> struct ComputeOf<BFloat16> { using type = float; };
+template <class T> using compute_t = typename ComputeOf<T>::type;
+
+/// Stored element -> compute value.
+template <class T>
+inline compute_t<T> load(T v) {
+  if constexpr (kIsHalfLike<T>) return to_float(v);
+  else return v;
+}
+
+/// Compute value -> stored element (float16/bfloat16 round to nearest even; integers wrap).
+template <class T, class C>
+inline T store(C c) {
+  if constexpr (std::is_same_v<T, Half>) return Half{support::float_to_half(static_cast<float>(c))};
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return BFloat16{support::float_to_bfloat16(static_cast<float>(c))};
+  else return static_cast<T>(c);
+}
+
+/// DType of a C++ element type (Half/BFloat16 included).
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, Half>) return DType::kFloat16;
+  else if constexpr (std::is_same_v<T, BFloat16>) return DType::kBFloat16;
+  else return DTypeOf<T>::value;
+}
+
+// Integer arithmetic that wraps (two's complement) instead of overflowing into UB.
+template <class T>
+using wrap_unsigned_t = std::make_unsigned_t<decltype(T{} + T{})>;
+template <class T> inline T wrap_add(T a, T b) {
+  return static_cast<T>(static_cast<wrap_unsigned_t<T>>(a) + static_cast<wrap_unsigned_t<T>>(b));
+}
+template <class T> inline T wrap_sub(T a, T b) {
+  return static_cast<T>(static_cast<wrap_unsigned_t<T>>(a) - static_cast<wrap_unsigned_t<T>>(b));
+}
+template <class T> inline T wrap_mul(T a, T b) {
+  return static_cast<T>(static_cast<wrap_unsigned_t<T>>(a) * static_cast<wrap_unsigned_t<T>>(b));
+}
+/// Truncating integer division; x / 0 = 0 and MIN / -1 = MIN (wraps) instead of trapping.
+template <class T> inline T safe_div(T a, T b) {
+  if (b == 0) return T{0};
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return wrap_sub(T{0}, a);
+  }
+  return static_cast<T>(a / b);
+}
+/// Truncating integer remainder (sign of the dividend); x % 0 = 0, MIN % -1 = 0.
+template <class T> inline T safe_rem(T a, T b) {
+  if (b == 0) return T{0};
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return T{0};
+  }
+  return static_cast<T>(a % b);
+}
+
+// ---- parallel loops --------------------------------------------------------------------------
+
+/// Calls f(begin, end) over [0, n) split into one chunk per thread when n is large.
+template <class F>
+void parallel_ranges(int64_t n, int threads, F&& f) {
+  if (threads <= 1 || n < kParallelThreshold) {
+    f(int64_t{0}, n);
+    return;
+  }
+  const int64_t chunks = threads;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) f(n * c / chunks, n * (c + 1) / chunks);
+}
+
+/// y[i] = store(f(load(x[i]))) for i in [0, n).
+template <class TIn, class TOut, class F>
+void unary_apply(const TIn* x, TOut* y, int64_t n, int threads, const F& f) {
+  parallel_ranges(n, threads, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = store<TOut>(f(load(x[i])));
+  });
+}
+
+// ---- broadcasting ----------------------------------------------------------------------------
+
+/// Iteration plan for N inputs broadcast to one output: size-1 dims dropped, adjacent dims that
+/// every input walks the same way merged, so the innermost dim is as long as possible and each
+/// input's innermost stride is 0 (broadcast) or 1 (contiguous).
+template <size_t N>
+struct BroadcastPlan {
+  Shape outer;                                     ///< merged dims outside the innermost
+  std::array<std::vector<int64_t>, N> outer_strides;
+  int64_t inner = 1;                               ///< length of the innermost merged dim
+  std::array<int64_t, N> inner_stride{};           ///< 0 or 1 per input
+  int64_t rows = 1;                                ///< product of outer
+};
+
+/// Builds the plan; every input shape must broadcast to `out` (checked by the caller).
+template <size_t N>
+BroadcastPlan<N> make_plan(const Shape& out, const std::array<const Shape*, N>& ins) {
+  std::array<std::vector<int64_t>, N> full;
+  for (size_t k = 0; k < N; ++k) full[k] = broadcast_strides(*ins[k], out);
+  std::vector<int64_t> dims;
+  std::array<std::vector<int64_t>, N> st;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    bool merge = !dims.empty();
+    for (size_t k = 0; k < N && merge; ++k) merge = st[k].back() == full[k][d] * out[d];
+    if (merge) {
+      dims.back() *= out[d];
+      for (size_t k = 0; k < N; ++k) st[k].back() = full[k][d];
+    } else {
+      dims.push_back(out[d]);
+      for (size_t k = 0; k < N; ++k) st[k].push_back(full[k][d]);
+    }
+  }
+  BroadcastPlan<N> p;
+  if (dims.empty()) return p;  // every dim is 1: one element
+  p.inner = dims.back();
+  dims.pop_back();
+  for (size_t k = 0; k < N; ++k) {
+    p.inner_stride[k] = st[k].back();
+    st[k].pop_back();
+    p.outer_strides[k] = std::move(st[k]);
+  }
+  p.outer = std::move(dims);
+  for (int64_t d : p.outer) p.rows *= d;
+  return p;
+}
+
+/// Calls f(out_offset, in_offsets, len) for runs of `len` contiguous output elements covering
+/// the plan; along a run input k advances by plan.inner_stride[k]. Parallel above the threshold.
+template <size_t N, class F>
+void for_each_run(const BroadcastPlan<N>& p, int threads, F&& f) {
+  const int64_t total = p.rows * p.inner;
+  if (total == 0) return;
+  const bool parallel = threads > 1 && total >= kParallelThreshold;
+  if (p.rows == 1) {  // one run: split it
+    parallel_ranges(p.inner, parallel ? threads : 1, [&](int64_t b, int64_t e) {
+      std::array<int64_t, N> off;
+      for (size_t k = 0; k < N; ++k) off[k] = b * p.inner_stride[k];
+      f(b, off, e - b);
+    });
+    return;
+  }
+  const int64_t chunks = parallel ? std::min<int64_t>(threads, p.rows) : 1;
+  const int64_t rank = static_cast<int64_t>(p.outer.size());
+#pragma omp parallel for num_threads(threads) schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t r0 = p.rows * c / chunks, r1 = p.rows * (c + 1) / chunks;
+    std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+    std::array<int64_t, N> off{};
+    int64_t rem = r0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      idx[d] = rem % p.outer[d];
+      rem /= p.outer[d];
+      for (size_t k = 0; k < N; ++k) off[k] += idx[d] * p.outer_strides[k][d];
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      f(r * p.inner, off, p.inner);
+      for (int64_t d = rank - 1; d >= 0; --d) {  // odometer step
+        for (size_t k = 0; k < N; ++k) off[k] += p.outer_strides[k][d];
+        if (++idx[d] < p.outer[d]) break;
+        for (size_t k = 0; k < N; ++k) off[k] -= p.outer_strides[k][d] * p.outer[d];
+        idx[d] = 0;
+      }
+    }
+  }
+}
+
+/// o = store(f(load(a), load(b))) with a, b broadcast to the plan's output. The inner loop is
+/// specialized on which operand is contiguous (no per-element dispatch). `o` may alias an input
+/// of the output's full shape (in-place accumulation).
+template <class A, class B, class O, class F>
+void binary_apply(const A* a, const B* b, O* o, const BroadcastPlan<2>& p, int threads,
+                  const F& f) {
+  const int64_t sa = p.inner_stride[0], sb = p.inner_stride[1];
+  for_each_run(p, threads, [&](int64_t oo, const std::array<int64_t, 2>& io, int64_t len) {
+    const A* x = a + io[0];
+    const B* y = b + io[1];
+    O* z = o + oo;
+    if (sa == 1 && sb == 1) {
+      for (int64_t i = 0; i < len; ++i) z[i] = store<O>(f(load(x[i]), load(y[i])));
+    } else if (sa == 0 && sb == 1) {
+      const auto xv = load(x[0]);
+      for (int64_t i = 0; i < len; ++i) z[i] = store<O>(f(xv, load(y[i])));
+    } else if (sa == 1 && sb == 0) {
+      const auto yv = load(y[0]);
+      for (int64_t i = 0; i < len; ++i) z[i] = store<O>(f(load(x[i]), yv));
+    } else {
+      const O v = store<O>(f(load(x[0]), load(y[0])));
+      for (int64_t i = 0; i < len; ++i) z[i] = v;
+    }
+  });
+}
+
+/// Broadcast plan of two shapes to their numpy broadcast; false if incompatible.
+inline bool plan_binary(const Shape& a, const Shape& b, Shape* out, BroadcastPlan<2>* plan) {
+  auto s = broadcast_shapes(a, b);
+  if (!s) return false;
+  *out = *s;
+  *plan = make_plan<2>(*out, {&a, &b});
+  return true;
+}
+
+// ---- kernel drivers ----------------------------------------------------------------------------
+
+/// Output dtype of a binary or unary op: the input's, or bool for predicates and comparisons.
+enum class OutKind { kSame, kBool };
+
+/// Unary kernel driver: input 0 -> output 0 of the same shape; y = op(x) on every dtype that
+/// Op::accepts<T> (others: kUnsupported naming the dtype).
+template <class Op, OutKind kOut = OutKind::kSame>
+Status unary_kernel(KernelContext& ctx, const Op& op) {
+  TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
+  const DType dt = x->dtype();
+  const DType out_dt = kOut == OutKind::kBool ? DType::kBool : dt;
+  TJ_ASSIGN_OR_RETURN(Tensor* y, ctx.output(0, out_dt, x->shape()));
+  return dispatch_all(ctx, dt, [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if constexpr (!Op::template accepts<T>) {
+      return ctx.unsupported_here("input 0: dtype {} is not supported", dtype_name(dt));
+    } else {
+      using TOut = std::conditional_t<kOut == OutKind::kBool, bool, T>;
+      unary_apply(x->data<T>(), y->data<TOut>(), x->numel(), ctx.options().intra_op_threads, op);
+      return Status();
+    }
+  });
+}
+
+/// Binary kernel driver: inputs 0 and 1 of one dtype, numpy-broadcast to output 0;
+/// z = op(a, b) on every dtype Op::accepts<T>. Errors: dtypes differ, shapes do not broadcast.
+template <class Op, OutKind kOut = OutKind::kSame>
+Status binary_kernel(KernelContext& ctx, const Op& op) {
+  TJ_ASSIGN_OR_RETURN(const Tensor* a, ctx.required_input(0));
+  TJ_ASSIGN_OR_RETURN(const Tensor* b, ctx.required_input(1));
+  const DType dt = a->dtype();
+  if (b->dtype() != dt)
+    return ctx.fail("input 1 has dtype {} but input 0 has dtype {}", dtype_name(b->dtype()),
+                    dtype_name(dt));
+  Shape out_shape;
+  BroadcastPlan<2> plan;
+  if (!plan_binary(a->shape(), b->shape(), &out_shape, &plan))
+    return ctx.fail("input shapes {} and {} do not broadcast", shape_to_string(a->shape()),
+                    shape_to_string(b->shape()));
+  const DType out_dt = kOut == OutKind::kBool ? DType::kBool : dt;
+  TJ_ASSIGN_OR_RETURN(Tensor* z, ctx.output(0, out_dt, out_shape));
+  return dispatch_all(ctx, dt, [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if constexpr (!Op::template accepts<T>) {
+      return ctx.unsupported_here("input 0: dtype {} is not supported", dtype_name(dt));
+    } else {
+      using TOut = std::conditional_t<kOut == OutKind::kBool, bool, T>;
+      binary_apply(a->data<T>(), b->data<T>(), z->data<TOut>(), plan,
+                   ctx.options().intra_op_threads, op);
+      return Status();
+    }
+  });
+}
+
+}  // namespace ew
+}  // namespace tierjit::interp
