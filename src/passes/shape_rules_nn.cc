@@ -1,0 +1,308 @@
+// Shape rules for linear algebra and convolutional ops: MatMul (1-D promotion, batch
+// broadcasting), Gemm, MatMulInteger, QLinearMatMul, Conv, ConvTranspose, ConvInteger,
+// QLinearConv, Max/Average/Lp pools (pads, strides, dilations, auto_pad, ceil_mode), global
+// pools, MaxRoiPool, MaxUnpool, and the quantize ops. Source: ONNX operator specs, opsets 1..17.
+#include <algorithm>
+
+#include "passes/shape_rules.h"
+
+namespace tierjit::passes::shapes {
+namespace {
+
+using ir::Dim;
+using ir::OpKind;
+using ir::SymShape;
+
+int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// MatMul shape of a [.., M, K] x b [.., K, N] with numpy 1-D promotion.
+Status matmul_shape(RuleContext& c, size_t ia, size_t ib, DType out_dtype) {
+  const auto& as = c.shape(ia);
+  const auto& bs = c.shape(ib);
+  if (!as || !bs) {
+    c.set_output(0, out_dtype, std::nullopt);
+    return Status();
+  }
+  if (as->empty() || bs->empty()) return c.fail("MatMul inputs must have rank >= 1");
+  SymShape a = *as, b = *bs;
+  bool a1 = a.size() == 1, b1 = b.size() == 1;
+  if (a1) a.insert(a.begin(), Dim::constant(1));
+  if (b1) b.push_back(Dim::constant(1));
+  const Dim& ka = a[a.size() - 1];
+  const Dim& kb = b[b.size() - 2];
+  if (ka.is_constant() && kb.is_constant() && ka.value != kb.value)
+    return c.fail("inner dims differ: {} x {}", ir::sym_shape_to_string(*as), ir::sym_shape_to_string(*bs));
+  SymShape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  std::string err;
+  auto batch = broadcast_shapes({&ab, &bb}, &err);
+  if (!err.empty()) return c.fail("batch dims: {}", err);
+  SymShape out = *batch;
+  if (!a1) out.push_back(a[a.size() - 2]);
+  if (!b1) out.push_back(b[b.size() - 1]);
+  c.set_output(0, out_dtype, std::move(out));
+  return Status();
+}
+
+Status matmul(RuleContext& c) {
+  TJ_RETURN_IF_ERROR(c.same_dtype(0, 1));
+  return matmul_shape(c, 0, 1, c.dtype(0));
+}
+Status matmul_integer(RuleContext& c) { return matmul_shape(c, 0, 1, DType::kInt32); }
+Status qlinear_matmul(RuleContext& c) { return matmul_shape(c, 0, 3, c.dtype(7)); }
+
+Status gemm(RuleContext& c) {
+  TJ_RETURN_IF_ERROR(c.same_dtype(0, 1));
+  const auto& a = c.shape(0);
+  const auto& b = c.shape(1);
+  if (a && a->size() != 2) return c.fail("input 0 'A' has rank {}, expected 2", a->size());
+  if (b && b->size() != 2) return c.fail("input 1 'B' has rank {}, expected 2", b->size());
+  bool ta = c.node().attr_int("transA", 0) != 0, tb = c.node().attr_int("transB", 0) != 0;
+  Dim m = a ? (*a)[ta ? 1 : 0] : Dim::unknown();
+  Dim n = b ? (*b)[tb ? 0 : 1] : Dim::unknown();
+  if (a && b) {
+    const Dim& ka = (*a)[ta ? 0 : 1];
+    const Dim& kb = (*b)[tb ? 1 : 0];
+    if (ka.is_constant() && kb.is_constant() && ka.value != kb.value)
+      return c.fail("inner dims differ: A {} (transA={}) and B {} (transB={})", ir::sym_shape_to_string(*a), ta,
+                    ir::sym_shape_to_string(*b), tb);
+  }
+  c.set_output(0, c.dtype(0), SymShape{m, n});
+  return Status();
+}
+
+// Spatial output dims of a conv or pool over x = [N, C, spatial...].
+Status window_dims(RuleContext& c, const SymShape& x, const std::vector<int64_t>& kernel, bool ceil_mode,
+                   SymShape* out) {
+  const ir::Node& n = c.node();
+  size_t ns = x.size() - 2;
+  std::vector<int64_t> strides = n.attr_ints("strides", std::vector<int64_t>(ns, 1));
+  std::vector<int64_t> dil = n.attr_ints("dilations", std::vector<int64_t>(ns, 1));
+  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * ns, 0));
+  std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  if (strides.size() != ns || dil.size() != ns || pads.size() != 2 * ns)
+    return c.fail("strides, dilations or pads do not match {} spatial dims", ns);
+  if (!kernel.empty() && kernel.size() != ns)
+    return c.fail("kernel has {} dims for {} spatial dims", kernel.size(), ns);
+  for (size_t i = 0; i < ns; ++i) {
+    if (strides[i] <= 0 || dil[i] <= 0) return c.fail("strides and dilations must be positive");
+    const Dim& in = x[i + 2];
+    int64_t s = strides[i];
+    Dim d = Dim::unknown();
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      if (in.is_constant()) d = Dim::constant(ceil_div(in.value, s));
+      else if (s == 1) d = in;
+    } else if (!kernel.empty()) {
+      int64_t ek = (kernel[i] - 1) * dil[i] + 1;
+      int64_t total_pad = auto_pad == "VALID" ? 0 : pads[i] + pads[i + ns];
+      if (in.is_constant()) {
+        int64_t span = in.value + total_pad - ek;
+        if (span < 0) return c.fail("window {} is larger than padded input {}", ek, in.value + total_pad);
+        d = Dim::constant((ceil_mode ? ceil_div(span, s) : floor_div(span, s)) + 1);
+      } else if (s == 1 && total_pad == ek - 1) {
+        d = in;
+      }
+    }
+    out->push_back(d);
+  }
+  return Status();
+}
+
+std::vector<int64_t> kernel_from_weights(const std::optional<SymShape>& w) {
+  std::vector<int64_t> k;
+  if (!w || w->size() < 3) return k;
+  for (size_t i = 2; i < w->size(); ++i) {
+    if (!(*w)[i].is_constant()) return {};
+    k.push_back((*w)[i].value);
+  }
+  return k;
+}
+
+// Conv-like: x input, w input, output dtype.
+Status conv_shape(RuleContext& c, size_t ix, size_t iw, DType dtype) {
+  const auto& x = c.shape(ix);
+  const auto& w = c.shape(iw);
+  if (!x) {
+    c.set_output(0, dtype, w ? std::optional<SymShape>(unknown_dims(w->size())) : std::nullopt);
+    return Status();
+  }
+  if (x->size() < 3) return c.fail("input X has rank {}, expected >= 3", x->size());
+  if (w && w->size() != x->size()) return c.fail("weights rank {} differs from input rank {}", w->size(), x->size());
+  std::vector<int64_t> kernel = c.node().attr_ints("kernel_shape");
+  if (kernel.empty()) kernel = kernel_from_weights(w);
+  SymShape out{(*x)[0], w ? (*w)[0] : Dim::unknown()};
+  TJ_RETURN_IF_ERROR(window_dims(c, *x, kernel, false, &out));
+  c.set_output(0, dtype, std::move(out));
+  return Status();
+}
+
+Status conv(RuleContext& c) {
+  TJ_RETURN_IF_ERROR(c.same_dtype(0, 1));
+  return conv_shape(c, 0, 1, c.dtype(0));
+}
+Status conv_integer(RuleContext& c) { return conv_shape(c, 0, 1, DType::kInt32); }
+Status qlinear_conv(RuleContext& c) { return conv_shape(c, 0, 3, c.dtype(7)); }
+
+Status conv_transpose(RuleContext& c) {
+  TJ_RETURN_IF_ERROR(c.same_dtype(0, 1));
+  const auto& x = c.shape(0);
+  const auto& w = c.shape(1);
+  const ir::Node& n = c.node();
+  if (!x) {
+    c.set_output(0, c.dtype(0), std::nullopt);
+    return Status();
+  }
+  if (x->size() < 3) return c.fail("input X has rank {}, expected >= 3", x->size());
+  size_t ns = x->size() - 2;
+  int64_t group = n.attr_int("group", 1);
+  Dim channels = w && w->size() >= 2 ? dim_mul((*w)[1], Dim::constant(group)) : Dim::unknown();
+  SymShape out{(*x)[0], channels};
+  std::vector<int64_t> output_shape = n.attr_ints("output_shape");
+  if (!output_shape.empty()) {
+    if (output_shape.size() < ns) return c.fail("output_shape has {} entries for {} spatial dims", output_shape.size(), ns);
+    for (size_t i = output_shape.size() - ns; i < output_shape.size(); ++i) out.push_back(Dim::constant(output_shape[i]));
+    c.set_output(0, c.dtype(0), std::move(out));
+    return Status();
+  }
+  std::vector<int64_t> kernel = n.attr_ints("kernel_shape");
+  if (kernel.empty()) kernel = kernel_from_weights(w);
+  std::vector<int64_t> strides = n.attr_ints("strides", std::vector<int64_t>(ns, 1));
+  std::vector<int64_t> dil = n.attr_ints("dilations", std::vector<int64_t>(ns, 1));
+  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * ns, 0));
+  std::vector<int64_t> opad = n.attr_ints("output_padding", std::vector<int64_t>(ns, 0));
+  std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  if (strides.size() != ns || dil.size() != ns || pads.size() != 2 * ns || opad.size() != ns ||
+      (!kernel.empty() && kernel.size() != ns))
+    return c.fail("kernel, strides, dilations, pads or output_padding do not match {} spatial dims", ns);
+  for (size_t i = 0; i < ns; ++i) {
+    const Dim& in = (*x)[i + 2];
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out.push_back(dim_mul(in, Dim::constant(strides[i])));
+    } else if (in.is_constant() && !kernel.empty()) {
+      int64_t total_pad = auto_pad == "VALID" ? 0 : pads[i] + pads[i + ns];
+      int64_t v = strides[i] * (in.value - 1) + opad[i] + (kernel[i] - 1) * dil[i] + 1 - total_pad;
+      out.push_back(v >= 0 ? Dim::constant(v) : Dim::unknown());
+    } else {
+      out.push_back(Dim::unknown());
+    }
+  }
+  c.set_output(0, c.dtype(0), std::move(out));
+  return Status();
+}
+
+Status pool(RuleContext& c) {
+  const auto& x = c.shape(0);
+  if (!x) {
+    c.set_output(0, c.dtype(0), std::nullopt);
+    c.set_output(1, DType::kInt64, std::nullopt);
+    return Status();
+  }
+  if (x->size() < 3) return c.fail("input X has rank {}, expected >= 3", x->size());
+  std::vector<int64_t> kernel = c.node().attr_ints("kernel_shape");
+  if (kernel.empty()) return c.fail("attribute 'kernel_shape' is required");
+  bool ceil_mode = c.node().attr_int("ceil_mode", 0) != 0;
+  SymShape out{(*x)[0], (*x)[1]};
+  TJ_RETURN_IF_ERROR(window_dims(c, *x, kernel, ceil_mode, &out));
+  c.set_output(0, c.dtype(0), out);
+  c.set_output(1, DType::kInt64, std::move(out));
+  return Status();
+}
+
+Status global_pool(RuleContext& c) {
+  const auto& x = c.shape(0);
+  if (!x) {
+    c.set_output(0, c.dtype(0), std::nullopt);
+    return Status();
+  }
+  if (x->size() < 2) return c.fail("input X has rank {}, expected >= 2", x->size());
+  SymShape out(x->size(), Dim::constant(1));
+  out[0] = (*x)[0];
+  out[1] = (*x)[1];
+  c.set_output(0, c.dtype(0), std::move(out));
+  return Status();
+}
+
+Status max_roi_pool(RuleContext& c) {
+  const auto& x = c.shape(0);
+  const auto& rois = c.shape(1);
+  std::vector<int64_t> ps = c.node().attr_ints("pooled_shape");
+  if (ps.size() != 2) return c.fail("attribute 'pooled_shape' must have 2 entries");
+  c.set_output(0, c.dtype(0),
+               SymShape{rois && !rois->empty() ? (*rois)[0] : Dim::unknown(),
+                        x && x->size() > 1 ? (*x)[1] : Dim::unknown(), Dim::constant(ps[0]), Dim::constant(ps[1])});
+  return Status();
+}
+
+Status max_unpool(RuleContext& c) {
+  const auto& x = c.shape(0);
+  if (c.has_input(2)) {
+    if (const SymInts* k = c.known(2)) {
+      SymShape s;
+      for (const SymInt& e : *k) s.push_back(e.to_dim());
+      c.set_output(0, c.dtype(0), std::move(s));
+    } else {
+      c.set_output(0, c.dtype(0), x ? std::optional<SymShape>(unknown_dims(x->size())) : std::nullopt);
+    }
+    return Status();
+  }
+  if (!x) {
+    c.set_output(0, c.dtype(0), std::nullopt);
+    return Status();
+  }
+  if (x->size() < 3) return c.fail("input X has rank {}, expected >= 3", x->size());
+  size_t ns = x->size() - 2;
+  std::vector<int64_t> kernel = c.node().attr_ints("kernel_shape");
+  std::vector<int64_t> strides = c.node().attr_ints("strides", std::vector<int64_t>(ns, 1));
+  std::vector<int64_t> pads = c.node().attr_ints("pads", std::vector<int64_t>(2 * ns, 0));
+  if (kernel.size() != ns || strides.size() != ns || pads.size() != 2 * ns)
+    return c.fail("kernel_shape, strides or pads do not match {} spatial dims", ns);
+  SymShape out{(*x)[0], (*x)[1]};
+  for (size_t i = 0; i < ns; ++i) {
+    const Dim& in = (*x)[i + 2];
+    out.push_back(in.is_constant()
+                      ? Dim::constant((in.value - 1) * strides[i] - pads[i] - pads[i + ns] + kernel[i])
+                      : Dim::unknown());
+  }
+  c.set_output(0, c.dtype(0), std::move(out));
+  return Status();
+}
+
+Status quantize(RuleContext& c) {
+  same_as_input(c, 0, 0, c.has_input(2) && c.dtype(2) != DType::kUndefined ? c.dtype(2) : DType::kUInt8);
+  return Status();
+}
+
+Status dequantize(RuleContext& c) {
+  same_as_input(c, 0, 0, DType::kFloat32);
+  return Status();
+}
+
+Status dynamic_quantize(RuleContext& c) {
+  same_as_input(c, 0, 0, DType::kUInt8);
+  c.set_output(1, DType::kFloat32, SymShape{});
+  c.set_output(2, DType::kUInt8, SymShape{});
+  return Status();
+}
+
+}  // namespace
+
+void register_nn_rules(RuleTable& t) {
+  add_rule(t, OpKind::MatMul, matmul);
+  add_rule(t, OpKind::MatMulInteger, matmul_integer);
+  add_rule(t, OpKind::QLinearMatMul, qlinear_matmul);
+  add_rule(t, OpKind::Gemm, gemm);
+  add_rule(t, OpKind::Conv, conv);
+  add_rule(t, OpKind::ConvInteger, conv_integer);
+  add_rule(t, OpKind::QLinearConv, qlinear_conv);
+  add_rule(t, OpKind::ConvTranspose, conv_transpose);
+  for (OpKind op : {OpKind::MaxPool, OpKind::AveragePool, OpKind::LpPool}) add_rule(t, op, pool);
+  for (OpKind op : {OpKind::GlobalAveragePool, OpKind::GlobalMaxPool, OpKind::GlobalLpPool})
+    add_rule(t, op, global_pool);
+  add_rule(t, OpKind::MaxRoiPool, max_roi_pool);
+  add_rule(t, OpKind::MaxUnpool, max_unpool);
+  add_rule(t, OpKind::QuantizeLinear, quantize);
+  add_rule(t, OpKind::DequantizeLinear, dequantize);
+  add_rule(t, OpKind::DynamicQuantizeLinear, dynamic_quantize);
+}
+
+}  // namespace tierjit::passes::shapes
