@@ -195,19 +195,6 @@ void reduce_gather(const Op& op, const T* x, T* y, const std::vector<int64_t>& k
   }
 }
 
-/// Offsets (in elements) of every index of the sub-shape `dims` (row-major), given their strides.
-std::vector<int64_t> offsets_of(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<int64_t> off(static_cast<size_t>(n), 0);
-  int64_t period = 1;  // fill from the last dim backward: off[i] += idx_d(i) * stride_d
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
-    for (int64_t i = 0; i < n; ++i) off[i] += ((i / period) % dims[d]) * strides[d];
-    period *= dims[d];
-  }
-  return off;
-}
-
 /// Reduces `x` over the axes marked in `reduce_mask` into `y` (already allocated, numel = product
 /// of the kept dims). Handles size-0 and size-1 dims.
 template <class Op, class T>

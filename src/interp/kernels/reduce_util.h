@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "interp/kernels/common.h"
 #include "interp/registry.h"
@@ -73,6 +74,19 @@ inline OriView ori_view(const Shape& shape, int64_t begin, int64_t end) {
   return v;
 }
 
+/// Offsets (in elements) of every index of the sub-shape `dims` (row-major), given their strides.
+inline std::vector<int64_t> offsets_of(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<int64_t> off(static_cast<size_t>(n), 0);
+  int64_t period = 1;  // fill from the last dim backward: off[i] += idx_d(i) * stride_d
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+    for (int64_t i = 0; i < n; ++i) off[i] += ((i / period) % dims[d]) * strides[d];
+    period *= dims[d];
+  }
+  return off;
+}
+
 /// True when x sorts after y with NaN as the largest value (ArgMax/ArgMin/Hardmax order).
 template <class C>
 inline bool nan_greater(C x, C y) {
@@ -84,7 +98,8 @@ inline bool nan_greater(C x, C y) {
 void register_reduce_ops(KernelRegistry& r);         // reduce.cc
 void register_argminmax_ops(KernelRegistry& r);      // argminmax.cc
 void register_softmax_ops(KernelRegistry& r);        // softmax.cc
-void register_normalization_ops(KernelRegistry& r);  // normalization.cc, normalization_local.cc
+void register_normalization_ops(KernelRegistry& r);        // normalization.cc
+void register_local_normalization_ops(KernelRegistry& r);  // normalization_local.cc
 void register_loss_ops(KernelRegistry& r);           // loss.cc
 void register_cumsum_ops(KernelRegistry& r);         // cumsum.cc
 

@@ -11,6 +11,8 @@ void register_reduction_kernels(KernelRegistry& r) {
   register_argminmax_ops(r);
   register_softmax_ops(r);
   register_cumsum_ops(r);
+  register_normalization_ops(r);
+  register_loss_ops(r);
 }
 
 }  // namespace tierjit::interp
