@@ -1,0 +1,263 @@
+// TensorProto <-> Tensor: every encoding ONNX uses for initializers, attribute tensors and the
+// backend tests' .pb files (raw_data, typed repeated fields, external data files), with size and
+// path checks so a malformed or hostile file gives an error, never an over-read or a huge
+// allocation. Also read_tensor_pb / write_tensor_pb of the public loader API.
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
+
+#include "onnx/import_internal.h"
+
+namespace tierjit::onnx_import {
+
+namespace fs = std::filesystem;
+
+Status check_tensor_size(DType dtype, const Shape& shape, int64_t limit_bytes,
+                         const std::string& what) {
+  int64_t es = static_cast<int64_t>(dtype_size(dtype));
+  if (es == 0) es = 1;
+  int64_t limit_elems = limit_bytes / es;
+  int64_t n = 1;
+  bool over = false;
+  for (int64_t d : shape) {
+    if (d < 0) return invalid_model("{}: negative dim {} in shape", what, d);
+    if (d == 0) return Status();
+    if (n > limit_elems / d) over = true;
+    else n *= d;
+  }
+  if (over || n > limit_elems)
+    return resource_exhausted("{}: shape {} ({}) needs more than {} bytes, the memory limit", what,
+                              shape_to_string(shape), dtype_name(dtype), limit_bytes);
+  return Status();
+}
+
+namespace {
+
+Expected<DType> dtype_from_code(int32_t code, const std::string& what) {
+  if (code == onnx::TensorProto_DataType_COMPLEX64 || code == onnx::TensorProto_DataType_COMPLEX128)
+    return unsupported("{}: complex element types are not supported", what);
+  if (code == 0 || !dtype_is_valid(code))
+    return invalid_model("{}: invalid element type code {}", what, code);
+  return static_cast<DType>(code);
+}
+
+// Copies a typed repeated field into `t`, converting each element with a static_cast (or a bit
+// pattern copy for float16/bfloat16).
+template <class Dst, class Field>
+void copy_field(const Field& field, Tensor& t) {
+  Dst* out = t.data<Dst>();
+  for (int i = 0; i < field.size(); ++i) out[i] = static_cast<Dst>(field.Get(i));
+}
+
+template <class Field>
+Status expect_count(const Field& field, int64_t numel, const char* field_name,
+                    const std::string& what) {
+  if (static_cast<int64_t>(field.size()) != numel)
+    return invalid_model("{}: {} holds {} values, the shape needs {}", what, field_name,
+                         field.size(), numel);
+  return Status();
+}
+
+Status decode_typed(const onnx::TensorProto& p, Tensor& t, const std::string& what) {
+  const int64_t n = t.numel();
+  switch (t.dtype()) {
+    case DType::kFloat32:
+      TJ_RETURN_IF_ERROR(expect_count(p.float_data(), n, "float_data", what));
+      copy_field<float>(p.float_data(), t);
+      return Status();
+    case DType::kFloat64:
+      TJ_RETURN_IF_ERROR(expect_count(p.double_data(), n, "double_data", what));
+      copy_field<double>(p.double_data(), t);
+      return Status();
+    case DType::kInt64:
+      TJ_RETURN_IF_ERROR(expect_count(p.int64_data(), n, "int64_data", what));
+      copy_field<int64_t>(p.int64_data(), t);
+      return Status();
+    case DType::kUInt64:
+      TJ_RETURN_IF_ERROR(expect_count(p.uint64_data(), n, "uint64_data", what));
+      copy_field<uint64_t>(p.uint64_data(), t);
+      return Status();
+    case DType::kUInt32:
+      TJ_RETURN_IF_ERROR(expect_count(p.uint64_data(), n, "uint64_data", what));
+      copy_field<uint32_t>(p.uint64_data(), t);
+      return Status();
+    case DType::kInt32:
+      TJ_RETURN_IF_ERROR(expect_count(p.int32_data(), n, "int32_data", what));
+      copy_field<int32_t>(p.int32_data(), t);
+      return Status();
+    case DType::kInt16:
+      TJ_RETURN_IF_ERROR(expect_count(p.int32_data(), n, "int32_data", what));
+      copy_field<int16_t>(p.int32_data(), t);
+      return Status();
+    case DType::kInt8:
+      TJ_RETURN_IF_ERROR(expect_count(p.int32_data(), n, "int32_data", what));
+      copy_field<int8_t>(p.int32_data(), t);
+      return Status();
+    case DType::kUInt16:
+    case DType::kFloat16:
+    case DType::kBFloat16:  // 16-bit patterns in the low bits of int32_data
+      TJ_RETURN_IF_ERROR(expect_count(p.int32_data(), n, "int32_data", what));
+      copy_field<uint16_t>(p.int32_data(), t);
+      return Status();
+    case DType::kUInt8:
+      TJ_RETURN_IF_ERROR(expect_count(p.int32_data(), n, "int32_data", what));
+      copy_field<uint8_t>(p.int32_data(), t);
+      return Status();
+    case DType::kBool: {
+      TJ_RETURN_IF_ERROR(expect_count(p.int32_data(), n, "int32_data", what));
+      bool* out = t.data<bool>();
+      for (int64_t i = 0; i < n; ++i) out[i] = p.int32_data(static_cast<int>(i)) != 0;
+      return Status();
+    }
+    case DType::kString: {
+      TJ_RETURN_IF_ERROR(expect_count(p.string_data(), n, "string_data", what));
+      std::string* out = t.data<std::string>();
+      for (int64_t i = 0; i < n; ++i) out[i] = p.string_data(static_cast<int>(i));
+      return Status();
+    }
+    case DType::kUndefined: break;
+  }
+  return invalid_model("{}: undefined element type", what);
+}
+
+// Copies little-endian bytes into `t` (bool bytes are normalized to 0/1).
+void copy_raw(const char* src, Tensor& t) {
+  if (t.nbytes() == 0) return;
+  std::memcpy(t.raw_data(), src, t.nbytes());
+  if (t.dtype() == DType::kBool) {
+    auto* b = static_cast<uint8_t*>(t.raw_data());
+    for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
+  }
+}
+
+Expected<int64_t> parse_int(const std::string& s, const std::string& key, const std::string& what) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || v < 0)
+    return invalid_model("{}: external data '{}' is not a valid byte count: '{}'", what, key, s);
+  return v;
+}
+
+Status decode_external(const onnx::TensorProto& p, const std::string& base_dir, Tensor& t,
+                       const std::string& what) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : p.external_data()) {
+    if (kv.key() == "location") {
+      location = kv.value();
+    } else if (kv.key() == "offset") {
+      TJ_ASSIGN_OR_RETURN(offset, parse_int(kv.value(), "offset", what));
+    } else if (kv.key() == "length") {
+      TJ_ASSIGN_OR_RETURN(length, parse_int(kv.value(), "length", what));
+    }
+  }
+  if (location.empty()) return invalid_model("{}: external data without a location", what);
+  fs::path rel(location);
+  if (rel.is_absolute() || location.find('\\') != std::string::npos)
+    return invalid_model("{}: external data path '{}' must be relative to the model's folder", what,
+                         location);
+  fs::path norm = rel.lexically_normal();
+  if (norm.empty() || *norm.begin() == ".." || norm == ".")
+    return invalid_model("{}: external data path '{}' leaves the model's folder", what, location);
+  if (t.dtype() == DType::kString)
+    return invalid_model("{}: string tensors cannot use external data", what);
+  const int64_t nbytes = static_cast<int64_t>(t.nbytes());
+  if (length >= 0 && length != nbytes)
+    return invalid_model("{}: external data length {} does not match the tensor's {} bytes", what,
+                         length, nbytes);
+  fs::path full = fs::path(base_dir.empty() ? "." : base_dir) / norm;
+  std::error_code ec;
+  if (!fs::is_regular_file(full, ec))
+    return not_found("{}: external data file '{}' not found", what, full.string());
+  const auto size = static_cast<int64_t>(fs::file_size(full, ec));
+  if (ec) return io_error("{}: cannot read external data file '{}'", what, full.string());
+  if (offset > size || nbytes > size - offset)
+    return invalid_model("{}: external data file '{}' is too short: needs {} bytes at offset {}, "
+                         "file has {}", what, full.string(), nbytes, offset, size);
+  std::ifstream in(full, std::ios::binary);
+  in.seekg(offset);
+  if (nbytes > 0) in.read(static_cast<char*>(t.raw_data()), nbytes);
+  if (!in)
+    return invalid_model("{}: short read from external data file '{}'", what, full.string());
+  return Status();
+}
+
+}  // namespace
+
+Expected<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir,
+                                   int64_t limit_bytes, const std::string& what) {
+  if (p.has_segment()) return unsupported("{}: segmented tensors are not supported", what);
+  TJ_ASSIGN_OR_RETURN(DType dtype, dtype_from_code(p.data_type(), what));
+  Shape shape(p.dims().begin(), p.dims().end());
+  TJ_RETURN_IF_ERROR(check_tensor_size(dtype, shape, limit_bytes, what));
+  Tensor t = Tensor::empty(dtype, shape);
+  if (p.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
+    TJ_RETURN_IF_ERROR(decode_external(p, base_dir, t, what));
+  } else if (p.has_raw_data()) {
+    if (dtype == DType::kString) return invalid_model("{}: string tensors cannot use raw_data", what);
+    if (p.raw_data().size() != t.nbytes())
+      return invalid_model("{}: raw_data has {} bytes, shape {} of {} needs {}", what,
+                           p.raw_data().size(), shape_to_string(shape), dtype_name(dtype),
+                           t.nbytes());
+    copy_raw(p.raw_data().data(), t);
+  } else {
+    TJ_RETURN_IF_ERROR(decode_typed(p, t, what));
+  }
+  return t;
+}
+
+void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* p) {
+  p->Clear();
+  p->set_name(name);
+  p->set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.shape()) p->add_dims(d);
+  if (t.dtype() == DType::kString) {
+    for (const std::string& s : t.span<std::string>()) p->add_string_data(s);
+  } else {
+    p->set_raw_data(std::string(static_cast<const char*>(t.raw_data()), t.nbytes()));
+  }
+}
+
+Expected<Tensor> read_tensor_pb(const std::string& path, const LoadOptions& options) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return not_found("{}: no such file", path);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) return io_error("{}: read failed", path);
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    return unsupported("{}: TensorProto files over 2 GiB are not supported", path);
+  onnx::TensorProto p;
+  google::protobuf::io::CodedInputStream cis(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                             static_cast<int>(bytes.size()));
+  cis.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  if (!p.ParseFromCodedStream(&cis) || !cis.ConsumedEntireMessage())
+    return invalid_model("{}: not a TensorProto (protobuf parse failed; truncated or corrupt)", path);
+  if (!p.GetReflection()->GetUnknownFields(p).empty() || !p.has_data_type())
+    return invalid_model("{}: not a TensorProto (unexpected fields or no data type)", path);
+  std::string dir = fs::path(path).parent_path().string();
+  Expected<Tensor> t = tensor_from_proto(p, dir, options.memory_limit_bytes,
+                                         fmt::format("tensor '{}'", p.name()));
+  if (!t.ok()) return t.status().with_prefix(path);
+  return t;
+}
+
+Status write_tensor_pb(const std::string& path, const Tensor& t, const std::string& name) {
+  if (!t.defined()) return invalid_argument("{}: cannot write an undefined tensor", path);
+  onnx::TensorProto p;
+  tensor_to_proto(t, name, &p);
+  std::string bytes;
+  if (!p.SerializeToString(&bytes)) return io_error("{}: cannot serialize tensor '{}'", path, name);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return io_error("{}: cannot open for writing", path);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) return io_error("{}: write failed", path);
+  return Status();
+}
+
+}  // namespace tierjit::onnx_import
