@@ -8,6 +8,12 @@ namespace tierjit::interp {
 
 void register_misc_kernels(KernelRegistry& r) {
   register_resize_kernels(r);
+  register_einsum_kernels(r);
+  register_detection_kernels(r);
+  register_signal_kernels(r);
+  register_string_kernels(r);
+  register_linalg_kernels(r);
+  register_random_kernels(r);
 }
 
 }  // namespace tierjit::interp
