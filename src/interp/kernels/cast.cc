@@ -5,7 +5,8 @@
 //  * float -> integer: truncate toward zero, NaN -> 0, saturate to the int64 range, then wrap to
 //    narrower integers (two's complement, as numpy on x86); any -> bool: x != 0 (NaN -> true);
 //  * number -> string as numpy's str(): shortest round-trip digits, positional for 1e-4 <= |x| <
-//    1e16 ("0.039187793", "1.0"), else scientific ("1e-05"); "nan", "inf", "-inf"; "True"/"False";
+//    1e16 (float64; 1e6 float32, 1e3 float16) ("0.039187793", "1.0"), else scientific ("1e-05");
+//    "nan", "inf", "-inf"; "True"/"False";
 //  * string -> number: decimal or scientific text, "NaN", "INF", "+INF", "-INF" (any case);
 //    unparsable text is an InvalidArgument error naming the element.
 #include <bit>
@@ -75,8 +76,10 @@ To convert(From v) {
 
 // ---- numbers -> strings ------------------------------------------------------------------------
 
-/// numpy str() of a float given its shortest scientific form "d.ddde[+-]xx" from to_chars.
-std::string numpy_float_string(std::string_view sci, double v) {
+/// numpy (2.x) str() of a float given its shortest scientific form "d.ddde[+-]xx" (to_chars).
+/// Positional when 1e-4 <= |v| < max_positional (1e3 for 16-bit floats, 1e6 for float32, 1e16
+/// for float64), else scientific.
+std::string numpy_float_string(std::string_view sci, double v, double max_positional) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   std::string sign;
@@ -93,7 +96,7 @@ std::string numpy_float_string(std::string_view sci, double v) {
   std::from_chars(es.data(), es.data() + es.size(), exp);
   while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
   const double a = std::fabs(v);
-  if (a == 0 || (a >= 1e-4 && a < 1e16)) {
+  if (a == 0 || (a >= 1e-4 && a < max_positional)) {
     if (exp >= 0) {
       std::string ip = digits.substr(0, std::min<size_t>(digits.size(), exp + 1));
       while (ip.size() < static_cast<size_t>(exp) + 1) ip += '0';
@@ -120,7 +123,8 @@ std::string to_string_numpy(T v) {
     return std::string(buf, r.ptr);
   } else if constexpr (std::is_floating_point_v<T>) {
     auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-    return numpy_float_string(std::string_view(buf, r.ptr - buf), v);
+    return numpy_float_string(std::string_view(buf, r.ptr - buf), v,
+                              std::is_same_v<T, float> ? 1e6 : 1e16);
   } else {  // Half / BFloat16: fewest digits that read back to the same 16 bits
     const float f = to_float(v);
     for (int prec = 0; prec < 9; ++prec) {
@@ -129,10 +133,10 @@ std::string to_string_numpy(T v) {
       std::from_chars(buf, r.ptr, back, std::chars_format::scientific);
       const T rt = store<T>(back);
       if (rt.bits == v.bits || std::isnan(f) || std::isinf(f))
-        return numpy_float_string(std::string_view(buf, r.ptr - buf), f);
+        return numpy_float_string(std::string_view(buf, r.ptr - buf), f, 1e3);
     }
     auto r = std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific);
-    return numpy_float_string(std::string_view(buf, r.ptr - buf), f);
+    return numpy_float_string(std::string_view(buf, r.ptr - buf), f, 1e3);
   }
 }
 
