@@ -1,6 +1,8 @@
 // Tier-0 executor (see executor.h).
 #include "interp/executor.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "interp/registry.h"
@@ -114,6 +116,22 @@ Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tens
     for (ir::Value* v : nodes[ni]->inputs())
       if (v) last_use[v->id()] = static_cast<int>(ni);
   for (ir::Value* v : graph.outputs()) last_use[v->id()] = static_cast<int>(nodes.size());
+  // A value a subgraph captures (If/Loop/Scan bodies reading outer values) lives until that node.
+  for (size_t ni = 0; ni < nodes.size(); ++ni)
+    for (const auto& [name, a] : nodes[ni]->attributes()) {
+      std::vector<const ir::Graph*> subs;
+      if (a.g) subs.push_back(a.g.get());
+      for (const auto& sg : a.graphs) if (sg) subs.push_back(sg.get());
+      for (size_t k = 0; k < subs.size(); ++k) {
+        for (const ir::Value* src : subs[k]->capture_sources())
+          if (src->owner() == &graph) last_use[src->id()] = std::max(last_use[src->id()], static_cast<int>(ni));
+        for (const auto& sn : subs[k]->nodes())  // nested subgraphs may capture from us too
+          for (const auto& [n2, a2] : sn->attributes()) {
+            if (a2.g) subs.push_back(a2.g.get());
+            for (const auto& sg : a2.graphs) if (sg) subs.push_back(sg.get());
+          }
+      }
+    }
 
   SubgraphRunner runner = [&](const ir::Graph& g, std::vector<Tensor> in) {
     return run_graph(g, std::move(in), options, &frame);
