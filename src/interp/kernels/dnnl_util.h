@@ -1,0 +1,38 @@
+// oneDNN glue for the tier-0 nn kernels: float32 GEMM (dnnl_sgemm, no primitive needed) and a
+// float32 convolution through oneDNN primitives cached per shape (creating one
+// costs 0.05-0.3 ms). Threads: oneDNN runs on OpenMP; every call first sets the calling thread's
+// OpenMP thread count to ExecOptions::intra_op_threads. No oneDNN type leaks out of this header.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "interp/kernel.h"
+
+namespace tierjit::interp::nn {
+
+/// Sets omp_set_num_threads(threads) for the calling thread if it differs (oneDNN reads it).
+void set_dnnl_threads(int threads);
+
+/// Row-major C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, op = transpose if trans_*.
+/// lda/ldb/ldc are row strides in elements of the stored (untransposed) matrices.
+/// M, N or K may be 0 (K = 0 scales C by beta). Errors: oneDNN's status as kInternal.
+Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+             int64_t ldc);
+
+/// Geometry of an N-D convolution (1 <= spatial rank <= 3), all in elements.
+/// x: [batch, in_channels, in_spatial...]; w: [out_channels, in_channels/group, kernel...]
+/// y: [batch, out_channels, out_spatial...]. dilations are ONNX-style (1 = dense).
+struct ConvGeometry {
+  int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
+  std::vector<int64_t> in_spatial, out_spatial, kernel, strides, dilations, pad_begin, pad_end;
+  bool operator==(const ConvGeometry&) const = default;
+};
+
+/// y = conv(x, w) + bias (bias may be nullptr), float32 via a cached oneDNN primitive.
+/// Requires every dim > 0. Errors: oneDNN failures as kInternal.
+Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                     float* y, int threads);
+
+}  // namespace tierjit::interp::nn

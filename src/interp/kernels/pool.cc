@@ -1,0 +1,182 @@
+// Tier-0 kernels: MaxPool (with Indices, storage_order, dilations, ceil_mode), AveragePool
+// (count_include_pad, ceil_mode) and LpPool, any spatial rank >= 1 (Global*Pool live in reductions).
+// Windows are precomputed per axis (the in-bounds input coordinates of each output position).
+// Source: ONNX operator spec, MaxPool 1/8/10/11/12, AveragePool 1/7/10/11, LpPool 1/2/11.
+#include <cmath>
+
+#include "interp/kernels/nn_common.h"
+#include "interp/kernels/nn_kernels.h"
+
+namespace tierjit::interp::nn {
+namespace {
+
+// In-bounds input coordinates of the window of every output position along one axis.
+struct AxisTaps {
+  std::vector<int64_t> begin;   // [out + 1] offsets into coords
+  std::vector<int64_t> coords;  // input coordinates
+  std::vector<int64_t> padded;  // taps inside [-pad_begin, in + pad_end) (count_include_pad)
+};
+
+std::vector<AxisTaps> make_taps(const Window& w, const std::vector<int64_t>& in) {
+  std::vector<AxisTaps> ax(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    AxisTaps& a = ax[d];
+    a.begin.push_back(0);
+    for (int64_t o = 0; o < w.out[d]; ++o) {
+      const int64_t start = o * w.strides[d] - w.pad_begin[d];
+      int64_t padded = 0;
+      for (int64_t k = 0; k < w.kernel[d]; ++k) {
+        const int64_t c = start + k * w.dilations[d];
+        if (c >= 0 && c < in[d]) a.coords.push_back(c);
+        if (c < in[d] + w.pad_end[d]) ++padded;
+      }
+      a.begin.push_back(static_cast<int64_t>(a.coords.size()));
+      a.padded.push_back(padded);
+    }
+  }
+  return ax;
+}
+
+// Calls f(offset, axis_coords...) via f(offset) for every in-bounds tap of the window at oidx;
+// offset is the row-major spatial offset; col (column-major offset) is tracked for Indices.
+template <class F>
+void visit_window(const std::vector<AxisTaps>& ax, const std::vector<int64_t>& oidx,
+                  const std::vector<int64_t>& rs, const std::vector<int64_t>& cs, size_t d,
+                  int64_t off, int64_t col, F& f) {
+  const AxisTaps& a = ax[d];
+  for (int64_t t = a.begin[oidx[d]]; t < a.begin[oidx[d] + 1]; ++t) {
+    const int64_t o2 = off + a.coords[t] * rs[d], c2 = col + a.coords[t] * cs[d];
+    if (d + 1 == ax.size()) f(o2, c2);
+    else visit_window(ax, oidx, rs, cs, d + 1, o2, c2, f);
+  }
+}
+
+enum class PoolKind { kMax, kAverage, kLp };
+
+struct PoolSetup {
+  Window win;
+  std::vector<int64_t> in_spatial;
+  int64_t planes = 0;  // N * C
+  Shape out_shape;
+};
+
+Expected<PoolSetup> setup_pool(const KernelContext& ctx, const Tensor& x, bool ceil_ok,
+                               bool dilations_ok) {
+  if (x.rank() < 3)
+    return ctx.fail("input X must have rank >= 3 [N, C, spatial...], got {}", shape_to_string(x.shape()));
+  PoolSetup s;
+  s.in_spatial.assign(x.shape().begin() + 2, x.shape().end());
+  s.planes = x.dim(0) * x.dim(1);
+  if (!ctx.node().has_attr("kernel_shape")) return ctx.fail("attribute kernel_shape is required");
+  const bool ceil_mode = ceil_ok && ctx.node().attr_int("ceil_mode", 0) != 0;
+  TJ_ASSIGN_OR_RETURN(s.win, resolve_window(ctx, s.in_spatial, ctx.node().attr_ints("kernel_shape"),
+                                            ceil_mode, dilations_ok));
+  s.out_shape = {x.dim(0), x.dim(1)};
+  s.out_shape.insert(s.out_shape.end(), s.win.out.begin(), s.win.out.end());
+  return s;
+}
+
+template <class T>
+void run_pool(const KernelContext& ctx, PoolKind kind, const PoolSetup& s, const T* x, T* y,
+              int64_t* indices, bool col_major, bool include_pad, double p) {
+  using C = compute_t<T>;
+  const std::vector<AxisTaps> ax = make_taps(s.win, s.in_spatial);
+  const std::vector<int64_t> rs = row_major_strides(s.in_spatial);
+  std::vector<int64_t> cs(s.in_spatial.size(), 1);
+  for (size_t d = 1; d < cs.size(); ++d) cs[d] = cs[d - 1] * s.in_spatial[d - 1];
+  const int64_t is = shape_numel(s.in_spatial), os = shape_numel(s.win.out);
+  const int64_t work = s.planes * os * shape_numel(s.win.kernel);
+#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (work > (1 << 16))
+  for (int64_t pl = 0; pl < s.planes; ++pl) {
+    const T* xp = x + pl * is;
+    std::vector<int64_t> oidx(s.in_spatial.size(), 0);
+    for (int64_t o = 0; o < os; ++o) {
+      for (int64_t d = static_cast<int64_t>(oidx.size()) - 1, rem = o; d >= 0; --d) {
+        oidx[d] = rem % s.win.out[d];
+        rem /= s.win.out[d];
+      }
+      C out;
+      if (kind == PoolKind::kMax) {
+        C best = std::numeric_limits<C>::lowest();
+        int64_t best_i = -1, best_c = 0;
+        auto f = [&](int64_t off, int64_t col) {
+          const C v = load(xp[off]);
+          if (best_i < 0 || v > best) { best = v; best_i = off; best_c = col; }
+        };
+        visit_window(ax, oidx, rs, cs, 0, 0, 0, f);
+        out = best;
+        if (indices) indices[pl * os + o] = pl * is + (col_major ? best_c : std::max<int64_t>(best_i, 0));
+      } else if (kind == PoolKind::kAverage) {
+        double sum = 0;
+        int64_t n = 0;
+        auto f = [&](int64_t off, int64_t) { sum += static_cast<double>(load(xp[off])); ++n; };
+        visit_window(ax, oidx, rs, cs, 0, 0, 0, f);
+        if (include_pad) {
+          n = 1;
+          for (size_t d = 0; d < oidx.size(); ++d) n *= ax[d].padded[oidx[d]];
+        }
+        out = static_cast<C>(n > 0 ? sum / static_cast<double>(n) : 0.0);
+      } else {
+        double sum = 0;
+        auto f = [&](int64_t off, int64_t) {
+          sum += std::pow(std::fabs(static_cast<double>(load(xp[off]))), p);
+        };
+        visit_window(ax, oidx, rs, cs, 0, 0, 0, f);
+        out = static_cast<C>(std::pow(sum, 1.0 / p));
+      }
+      y[pl * os + o] = store<T>(out);
+    }
+  }
+}
+
+template <class T>
+Status pool_typed(KernelContext& ctx, PoolKind kind, const PoolSetup& s, const Tensor& x) {
+  const ir::Node& node = ctx.node();
+  TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, x.dtype(), s.out_shape));
+  int64_t* indices = nullptr;
+  if (kind == PoolKind::kMax && ctx.wants_output(1)) {
+    TJ_ASSIGN_OR_RETURN(Tensor * it, ctx.output(1, DType::kInt64, s.out_shape));
+    indices = it->data<int64_t>();
+  }
+  double p = 2;
+  if (kind == PoolKind::kLp) {
+    const ir::Attribute* pa = node.attr("p");
+    if (pa) p = pa->kind == ir::Attribute::Kind::kFloat ? pa->f : static_cast<double>(pa->i);
+    if (!(p > 0)) return ctx.fail("p must be positive, got {}", p);
+  }
+  if (y->numel() == 0) return Status();
+  run_pool<T>(ctx, kind, s, x.data<T>(), y->data<T>(), indices, node.attr_int("storage_order", 0) != 0,
+              node.attr_int("count_include_pad", 0) != 0, p);
+  return Status();
+}
+
+Status pool_dispatch(KernelContext& ctx, PoolKind kind) {
+  TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
+  const bool is_max = kind == PoolKind::kMax;
+  TJ_ASSIGN_OR_RETURN(PoolSetup s, setup_pool(ctx, *x, kind != PoolKind::kLp, is_max));
+  switch (x->dtype()) {
+    case DType::kFloat32: return pool_typed<float>(ctx, kind, s, *x);
+    case DType::kFloat64: return pool_typed<double>(ctx, kind, s, *x);
+    case DType::kFloat16: return pool_typed<Half>(ctx, kind, s, *x);
+    case DType::kBFloat16: return pool_typed<BFloat16>(ctx, kind, s, *x);
+    case DType::kInt8: if (is_max) return pool_typed<int8_t>(ctx, kind, s, *x); break;
+    case DType::kUInt8: if (is_max) return pool_typed<uint8_t>(ctx, kind, s, *x); break;
+    default: break;
+  }
+  return ctx.unsupported_here("{} on {} is not supported", ir::op_name(ctx.node().op()),
+                              dtype_name(x->dtype()));
+}
+
+Status max_pool_kernel(KernelContext& ctx) { return pool_dispatch(ctx, PoolKind::kMax); }
+Status average_pool_kernel(KernelContext& ctx) { return pool_dispatch(ctx, PoolKind::kAverage); }
+Status lp_pool_kernel(KernelContext& ctx) { return pool_dispatch(ctx, PoolKind::kLp); }
+
+}  // namespace
+
+void register_pool_kernels(KernelRegistry& r) {
+  r.add(ir::OpKind::MaxPool, max_pool_kernel);
+  r.add(ir::OpKind::AveragePool, average_pool_kernel);
+  r.add(ir::OpKind::LpPool, lp_pool_kernel);
+}
+
+}  // namespace tierjit::interp::nn

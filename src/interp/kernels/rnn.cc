@@ -1,0 +1,334 @@
+// Tier-0 kernels: LSTM, GRU and RNN (forward / reverse / bidirectional, sequence_lens,
+// initial states, layout 0/1, activations with alpha/beta, clip; LSTM peepholes and input_forget;
+// GRU linear_before_reset). The input projection of all time steps is one GEMM per direction
+// (oneDNN sgemm for float32); each step adds one GEMM of the hidden state with R^T.
+// Source: ONNX operator spec, LSTM 1/7/14, GRU 1/3/7/14, RNN 1/7/14.
+#include <cmath>
+#include <string>
+
+#include "interp/kernels/dnnl_util.h"
+#include "interp/kernels/nn_common.h"
+#include "interp/kernels/nn_kernels.h"
+
+namespace tierjit::interp::nn {
+namespace {
+
+enum class Cell { kLstm, kGru, kRnn };
+
+struct Activation {
+  enum Kind { kSigmoid, kTanh, kRelu, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh,
+              kHardSigmoid, kElu, kSoftsign, kSoftplus } kind = kSigmoid;
+  float alpha = 0, beta = 0;
+};
+
+template <class T>
+void apply(const Activation& a, T* v, int64_t n) {
+  const T al = static_cast<T>(a.alpha), be = static_cast<T>(a.beta);
+  switch (a.kind) {
+    case Activation::kSigmoid: for (int64_t i = 0; i < n; ++i) v[i] = T(1) / (T(1) + std::exp(-v[i])); break;
+    case Activation::kTanh: for (int64_t i = 0; i < n; ++i) v[i] = std::tanh(v[i]); break;
+    case Activation::kRelu: for (int64_t i = 0; i < n; ++i) v[i] = std::max(v[i], T(0)); break;
+    case Activation::kAffine: for (int64_t i = 0; i < n; ++i) v[i] = al * v[i] + be; break;
+    case Activation::kLeakyRelu: for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : al * v[i]; break;
+    case Activation::kThresholdedRelu: for (int64_t i = 0; i < n; ++i) v[i] = v[i] > al ? v[i] : T(0); break;
+    case Activation::kScaledTanh: for (int64_t i = 0; i < n; ++i) v[i] = al * std::tanh(be * v[i]); break;
+    case Activation::kHardSigmoid:
+      for (int64_t i = 0; i < n; ++i) v[i] = std::clamp(al * v[i] + be, T(0), T(1));
+      break;
+    case Activation::kElu: for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : al * (std::exp(v[i]) - 1); break;
+    case Activation::kSoftsign: for (int64_t i = 0; i < n; ++i) v[i] = v[i] / (T(1) + std::fabs(v[i])); break;
+    case Activation::kSoftplus: for (int64_t i = 0; i < n; ++i) v[i] = std::log1p(std::exp(v[i])); break;
+  }
+}
+
+// Parses `activations` / `activation_alpha` / `activation_beta` (defaults per op) into
+// `per_dir` functions for each of the `dirs` directions.
+Expected<std::vector<Activation>> parse_activations(const KernelContext& ctx, Cell cell, int64_t dirs) {
+  const ir::Node& node = ctx.node();
+  std::vector<std::string> names = node.attr_strings("activations");
+  const size_t per_dir = cell == Cell::kLstm ? 3 : cell == Cell::kGru ? 2 : 1;
+  if (names.empty()) {
+    const std::vector<std::string> dflt =
+        cell == Cell::kLstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+        : cell == Cell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                             : std::vector<std::string>{"Tanh"};
+    for (int64_t d = 0; d < dirs; ++d) names.insert(names.end(), dflt.begin(), dflt.end());
+  } else if (names.size() == per_dir && dirs == 2) {
+    std::vector<std::string> twice = names;
+    names.insert(names.end(), twice.begin(), twice.end());
+  }
+  if (names.size() != per_dir * static_cast<size_t>(dirs))
+    return ctx.fail("activations has {} entries, expected {}", names.size(), per_dir * dirs);
+  std::vector<float> alphas = node.attr_floats("activation_alpha");
+  std::vector<float> betas = node.attr_floats("activation_beta");
+  size_t ai = 0, bi = 0;
+  std::vector<Activation> out;
+  for (const std::string& n : names) {
+    Activation a;
+    std::string l;
+    for (char ch : n) l.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    auto take = [](const std::vector<float>& v, size_t& i, float dflt) { return i < v.size() ? v[i++] : dflt; };
+    if (l == "sigmoid") a.kind = Activation::kSigmoid;
+    else if (l == "tanh") a.kind = Activation::kTanh;
+    else if (l == "relu") a.kind = Activation::kRelu;
+    else if (l == "affine") { a.kind = Activation::kAffine; a.alpha = take(alphas, ai, 1.f); a.beta = take(betas, bi, 0.f); }
+    else if (l == "leakyrelu") { a.kind = Activation::kLeakyRelu; a.alpha = take(alphas, ai, 0.01f); }
+    else if (l == "thresholdedrelu") { a.kind = Activation::kThresholdedRelu; a.alpha = take(alphas, ai, 1.f); }
+    else if (l == "scaledtanh") { a.kind = Activation::kScaledTanh; a.alpha = take(alphas, ai, 1.f); a.beta = take(betas, bi, 1.f); }
+    else if (l == "hardsigmoid") { a.kind = Activation::kHardSigmoid; a.alpha = take(alphas, ai, 0.2f); a.beta = take(betas, bi, 0.5f); }
+    else if (l == "elu") { a.kind = Activation::kElu; a.alpha = take(alphas, ai, 1.f); }
+    else if (l == "softsign") a.kind = Activation::kSoftsign;
+    else if (l == "softplus") a.kind = Activation::kSoftplus;
+    else return ctx.fail("unknown activation '{}'", n);
+    out.push_back(a);
+  }
+  return out;
+}
+
+// C[m,n] (+)= A[m,k] * B[n,k]^T, row-major with leading dims.
+template <class T>
+void gemm_nt(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+             bool accumulate, T* c, int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    (void)sgemm(false, true, m, n, k, 1.f, a, lda, b, ldb, accumulate ? 1.f : 0.f, c, ldc);
+  } else {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        T s = 0;
+        for (int64_t p = 0; p < k; ++p) s += a[i * lda + p] * b[j * ldb + p];
+        c[i * ldc + j] = accumulate ? c[i * ldc + j] + s : s;
+      }
+  }
+}
+
+struct RnnShape {
+  int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1, gates = 1;
+  bool layout1 = false;
+};
+
+// Checks one optional/required operand shape; `what` names it.
+Status expect_shape(const KernelContext& ctx, const Tensor* t, const Shape& want, const char* what) {
+  if (t && t->shape() != want)
+    return ctx.fail("{} has shape {}, expected {}", what, shape_to_string(t->shape()), shape_to_string(want));
+  return Status();
+}
+
+// [a, b, rest] <-> [b, a, rest] (layout 1 <-> layout 0).
+template <class T>
+std::vector<T> swap01(const T* src, int64_t a, int64_t b, int64_t rest) {
+  std::vector<T> out(static_cast<size_t>(a * b * rest));
+  for (int64_t i = 0; i < a; ++i)
+    for (int64_t j = 0; j < b; ++j)
+      std::copy(src + (i * b + j) * rest, src + (i * b + j + 1) * rest, out.begin() + (j * a + i) * rest);
+  return out;
+}
+
+template <class T>
+Status run_rnn(KernelContext& ctx, Cell cell, const RnnShape& s, const std::vector<Activation>& acts) {
+  const ir::Node& node = ctx.node();
+  const int64_t S = s.seq, N = s.batch, I = s.input, H = s.hidden, D = s.dirs, G = s.gates;
+  const int64_t GH = G * H;
+  const Tensor* xt = ctx.input(0);
+  const T* w = ctx.input(1)->data<T>();
+  const T* r = ctx.input(2)->data<T>();
+  const Tensor* bt = ctx.input(3);
+  const Tensor* lens_t = ctx.input(4);
+  const Tensor* h0_t = ctx.input(5);
+  const Tensor* c0_t = cell == Cell::kLstm ? ctx.input(6) : nullptr;
+  const Tensor* p_t = cell == Cell::kLstm ? ctx.input(7) : nullptr;
+  const float clip = node.attr_float("clip", 0.f);
+  const bool has_clip = node.has_attr("clip");
+  const bool input_forget = node.attr_int("input_forget", 0) != 0;
+  const bool lbr = node.attr_int("linear_before_reset", 0) != 0;
+  const std::string direction = node.attr_string("direction", "forward");
+
+  std::vector<int64_t> lens(static_cast<size_t>(N), S);
+  if (lens_t) {
+    TJ_ASSIGN_OR_RETURN(lens, read_int64s(ctx, *lens_t, "sequence_lens"));
+    for (int64_t b = 0; b < N; ++b)
+      if (lens[b] < 0 || lens[b] > S)
+        return ctx.fail("sequence_lens[{}] = {} is out of range [0, {}]", b, lens[b], S);
+  }
+  // Inputs in layout 0.
+  std::vector<T> x_l0, h0_l0, c0_l0;
+  const T* x = xt->data<T>();
+  const T* h0 = h0_t ? h0_t->data<T>() : nullptr;
+  const T* c0 = c0_t ? c0_t->data<T>() : nullptr;
+  if (s.layout1) {
+    x_l0 = swap01(x, N, S, I); x = x_l0.data();
+    if (h0) { h0_l0 = swap01(h0, N, D, H); h0 = h0_l0.data(); }
+    if (c0) { c0_l0 = swap01(c0, N, D, H); c0 = c0_l0.data(); }
+  }
+  std::vector<T> y(static_cast<size_t>(S * D * N * H), T(0));    // [S, D, N, H]
+  std::vector<T> yh(static_cast<size_t>(D * N * H)), yc(static_cast<size_t>(D * N * H));
+
+  std::vector<T> xd(static_cast<size_t>(S * N * I)), xw(static_cast<size_t>(S * N * GH));
+  std::vector<T> gates(static_cast<size_t>(N * GH)), hbuf(static_cast<size_t>(N * H)),
+      cbuf(static_cast<size_t>(N * H)), tmp(static_cast<size_t>(N * H)), rh(static_cast<size_t>(N * H));
+  for (int64_t d = 0; d < D; ++d) {
+    const bool reverse = direction == "reverse" || d == 1;
+    const T* wd = w + d * GH * I;
+    const T* rd = r + d * GH * H;
+    const T* bd = bt ? bt->data<T>() + d * 2 * GH : nullptr;
+    const T* pd = p_t ? p_t->data<T>() + d * 3 * H : nullptr;
+    const Activation* act = &acts[static_cast<size_t>(d) * (cell == Cell::kLstm ? 3 : cell == Cell::kGru ? 2 : 1)];
+    // Time-ordered input of this direction: reverse reads each sequence backwards within its length.
+    const T* xin = x;
+    if (reverse) {
+      std::fill(xd.begin(), xd.end(), T(0));
+      for (int64_t b = 0; b < N; ++b)
+        for (int64_t t = 0; t < lens[b]; ++t)
+          std::copy(x + ((lens[b] - 1 - t) * N + b) * I, x + ((lens[b] - 1 - t) * N + b + 1) * I,
+                    xd.begin() + (t * N + b) * I);
+      xin = xd.data();
+    }
+    gemm_nt<T>(S * N, GH, I, xin, I, wd, I, false, xw.data(), GH);
+    if (bd) {
+      for (int64_t row = 0; row < S * N; ++row) {
+        T* p = xw.data() + row * GH;
+        for (int64_t j = 0; j < GH; ++j) p[j] += bd[j];
+        const int64_t rb_end = cell == Cell::kGru ? 2 * H : GH;  // GRU's Rbh stays with R*h
+        for (int64_t j = 0; j < rb_end; ++j) p[j] += bd[GH + j];
+      }
+    }
+    for (int64_t i = 0; i < N * H; ++i) {
+      hbuf[i] = h0 ? h0[d * N * H + i] : T(0);
+      cbuf[i] = c0 ? c0[d * N * H + i] : T(0);
+    }
+    for (int64_t t = 0; t < S; ++t) {
+      std::copy(xw.begin() + t * N * GH, xw.begin() + (t + 1) * N * GH, gates.begin());
+      const int64_t rec = cell == Cell::kGru ? 2 * H : GH;
+      gemm_nt<T>(N, rec, H, hbuf.data(), H, rd, H, true, gates.data(), GH);
+      for (int64_t b = 0; b < N; ++b) {
+        if (t >= lens[b]) continue;
+        T* g = gates.data() + b * GH;
+        T* hb = hbuf.data() + b * H;
+        T* cb = cbuf.data() + b * H;
+        auto do_clip = [&](T* v, int64_t n) {
+          if (has_clip)
+            for (int64_t i = 0; i < n; ++i) v[i] = std::clamp(v[i], static_cast<T>(-clip), static_cast<T>(clip));
+        };
+        if (cell == Cell::kLstm) {  // gate order i, o, f, c
+          T *gi = g, *go = g + H, *gf = g + 2 * H, *gc = g + 3 * H;
+          if (pd)
+            for (int64_t j = 0; j < H; ++j) { gi[j] += pd[j] * cb[j]; gf[j] += pd[2 * H + j] * cb[j]; }
+          do_clip(gi, H); do_clip(gf, H); do_clip(gc, H);
+          apply(act[0], gi, H);
+          if (input_forget) for (int64_t j = 0; j < H; ++j) gf[j] = T(1) - gi[j];
+          else apply(act[0], gf, H);
+          apply(act[1], gc, H);
+          for (int64_t j = 0; j < H; ++j) cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
+          if (pd) for (int64_t j = 0; j < H; ++j) go[j] += pd[H + j] * cb[j];
+          do_clip(go, H);
+          apply(act[0], go, H);
+          for (int64_t j = 0; j < H; ++j) tmp[j] = cb[j];
+          apply(act[2], tmp.data(), H);
+          for (int64_t j = 0; j < H; ++j) hb[j] = go[j] * tmp[j];
+        } else if (cell == Cell::kGru) {  // gate order z, r, h
+          T *gz = g, *gr = g + H, *gh = g + 2 * H;
+          do_clip(gz, 2 * H);
+          apply(act[0], gz, 2 * H);
+          const T* rbh = bd ? bd + GH + 2 * H : nullptr;
+          const T* rhw = rd + 2 * H * H;  // Rh [H, H]
+          if (lbr) {
+            gemm_nt<T>(1, H, H, hb, H, rhw, H, false, rh.data(), H);
+            for (int64_t j = 0; j < H; ++j) gh[j] += gr[j] * (rh[j] + (rbh ? rbh[j] : T(0)));
+          } else {
+            for (int64_t j = 0; j < H; ++j) tmp[j] = gr[j] * hb[j];
+            gemm_nt<T>(1, H, H, tmp.data(), H, rhw, H, false, rh.data(), H);
+            for (int64_t j = 0; j < H; ++j) gh[j] += rh[j] + (rbh ? rbh[j] : T(0));
+          }
+          do_clip(gh, H);
+          apply(act[1], gh, H);
+          for (int64_t j = 0; j < H; ++j) hb[j] = (T(1) - gz[j]) * gh[j] + gz[j] * hb[j];
+        } else {
+          do_clip(g, H);
+          apply(act[0], g, H);
+          std::copy(g, g + H, hb);
+        }
+        const int64_t time = reverse ? lens[b] - 1 - t : t;
+        std::copy(hb, hb + H, y.begin() + ((time * D + d) * N + b) * H);
+      }
+    }
+    std::copy(hbuf.begin(), hbuf.end(), yh.begin() + d * N * H);
+    std::copy(cbuf.begin(), cbuf.end(), yc.begin() + d * N * H);
+  }
+  // Outputs (layout 1: Y [N, S, D, H], Y_h / Y_c [N, D, H]).
+  const DType dt = xt->dtype();
+  if (ctx.wants_output(0)) {
+    TJ_ASSIGN_OR_RETURN(Tensor * yt, ctx.output(0, dt, s.layout1 ? Shape{N, S, D, H} : Shape{S, D, N, H}));
+    T* yo = yt->data<T>();
+    for (int64_t t = 0; t < S; ++t)
+      for (int64_t d = 0; d < D; ++d)
+        for (int64_t b = 0; b < N; ++b) {
+          const int64_t dst = s.layout1 ? ((b * S + t) * D + d) * H : ((t * D + d) * N + b) * H;
+          std::copy(y.begin() + ((t * D + d) * N + b) * H, y.begin() + ((t * D + d) * N + b + 1) * H, yo + dst);
+        }
+  }
+  auto put_state = [&](size_t i, std::vector<T>& v) -> Status {
+    if (!ctx.wants_output(i)) return Status();
+    TJ_ASSIGN_OR_RETURN(Tensor * o, ctx.output(i, dt, s.layout1 ? Shape{N, D, H} : Shape{D, N, H}));
+    if (s.layout1) v = swap01(v.data(), D, N, H);
+    std::copy(v.begin(), v.end(), o->data<T>());
+    return Status();
+  };
+  TJ_RETURN_IF_ERROR(put_state(1, yh));
+  if (cell == Cell::kLstm) TJ_RETURN_IF_ERROR(put_state(2, yc));
+  return Status();
+}
+
+Status rnn_family(KernelContext& ctx, Cell cell) {
+  const ir::Node& node = ctx.node();
+  TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
+  TJ_ASSIGN_OR_RETURN(const Tensor* w, ctx.required_input(1));
+  TJ_ASSIGN_OR_RETURN(const Tensor* r, ctx.required_input(2));
+  RnnShape s;
+  s.gates = cell == Cell::kLstm ? 4 : cell == Cell::kGru ? 3 : 1;
+  s.layout1 = node.attr_int("layout", 0) != 0;
+  const std::string direction = node.attr_string("direction", "forward");
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+    return ctx.fail("direction '{}' is not forward, reverse or bidirectional", direction);
+  s.dirs = direction == "bidirectional" ? 2 : 1;
+  if (x->rank() != 3) return ctx.fail("input X must be 3-D, got {}", shape_to_string(x->shape()));
+  s.seq = s.layout1 ? x->dim(1) : x->dim(0);
+  s.batch = s.layout1 ? x->dim(0) : x->dim(1);
+  s.input = x->dim(2);
+  if (r->rank() != 3) return ctx.fail("R must be 3-D, got {}", shape_to_string(r->shape()));
+  s.hidden = node.attr_int("hidden_size", r->dim(2));
+  if (s.hidden <= 0) return ctx.fail("hidden_size must be positive, got {}", s.hidden);
+  const int64_t GH = s.gates * s.hidden, D = s.dirs, N = s.batch, H = s.hidden;
+  for (size_t i = 1; i < ctx.num_inputs(); ++i)
+    if (ctx.input(i) && i != 4 && ctx.input(i)->dtype() != x->dtype())
+      return ctx.fail("input {} is {} but X is {}", i, dtype_name(ctx.input(i)->dtype()), dtype_name(x->dtype()));
+  TJ_RETURN_IF_ERROR(expect_shape(ctx, w, {D, GH, s.input}, "W"));
+  TJ_RETURN_IF_ERROR(expect_shape(ctx, r, {D, GH, H}, "R"));
+  TJ_RETURN_IF_ERROR(expect_shape(ctx, ctx.input(3), {D, 2 * GH}, "B"));
+  TJ_RETURN_IF_ERROR(expect_shape(ctx, ctx.input(4), {N}, "sequence_lens"));
+  const Shape state = s.layout1 ? Shape{N, D, H} : Shape{D, N, H};
+  TJ_RETURN_IF_ERROR(expect_shape(ctx, ctx.input(5), state, "initial_h"));
+  if (cell == Cell::kLstm) {
+    TJ_RETURN_IF_ERROR(expect_shape(ctx, ctx.input(6), state, "initial_c"));
+    TJ_RETURN_IF_ERROR(expect_shape(ctx, ctx.input(7), {D, 3 * H}, "P"));
+  }
+  TJ_ASSIGN_OR_RETURN(std::vector<Activation> acts, parse_activations(ctx, cell, D));
+  set_dnnl_threads(ctx.options().intra_op_threads);
+  switch (x->dtype()) {
+    case DType::kFloat32: return run_rnn<float>(ctx, cell, s, acts);
+    case DType::kFloat64: return run_rnn<double>(ctx, cell, s, acts);
+    default: return ctx.unsupported_here("dtype {} is not supported", dtype_name(x->dtype()));
+  }
+}
+
+Status lstm_kernel(KernelContext& ctx) { return rnn_family(ctx, Cell::kLstm); }
+Status gru_kernel(KernelContext& ctx) { return rnn_family(ctx, Cell::kGru); }
+Status rnn_kernel(KernelContext& ctx) { return rnn_family(ctx, Cell::kRnn); }
+
+}  // namespace
+
+void register_rnn_kernels(KernelRegistry& r) {
+  r.add(ir::OpKind::LSTM, lstm_kernel);
+  r.add(ir::OpKind::GRU, gru_kernel);
+  r.add(ir::OpKind::RNN, rnn_kernel);
+}
+
+}  // namespace tierjit::interp::nn
