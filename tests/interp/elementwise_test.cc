@@ -181,6 +181,29 @@ TEST(ElementwiseBinary, Float16) {
   EXPECT_NEAR(z.value_as_double(1), 0.3, 1e-3);
 }
 
+TEST(ElementwiseBinary, Float16LongRunsMatchScalarRounding) {
+  // 37 elements (vector tiles of 8 plus a tail) with NaN, inf and subnormals inside the tiles;
+  // expected: float16(float(x) * float(y)) element by element with the scalar RNE conversion.
+  const int n = 37;
+  std::vector<float> xv(n);
+  for (int i = 0; i < n; ++i) xv[i] = (i - 18) * 0.37f;
+  xv[3] = kNaN;
+  xv[9] = kInf;
+  xv[10] = 3e-6f;  // float16 subnormal
+  Tensor x = f16({n}, xv);
+  Tensor y = f16({}, {1.7f});
+  Tensor z = run1(OpKind::Mul, {x, y});
+  ASSERT_EQ(z.dtype(), DType::kFloat16);
+  const float ys = support::half_to_float(y.data<uint16_t>()[0]);
+  for (int i = 0; i < n; ++i) {
+    const uint16_t want = support::float_to_half(support::half_to_float(x.data<uint16_t>()[i]) * ys);
+    EXPECT_EQ(z.data<uint16_t>()[i], want) << "at " << i;
+  }
+  // unary on the same data: Abs keeps bits except the sign
+  Tensor a = run1(OpKind::Abs, {x});
+  for (int i = 0; i < n; ++i) EXPECT_EQ(a.data<uint16_t>()[i], x.data<uint16_t>()[i] & 0x7FFF) << i;
+}
+
 TEST(ElementwiseBinary, ComparisonsWithNaNAreFalse) {
   Tensor a = f32({4}, {1, kNaN, 3, 2});
   Tensor b = f32({4}, {2, 1, kNaN, 2});

@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <immintrin.h>
+
 #include "interp/kernels/common.h"
 #include "interp/registry.h"
 
@@ -119,12 +121,65 @@ void parallel_ranges(int64_t n, int threads, F&& f) {
   for (int64_t c = 0; c < chunks; ++c) f(n * c / chunks, n * (c + 1) / chunks);
 }
 
+// ---- 16-bit float staging -----------------------------------------------------------------------
+// Loops over float16/bfloat16 convert tiles of kStage elements to float32 (F16C for float16),
+// compute in float32 and round back, so the arithmetic loop itself stays vectorizable.
+
+inline constexpr int64_t kStage = 256;
+
+/// buf[i] = load(x[i * stride]) for i < n; stride is 0 (broadcast) or 1.
+template <class T>
+inline void load_block(const T* x, int64_t stride, compute_t<T>* buf, int64_t n) {
+  if (stride == 0) {
+    const compute_t<T> v = load(x[0]);
+    for (int64_t i = 0; i < n; ++i) buf[i] = v;
+    return;
+  }
+  int64_t i = 0;
+#ifdef __F16C__
+  if constexpr (std::is_same_v<T, Half>) {
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(buf + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+  }
+#endif
+  for (; i < n; ++i) buf[i] = load(x[i]);
+}
+
+/// z[i] = store<O>(buf[i]) for i < n.
+template <class O, class R>
+inline void store_block(const R* buf, O* z, int64_t n) {
+  int64_t i = 0;
+#ifdef __F16C__
+  if constexpr (std::is_same_v<O, Half> && std::is_same_v<R, float>) {
+    for (; i + 8 <= n; i += 8)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(z + i),
+                       _mm256_cvtps_ph(_mm256_loadu_ps(buf + i), _MM_FROUND_TO_NEAREST_INT));
+  }
+#endif
+  for (; i < n; ++i) z[i] = store<O>(buf[i]);
+}
+
 /// y[i] = store(f(load(x[i]))) for i in [0, n).
 template <class TIn, class TOut, class F>
 void unary_apply(const TIn* x, TOut* y, int64_t n, int threads, const F& f) {
-  parallel_ranges(n, threads, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) y[i] = store<TOut>(f(load(x[i])));
-  });
+  if constexpr (kIsHalfLike<TIn> || kIsHalfLike<TOut>) {
+    using R = decltype(f(load(x[0])));
+    parallel_ranges(n, threads, [&](int64_t b, int64_t e) {
+      compute_t<TIn> in[kStage];
+      R out[kStage];
+      for (int64_t s = b; s < e; s += kStage) {
+        const int64_t len = std::min(kStage, e - s);
+        load_block(x + s, 1, in, len);
+        for (int64_t i = 0; i < len; ++i) out[i] = f(in[i]);
+        store_block(out, y + s, len);
+      }
+    });
+  } else {
+    parallel_ranges(n, threads, [&](int64_t b, int64_t e) {
+#pragma omp simd
+      for (int64_t i = b; i < e; ++i) y[i] = store<TOut>(f(load(x[i])));
+    });
+  }
 }
 
 // ---- broadcasting ----------------------------------------------------------------------------
@@ -216,28 +271,47 @@ void for_each_run(const BroadcastPlan<N>& p, int threads, F&& f) {
 
 /// o = store(f(load(a), load(b))) with a, b broadcast to the plan's output. The inner loop is
 /// specialized on which operand is contiguous (no per-element dispatch). `o` may alias an input
-/// of the output's full shape (in-place accumulation).
+/// of the output's full shape (in-place accumulation: same index read before written).
 template <class A, class B, class O, class F>
 void binary_apply(const A* a, const B* b, O* o, const BroadcastPlan<2>& p, int threads,
                   const F& f) {
   const int64_t sa = p.inner_stride[0], sb = p.inner_stride[1];
-  for_each_run(p, threads, [&](int64_t oo, const std::array<int64_t, 2>& io, int64_t len) {
-    const A* x = a + io[0];
-    const B* y = b + io[1];
-    O* z = o + oo;
-    if (sa == 1 && sb == 1) {
-      for (int64_t i = 0; i < len; ++i) z[i] = store<O>(f(load(x[i]), load(y[i])));
-    } else if (sa == 0 && sb == 1) {
-      const auto xv = load(x[0]);
-      for (int64_t i = 0; i < len; ++i) z[i] = store<O>(f(xv, load(y[i])));
-    } else if (sa == 1 && sb == 0) {
-      const auto yv = load(y[0]);
-      for (int64_t i = 0; i < len; ++i) z[i] = store<O>(f(load(x[i]), yv));
-    } else {
-      const O v = store<O>(f(load(x[0]), load(y[0])));
-      for (int64_t i = 0; i < len; ++i) z[i] = v;
-    }
-  });
+  if constexpr (kIsHalfLike<A> || kIsHalfLike<B> || kIsHalfLike<O>) {
+    using R = decltype(f(load(a[0]), load(b[0])));
+    for_each_run(p, threads, [&](int64_t oo, const std::array<int64_t, 2>& io, int64_t len) {
+      compute_t<A> xa[kStage];
+      compute_t<B> yb[kStage];
+      R zr[kStage];
+      for (int64_t s = 0; s < len; s += kStage) {
+        const int64_t n = std::min(kStage, len - s);
+        load_block(a + io[0] + s * sa, sa, xa, n);
+        load_block(b + io[1] + s * sb, sb, yb, n);
+        for (int64_t i = 0; i < n; ++i) zr[i] = f(xa[i], yb[i]);
+        store_block(zr, o + oo + s, n);
+      }
+    });
+  } else {
+    for_each_run(p, threads, [&](int64_t oo, const std::array<int64_t, 2>& io, int64_t len) {
+      const A* x = a + io[0];
+      const B* y = b + io[1];
+      O* z = o + oo;
+      if (sa == 1 && sb == 1) {
+#pragma omp simd
+        for (int64_t i = 0; i < len; ++i) z[i] = store<O>(f(load(x[i]), load(y[i])));
+      } else if (sa == 0 && sb == 1) {
+        const auto xv = load(x[0]);
+#pragma omp simd
+        for (int64_t i = 0; i < len; ++i) z[i] = store<O>(f(xv, load(y[i])));
+      } else if (sa == 1 && sb == 0) {
+        const auto yv = load(y[0]);
+#pragma omp simd
+        for (int64_t i = 0; i < len; ++i) z[i] = store<O>(f(load(x[i]), yv));
+      } else {
+        const O v = store<O>(f(load(x[0]), load(y[0])));
+        for (int64_t i = 0; i < len; ++i) z[i] = v;
+      }
+    });
+  }
 }
 
 /// Broadcast plan of two shapes to their numpy broadcast; false if incompatible.
