@@ -73,6 +73,11 @@ int run_main(int argc, char** argv) {
       ->check(CLI::Range(0, 1024));
   test_cmd->add_flag("-v,--verbose", test.verbose, "print every test with its time");
 
+  if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "run" && std::string(argv[1]) != "onnx-test") {
+    fmt::print(stderr, "tierjit: error: unknown command '{}' (commands: run, onnx-test; see tierjit --help)\n",
+               argv[1]);
+    return cli::kExitError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,15 +1,14 @@
 // .pb tensor files (serialized onnx.TensorProto) for the CLI: thin wrappers over the ONNX
-// loader's read_tensor_pb / write_tensor_pb (TEMPORARY stubs until those land in src/onnx).
+// loader's read_tensor_pb / write_tensor_pb (the CLI itself never sees protobuf).
 #include "cli_util.h"
+#include "onnx/loader.h"
 
 namespace tierjit::cli {
 
-Expected<Tensor> read_pb_file(const std::string& path) {
-  return unsupported("{}: reading .pb tensors is not implemented yet", path);
-}
+Expected<Tensor> read_pb_file(const std::string& path) { return onnx_import::read_tensor_pb(path); }
 
-Status write_pb_file(const std::string& path, const Tensor&, const std::string&) {
-  return unsupported("{}: writing .pb tensors is not implemented yet", path);
+Status write_pb_file(const std::string& path, const Tensor& t, const std::string& name) {
+  return onnx_import::write_tensor_pb(path, t, name);
 }
 
 }  // namespace tierjit::cli
