@@ -50,7 +50,11 @@ Status arg_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
   const ir::Node& node = ctx.node();
   const int64_t rank = x->rank();
-  TJ_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx, node.attr_int("axis", 0), rank));
+  const int64_t axis_attr = node.attr_int("axis", 0);
+  int64_t axis = 0;  // a scalar (axis 0 or -1) has index 0
+  if (rank > 0 || (axis_attr != 0 && axis_attr != -1)) {
+    TJ_ASSIGN_OR_RETURN(axis, normalize_axis(ctx, axis_attr, rank));
+  }
   const bool keepdims = node.attr_int("keepdims", 1) != 0;
   const bool last = node.attr_int("select_last_index", 0) != 0;
   Shape out;

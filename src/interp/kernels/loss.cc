@@ -131,8 +131,8 @@ Status sce_kernel(KernelContext& ctx) {
         }
         double sum = 0;
         for (int64_t c = 0; c < s.c; ++c) sum += std::exp(load_as<C>(xp[base + c * s.d]) - m);
-        const C shift = m + static_cast<C>(std::log(sum));
-        for (int64_t c = 0; c < s.c; ++c) logp[base + c * s.d] = load_as<C>(xp[base + c * s.d]) - shift;
+        const C log_sum = static_cast<C>(std::log(sum));  // (x - m) - log_sum keeps precision at large m
+        for (int64_t c = 0; c < s.c; ++c) logp[base + c * s.d] = (load_as<C>(xp[base + c * s.d]) - m) - log_sum;
       }
     }
     if (ctx.num_outputs() > 1 && ctx.wants_output(1)) {

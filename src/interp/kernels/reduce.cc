@@ -285,8 +285,8 @@ Status reduce_kernel(KernelContext& ctx) {
   }
   std::vector<bool> mask(static_cast<size_t>(rank), axes.empty());
   for (int64_t a : axes) {
+    if (rank == 0 && (a == 0 || a == -1)) continue;  // a scalar reduces to itself
     TJ_ASSIGN_OR_RETURN(int64_t ax, normalize_axis(ctx, a, rank));
-    if (rank == 0) continue;
     if (mask[ax]) return ctx.fail("axis {} is repeated in axes", a);
     mask[ax] = true;
   }

@@ -61,11 +61,12 @@ void soft_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, int threads) {
           yb[r * I + j] = store_as<T>(e * inv[j]);
         }
       }
-    } else {  // LogSoftmax: x - m - log(sum)
-      C shift[kBlock];
-      for (int64_t j = 0; j < jn; ++j) shift[j] = m[j] + static_cast<C>(std::log(s[j]));
+    } else {  // LogSoftmax: (x - m) - log(sum); m + log(sum) first would round at large |m|
+      C log_s[kBlock];
+      for (int64_t j = 0; j < jn; ++j) log_s[j] = static_cast<C>(std::log(s[j]));
       for (int64_t r = 0; r < R; ++r)
-        for (int64_t j = 0; j < jn; ++j) yb[r * I + j] = store_as<T>(load_as<C>(xb[r * I + j]) - shift[j]);
+        for (int64_t j = 0; j < jn; ++j)
+          yb[r * I + j] = store_as<T>((load_as<C>(xb[r * I + j]) - m[j]) - log_s[j]);
     }
   }
 }
