@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds everything (installing dependencies first) and runs the whole test suite with CTest:
+# unit tests and the conformance tests (ONNX backend suites, the model zoo). Conformance tests
+# need the shared data folder beside the clone (../shared, or -DTIERJIT_SHARED_DIR=...); without
+# it they are skipped with a message, except under CI=true, where they fail.
+# Extra arguments go to ctest, e.g. scripts/test.sh -L unit  or  scripts/test.sh -R Npy
+# Exit status: ctest's (non-zero when a test fails).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${TIERJIT_BUILD_DIR:-$root/build}"
+start=$(date +%s)
+"$root/scripts/build.sh"
+echo "test.sh: build done in $(( $(date +%s) - start )) s"
+status=0
+ctest --test-dir "$build" -j "${TIERJIT_JOBS:-2}" --output-on-failure --timeout 1800 "$@" || status=$?
+echo "test.sh: finished in $(( $(date +%s) - start )) s with status $status"
+exit $status
