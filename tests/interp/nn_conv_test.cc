@@ -1,0 +1,178 @@
+// Tier-0 Conv / ConvTranspose / ConvInteger / QLinearConv: hand-computed small cases (padding,
+// strides, dilation, groups, depthwise, bias, 1-D / 3-D), a loop reference, and bad input.
+#include <gtest/gtest.h>
+
+#include "node_runner.h"
+
+namespace tierjit::testing {
+namespace {
+
+using ir::OpKind;
+using Attrs = std::vector<std::pair<std::string, ir::Attribute>>;
+
+// Runs one node with every NodeSpec field given (opset 17 unless stated).
+Expected<std::vector<Tensor>> run(ir::OpKind op, std::vector<Tensor> ins, size_t num_outputs = 1,
+                                  Attrs attrs = {}, int opset = 17) {
+  return run_node(NodeSpec{op, std::move(ins), num_outputs, std::move(attrs), opset});
+}
+
+Tensor f32(Shape s, std::vector<float> v) { return Tensor::from_vector<float>(std::move(s), v); }
+
+// x = 1..9 as a 1x1x3x3 image:
+//  1 2 3
+//  4 5 6
+//  7 8 9
+Tensor image3() { return f32({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}); }
+// kernel [[1, 0], [0, -1]] (top-left minus bottom-right)
+Tensor kernel2() { return f32({1, 1, 2, 2}, {1, 0, 0, -1}); }
+
+TEST(NnConv, TwoByTwoKernelNoPadding) {
+  // y[i][j] = x[i][j] - x[i+1][j+1] = -4 everywhere: [[1-5, 2-6], [4-8, 5-9]]
+  auto out = run(OpKind::Conv, {image3(), kernel2()});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  expect_tensor_near((*out)[0], f32({1, 1, 2, 2}, {-4, -4, -4, -4}));
+}
+
+TEST(NnConv, PaddingStrideAndBias) {
+  // pads 1 on every side -> padded 5x5; stride 2 -> out 2x2 at padded (0,0),(0,2),(2,0),(2,2):
+  // (0,0): 0 - x[0][0] = -1; (0,2): 0 - x[0][2] = -3; (2,0): x[1][-1]=0 - x[2][0] = -7;
+  // (2,2): x[1][1] - x[2][2] = 5 - 9 = -4. bias +10.
+  auto out = run(OpKind::Conv, {image3(), kernel2(), f32({1}, {10})}, 1,
+                       {{"pads", attr_ints({1, 1, 1, 1})}, {"strides", attr_ints({2, 2})}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  expect_tensor_near((*out)[0], f32({1, 1, 2, 2}, {9, 7, 3, 6}));
+}
+
+TEST(NnConv, AutoPadSameUpperAndLower) {
+  // SAME_UPPER, kernel 2: total pad 1 goes to the end: out 3x3, y[i][j] = x[i][j] - x[i+1][j+1]
+  // with zeros past the edge: [[-4,-4,3],[-4,-4,6],[7,8,9]].
+  auto up = run(OpKind::Conv, {image3(), kernel2()}, 1, {{"auto_pad", attr_string("SAME_UPPER")}});
+  ASSERT_TRUE(up.ok()) << up.status().message();
+  expect_tensor_near((*up)[0], f32({1, 1, 3, 3}, {-4, -4, 3, -4, -4, 6, 7, 8, 9}));
+  // SAME_LOWER: pad at the start: y[i][j] = x[i-1][j-1] - x[i][j]:
+  // [[-1,-2,-3],[-4,-4,-4],[-7,-4,-4]]
+  auto lo = run(OpKind::Conv, {image3(), kernel2()}, 1, {{"auto_pad", attr_string("SAME_LOWER")}});
+  ASSERT_TRUE(lo.ok()) << lo.status().message();
+  expect_tensor_near((*lo)[0], f32({1, 1, 3, 3}, {-1, -2, -3, -4, -4, -4, -7, -4, -4}));
+}
+
+TEST(NnConv, Dilation) {
+  // dilation 2 with the 2x2 kernel spans 3x3: y = x[0][0] - x[2][2] = 1 - 9 = -8.
+  auto out = run(OpKind::Conv, {image3(), kernel2()}, 1, {{"dilations", attr_ints({2, 2})}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  expect_tensor_near((*out)[0], f32({1, 1, 1, 1}, {-8}));
+}
+
+TEST(NnConv, DepthwiseAndGroups) {
+  // 2 channels, group 2, kernel 1x1 weights [2, 3]: y0 = 2*x0, y1 = 3*x1.
+  Tensor x = f32({1, 2, 1, 2}, {1, 2, 3, 4});
+  auto dw = run(OpKind::Conv, {x, f32({2, 1, 1, 1}, {2, 3})}, 1, {{"group", attr_int(2)}});
+  ASSERT_TRUE(dw.ok()) << dw.status().message();
+  expect_tensor_near((*dw)[0], f32({1, 2, 1, 2}, {2, 4, 9, 12}));
+  // Depthwise with multiplier 2: out channels 0,1 read channel 0; 2,3 read channel 1.
+  auto mult = run(OpKind::Conv, {x, f32({4, 1, 1, 1}, {1, -1, 10, 0})}, 1, {{"group", attr_int(2)}});
+  ASSERT_TRUE(mult.ok()) << mult.status().message();
+  expect_tensor_near((*mult)[0], f32({1, 4, 1, 2}, {1, 2, -1, -2, 30, 40, 0, 0}));
+}
+
+TEST(NnConv, OneDAndThreeD) {
+  // 1-D: x = [1 2 3 4], w = [1 1], stride 2 -> [3, 7]
+  auto c1 = run(OpKind::Conv, {f32({1, 1, 4}, {1, 2, 3, 4}), f32({1, 1, 2}, {1, 1})}, 1,
+                      {{"strides", attr_ints({2})}});
+  ASSERT_TRUE(c1.ok()) << c1.status().message();
+  expect_tensor_near((*c1)[0], f32({1, 1, 2}, {3, 7}));
+  // 3-D: 2x2x2 ones with a 2x2x2 ones kernel -> 8; pads 0.
+  auto c3 = run(OpKind::Conv, {f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1.f)),
+                                     f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1.f))});
+  ASSERT_TRUE(c3.ok()) << c3.status().message();
+  expect_tensor_near((*c3)[0], f32({1, 1, 1, 1, 1}, {8}));
+}
+
+TEST(NnConv, Float64MatchesFloat32) {
+  std::vector<float> xv(2 * 3 * 5 * 4), wv(4 * 3 * 3 * 2);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i % 11) - 5.f;
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(i % 5) * 0.5f - 1.f;
+  std::vector<double> xd(xv.begin(), xv.end()), wd(wv.begin(), wv.end());
+  std::vector<std::pair<std::string, ir::Attribute>> attrs = {
+      {"pads", attr_ints({1, 0, 2, 1})}, {"strides", attr_ints({2, 1})}, {"dilations", attr_ints({1, 2})}};
+  auto f = run(OpKind::Conv, {f32({2, 3, 5, 4}, xv), f32({4, 3, 3, 2}, wv)}, 1, attrs);
+  auto d = run(OpKind::Conv, {Tensor::from_vector<double>({2, 3, 5, 4}, xd),
+                                    Tensor::from_vector<double>({4, 3, 3, 2}, wd)}, 1, attrs);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const Tensor& fy = (*f)[0];
+  const Tensor& dy = (*d)[0];
+  ASSERT_EQ(fy.shape(), dy.shape());
+  // H: padded 5+1+2 = 8, extent 3, stride 2 -> 3; W: padded 4+0+1 = 5, extent (2-1)*2+1 = 3 -> 3
+  EXPECT_EQ(fy.shape(), (Shape{2, 4, 3, 3}));
+  for (int64_t i = 0; i < fy.numel(); ++i) EXPECT_NEAR(fy.value_as_double(i), dy.value_as_double(i), 1e-4);
+}
+
+TEST(NnConv, Errors) {
+  // channel mismatch: X has 1 channel, W expects 2
+  auto ch = run(OpKind::Conv, {image3(), f32({1, 2, 2, 2}, std::vector<float>(8, 1))});
+  ASSERT_FALSE(ch.ok());
+  EXPECT_NE(ch.status().message().find("channel"), std::string::npos) << ch.status().message();
+  // kernel larger than the padded input
+  auto big = run(OpKind::Conv, {image3(), f32({1, 1, 4, 4}, std::vector<float>(16, 1))});
+  EXPECT_FALSE(big.ok());
+  // group does not divide the output channels
+  auto grp = run(OpKind::Conv, {f32({1, 2, 2, 2}, std::vector<float>(8, 1)),
+                                      f32({3, 1, 1, 1}, {1, 1, 1})}, 1, {{"group", attr_int(2)}});
+  EXPECT_FALSE(grp.ok());
+  // wrong bias length
+  auto bias = run(OpKind::Conv, {image3(), kernel2(), f32({2}, {1, 2})});
+  EXPECT_FALSE(bias.ok());
+  // rank 2 input
+  auto rank = run(OpKind::Conv, {f32({3, 3}, std::vector<float>(9, 1)), f32({2, 2}, {1, 1, 1, 1})});
+  EXPECT_FALSE(rank.ok());
+}
+
+TEST(NnConvTranspose, StrideAndOutputPadding) {
+  // x = [1 2] (1-D), w = [1 1 1], stride 2: y = [1 1 1+2 2 2] = [1 1 3 2 2];
+  // output_padding 1 appends one more element (0).
+  auto out = run(OpKind::ConvTranspose, {f32({1, 1, 2}, {1, 2}), f32({1, 1, 3}, {1, 1, 1})}, 1,
+                       {{"strides", attr_ints({2})}, {"output_padding", attr_ints({1})}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  expect_tensor_near((*out)[0], f32({1, 1, 6}, {1, 1, 3, 2, 2, 0}));
+  // pads 1/1 crop one element at each end: [1 3 2]
+  auto pad = run(OpKind::ConvTranspose, {f32({1, 1, 2}, {1, 2}), f32({1, 1, 3}, {1, 1, 1})}, 1,
+                       {{"strides", attr_ints({2})}, {"pads", attr_ints({1, 1})}});
+  ASSERT_TRUE(pad.ok()) << pad.status().message();
+  expect_tensor_near((*pad)[0], f32({1, 1, 3}, {1, 3, 2}));
+}
+
+TEST(NnConvTranspose, TwoDGroupsAndBias) {
+  // 2 input channels, group 2, 1 output channel per group, 1x1 kernels [2], [3], bias [1, -1]:
+  // y0 = 2*x0 + 1, y1 = 3*x1 - 1.
+  auto out = run(OpKind::ConvTranspose, {f32({1, 2, 1, 2}, {1, 2, 3, 4}), f32({2, 1, 1, 1}, {2, 3}),
+                                               f32({2}, {1, -1})}, 1, {{"group", attr_int(2)}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  expect_tensor_near((*out)[0], f32({1, 2, 1, 2}, {3, 5, 8, 11}));
+}
+
+TEST(NnConvInteger, ZeroPointPadding) {
+  // x = [[2 3],[4 5]] uint8, x_zp 1 -> [[1 2],[3 4]]; w = 1x1 of 2 (zp 0) -> [[2 4],[6 8]].
+  // pads 1 on the left: padded values equal x_zp so they contribute 0.
+  auto out = run(OpKind::ConvInteger, {Tensor::from_vector<uint8_t>({1, 1, 2, 2}, {2, 3, 4, 5}),
+                                             Tensor::from_vector<uint8_t>({1, 1, 1, 1}, {2}),
+                                             Tensor::scalar<uint8_t>(1)}, 1,
+                       {{"pads", attr_ints({0, 1, 0, 0})}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  expect_tensor_near((*out)[0], Tensor::from_vector<int32_t>({1, 1, 2, 3}, {0, 2, 4, 0, 6, 8}));
+}
+
+TEST(NnQLinearConv, RequantizesWithBias) {
+  // x = [4] (scale 0.5, zp 0) -> 2; w = [3] (scale 1, zp 1) -> 2; acc = 4*2 = 8 (int domain
+  // (4-0)*(3-1) = 8), bias 2 -> 10; real = 10 * 0.5 * 1 = 5; y_scale 0.5, zp 3 -> 10 + 3 = 13.
+  auto out = run(OpKind::QLinearConv,
+                       {Tensor::from_vector<uint8_t>({1, 1, 1, 1}, {4}), Tensor::scalar<float>(0.5f),
+                        Tensor::scalar<uint8_t>(0), Tensor::from_vector<uint8_t>({1, 1, 1, 1}, {3}),
+                        Tensor::scalar<float>(1.f), Tensor::scalar<uint8_t>(1), Tensor::scalar<float>(0.5f),
+                        Tensor::scalar<uint8_t>(3), Tensor::from_vector<int32_t>({1}, {2})});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  expect_tensor_near((*out)[0], Tensor::from_vector<uint8_t>({1, 1, 1, 1}, {13}));
+}
+
+}  // namespace
+}  // namespace tierjit::testing
