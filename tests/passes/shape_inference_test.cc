@@ -1,0 +1,404 @@
+// Tests of the shape inference pass on small hand-built graphs: symbolic broadcasting, MatMul
+// batch dims, Conv/pool size arithmetic, Reshape (0, -1, Shape-derived targets), Squeeze forms,
+// data-dependent dims, declared-vs-inferred merging and the dtype-contradiction error.
+#include "passes/shape_inference.h"
+
+#include <gtest/gtest.h>
+
+namespace tierjit::passes {
+namespace {
+
+using ir::Dim;
+using ir::OpKind;
+using ir::SymShape;
+
+Dim C(int64_t v) { return Dim::constant(v); }
+Dim S(const char* s) { return Dim::named(s); }
+Dim U() { return Dim::unknown(); }
+
+ir::Attribute ints(std::vector<int64_t> v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+ir::Attribute int1(int64_t v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+ir::Attribute str(std::string v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+
+// Builds graphs tersely: inputs with types, int64 initializers, nodes with one or more outputs.
+struct Builder {
+  ir::Graph g{"test"};
+  int opset = 17;
+  ir::Value* input(const char* name, DType t, std::optional<SymShape> s) {
+    ir::Value* v = g.add_value(name, {t, std::move(s)});
+    g.inputs().push_back(v);
+    return v;
+  }
+  ir::Value* ints_const(std::vector<int64_t> v, bool scalar = false) {
+    Shape shape = scalar ? Shape{} : Shape{static_cast<int64_t>(v.size())};
+    ir::Value* c = g.add_value("c" + std::to_string(g.num_value_ids()));
+    c->set_constant(Tensor::from_vector<int64_t>(shape, v));
+    g.inputs().push_back(c);
+    return c;
+  }
+  ir::Node* node(OpKind op, std::vector<ir::Value*> ins, size_t nout = 1,
+                 std::vector<std::pair<std::string, ir::Attribute>> attrs = {}, const char* name = "n") {
+    std::vector<ir::Value*> outs;
+    for (size_t i = 0; i < nout; ++i) outs.push_back(g.add_value(std::string(name) + "_out" + std::to_string(i)));
+    ir::Node* n = g.add_node(op, std::move(ins), outs, name);
+    n->set_opset(opset);
+    for (auto& [k, a] : attrs) n->set_attr(k, a);
+    return n;
+  }
+  ir::Value* op(OpKind o, std::vector<ir::Value*> ins, std::vector<std::pair<std::string, ir::Attribute>> attrs = {}) {
+    return node(o, std::move(ins), 1, std::move(attrs))->output(0);
+  }
+  Status run() { return infer_shapes(g, PassContext{}); }
+};
+
+std::string str_of(const ir::Value* v) {
+  return v->type().shape ? ir::sym_shape_to_string(*v->type().shape) : std::string("<rank unknown>");
+}
+
+TEST(ShapeInference, SymbolicBroadcast) {
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("N"), C(1), C(3)});
+  auto* y = b.input("y", DType::kFloat32, SymShape{S("S"), C(1)});
+  auto* z = b.input("z", DType::kFloat32, SymShape{C(1), C(3)});
+  auto* w = b.input("w", DType::kFloat32, SymShape{S("M")});
+  auto* a = b.op(OpKind::Add, {x, y});    // [N,1,3] + [S,1] -> [N,S,3]
+  auto* m = b.op(OpKind::Mul, {x, z});    // [N,1,3] * [1,3] -> [N,1,3]
+  auto* d = b.op(OpKind::Sub, {y, w});    // [S,1] - [M] -> [S,M]
+  auto* e = b.op(OpKind::Div, {w, w});    // same symbol -> [M]
+  auto* f = b.op(OpKind::Add, {w, b.input("v", DType::kFloat32, SymShape{S("K")})});  // M vs K: unknown
+  auto* g = b.op(OpKind::Equal, {x, z});  // bool
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(a), "[N, S, 3]");
+  EXPECT_EQ(str_of(m), "[N, 1, 3]");
+  EXPECT_EQ(str_of(d), "[S, M]");
+  EXPECT_EQ(str_of(e), "[M]");
+  EXPECT_EQ(str_of(f), "[?]");
+  EXPECT_EQ(g->type().dtype, DType::kBool);
+  EXPECT_EQ(a->type().dtype, DType::kFloat32);
+}
+
+TEST(ShapeInference, BroadcastMismatchIsAnError) {
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{C(2), C(3)});
+  auto* y = b.input("y", DType::kFloat32, SymShape{C(4), C(3)});
+  b.op(OpKind::Add, {x, y});
+  Status s = b.run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
+  EXPECT_NE(s.message().find("node 'n' (Add)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("[2, 3] and [4, 3]"), std::string::npos) << s.message();
+}
+
+TEST(ShapeInference, DtypeContradiction) {
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("N")});
+  auto* y = b.input("y", DType::kInt64, SymShape{S("N")});
+  b.node(OpKind::Add, {x, y}, 1, {}, "x");
+  Status s = b.run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
+  EXPECT_EQ(s.message(), "node 'x' (Add): input 1 has dtype int64, expected float32 like input 0");
+}
+
+TEST(ShapeInference, DeclaredTypesMergeAndContradict) {
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("N"), U()});
+  auto* y = b.op(OpKind::Relu, {x});
+  y->mutable_type() = {DType::kUndefined, SymShape{U(), C(10)}};  // declared [?, 10]
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(y), "[N, 10]");  // symbol from inference, constant from the declaration
+  EXPECT_EQ(y->type().dtype, DType::kFloat32);
+
+  Builder b2;
+  auto* x2 = b2.input("x", DType::kFloat32, SymShape{C(2)});
+  auto* y2 = b2.op(OpKind::Relu, {x2});
+  y2->mutable_type().dtype = DType::kInt32;
+  Status s = b2.run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("declared int32 but computes float32"), std::string::npos) << s.message();
+}
+
+TEST(ShapeInference, MatMulBatchAndVectors) {
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("N"), S("S"), C(128)});
+  auto* w = b.input("w", DType::kFloat32, SymShape{C(128), C(64)});
+  auto* p = b.input("p", DType::kFloat32, SymShape{S("B"), C(1), S("M"), C(5)});
+  auto* q = b.input("q", DType::kFloat32, SymShape{C(3), C(5), C(7)});
+  auto* v = b.input("v", DType::kFloat32, SymShape{C(5)});
+  auto* r1 = b.op(OpKind::MatMul, {x, w});  // [N,S,128]x[128,64] -> [N,S,64]
+  auto* r2 = b.op(OpKind::MatMul, {p, q});  // batch [B,1] with [3] -> [B,3]; -> [B,3,M,7]
+  auto* r3 = b.op(OpKind::MatMul, {v, q});  // [5] x [3,5,7] -> [3,7]
+  auto* r4 = b.op(OpKind::MatMul, {p, v});  // [B,1,M,5] x [5] -> [B,1,M]
+  auto* r5 = b.op(OpKind::MatMul, {v, v});  // [5] x [5] -> []
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(r1), "[N, S, 64]");
+  EXPECT_EQ(str_of(r2), "[B, 3, M, 7]");
+  EXPECT_EQ(str_of(r3), "[3, 7]");
+  EXPECT_EQ(str_of(r4), "[B, 1, M]");
+  EXPECT_EQ(str_of(r5), "[]");
+
+  Builder bad;
+  bad.op(OpKind::MatMul, {bad.input("a", DType::kFloat32, SymShape{C(2), C(3)}),
+                          bad.input("b", DType::kFloat32, SymShape{C(4), C(5)})});
+  EXPECT_FALSE(bad.run().ok());
+}
+
+TEST(ShapeInference, GemmTransposes) {
+  Builder b;
+  auto* a = b.input("a", DType::kFloat32, SymShape{C(256), S("N")});
+  auto* w = b.input("w", DType::kFloat32, SymShape{C(10), C(256)});
+  auto* y = b.op(OpKind::Gemm, {a, w}, {{"transA", int1(1)}, {"transB", int1(1)}});
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(y), "[N, 10]");
+}
+
+TEST(ShapeInference, ConvAndPoolArithmetic) {
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("N"), C(3), C(224), S("W")});
+  auto* w = b.input("w", DType::kFloat32, SymShape{C(64), C(3), C(7), C(7)});
+  // H: floor((224 + 3 + 3 - 7) / 2) + 1 = floor(223 / 2) + 1 = 112; W symbolic with stride 2: unknown.
+  auto* c1 = b.op(OpKind::Conv, {x, w}, {{"strides", ints({2, 2})}, {"pads", ints({3, 3, 3, 3})}});
+  // Dilation 2 on 3x3: effective 5; H = 224 - 5 + 1 = 220; W: stride 1, pads 2+2 = 5-1: stays W.
+  auto* w3 = b.input("w3", DType::kFloat32, SymShape{C(8), C(3), C(3), C(3)});
+  auto* c2 = b.op(OpKind::Conv, {x, w3}, {{"dilations", ints({2, 2})}, {"pads", ints({0, 2, 0, 2})}});
+  // SAME_UPPER, stride 3: ceil(224 / 3) = 75.
+  auto* c3 = b.op(OpKind::Conv, {x, w3}, {{"auto_pad", str("SAME_UPPER")}, {"strides", ints({3, 1})}});
+  auto* p = b.input("p", DType::kFloat32, SymShape{C(1), C(1), C(5), C(6)});
+  // kernel 2, stride 2: floor((5 - 2) / 2) + 1 = 2 and ceil((5 - 2) / 2) + 1 = 3; 6 -> 3 either way.
+  auto* mp = b.node(OpKind::MaxPool, {p}, 2, {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}});
+  auto* mpc = b.op(OpKind::MaxPool, {p}, {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}, {"ceil_mode", int1(1)}});
+  // ConvTranspose: 2 * (5 - 1) + 0 + 3 - 0 = 11, channels W[1] * group = 4 * 2.
+  auto* wt = b.input("wt", DType::kFloat32, SymShape{C(1), C(4), C(3), C(3)});
+  auto* ct = b.op(OpKind::ConvTranspose, {p, wt}, {{"strides", ints({2, 2})}, {"group", int1(2)}});
+  auto* gp = b.op(OpKind::GlobalAveragePool, {x});
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(c1), "[N, 64, 112, ?]");
+  EXPECT_EQ(str_of(c2), "[N, 8, 220, W]");
+  EXPECT_EQ(str_of(c3), "[N, 8, 75, W]");
+  EXPECT_EQ(str_of(mp->output(0)), "[1, 1, 2, 3]");
+  EXPECT_EQ(mp->output(1)->type().dtype, DType::kInt64);
+  EXPECT_EQ(str_of(mpc), "[1, 1, 3, 3]");
+  EXPECT_EQ(str_of(ct), "[1, 8, 11, 13]");  // 6: 2 * 5 + 3 = 13
+  EXPECT_EQ(str_of(gp), "[N, 3, 1, 1]");
+}
+
+TEST(ShapeInference, ReshapeZeroMinusOneAndFlatten) {
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("N"), S("S"), C(128)});
+  auto* r1 = b.op(OpKind::Reshape, {x, b.ints_const({0, 0, 2, 64})});
+  auto* r2 = b.op(OpKind::Reshape, {r1, b.ints_const({0, 0, -1})});   // N*S*128 / (N*S) = 128
+  auto* r3 = b.op(OpKind::Reshape, {x, b.ints_const({-1, 64})});      // N*S*128 / 64 = 2*N*S
+  auto* r4 = b.op(OpKind::Reshape, {x, b.ints_const({0, -1})});       // S*128
+  auto* f = b.op(OpKind::Flatten, {x}, {{"axis", int1(2)}});          // [N*S, 128]
+  auto* z = b.input("z", DType::kFloat32, SymShape{C(0), C(3)});
+  auto* r5 = b.op(OpKind::Reshape, {z, b.ints_const({0, 3})}, {{"allowzero", int1(1)}});  // literal 0
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(r1), "[N, S, 2, 64]");
+  EXPECT_EQ(str_of(r2), "[N, S, 128]");
+  EXPECT_EQ(str_of(r3), "[2*N*S, 64]");
+  EXPECT_EQ(str_of(r4), "[N, 128*S]");
+  EXPECT_EQ(str_of(f), "[N*S, 128]");
+  EXPECT_EQ(str_of(r5), "[0, 3]");
+}
+
+TEST(ShapeInference, ReshapeTargetBuiltFromShapeOps) {
+  // bert-style: Shape(x) -> Gather(0), Gather(1) -> Unsqueeze -> Concat(.., [2], [64]) -> Reshape.
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("N"), S("S"), C(128)});
+  auto* shp = b.op(OpKind::Shape, {x});
+  auto* n = b.op(OpKind::Gather, {shp, b.ints_const({0}, true)}, {{"axis", int1(0)}});
+  auto* s = b.op(OpKind::Gather, {shp, b.ints_const({1}, true)}, {{"axis", int1(0)}});
+  auto* nu = b.op(OpKind::Unsqueeze, {n, b.ints_const({0})});
+  auto* su = b.op(OpKind::Unsqueeze, {s, b.ints_const({0})});
+  // A Constant node (not an initializer) for one piece.
+  ir::Attribute t;
+  t.kind = ir::Attribute::Kind::kTensor;
+  t.t = Tensor::from_vector<int64_t>({1}, {64});
+  auto* c64 = b.op(OpKind::Constant, {}, {{"value", t}});
+  auto* target = b.op(OpKind::Concat, {nu, su, b.ints_const({2}), c64}, {{"axis", int1(0)}});
+  auto* r = b.op(OpKind::Reshape, {x, target});
+  auto* sz = b.op(OpKind::Size, {x});
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(shp), "[3]");
+  EXPECT_EQ(str_of(n), "[]");
+  EXPECT_EQ(str_of(target), "[4]");
+  EXPECT_EQ(str_of(r), "[N, S, 2, 64]");
+  EXPECT_EQ(r->type().dtype, DType::kFloat32);
+  EXPECT_EQ(sz->type().dtype, DType::kInt64);
+  EXPECT_EQ(str_of(sz), "[]");
+}
+
+TEST(ShapeInference, SliceEndFromShapeGivesBoundedSymbol) {
+  // Position ids [1, 512] sliced to S, gathered, then added to [N, S, 128]: result [N, S, 128].
+  Builder b;
+  auto* ids = b.input("ids", DType::kInt64, SymShape{S("N"), S("S")});
+  auto* pos = b.input("pos", DType::kInt64, SymShape{C(1), C(512)});
+  auto* table = b.input("table", DType::kFloat32, SymShape{C(512), C(128)});
+  auto* words = b.input("words", DType::kFloat32, SymShape{S("N"), S("S"), C(128)});
+  auto* seq = b.op(OpKind::Gather, {b.op(OpKind::Shape, {ids}), b.ints_const({1}, true)});
+  auto* end = b.op(OpKind::Unsqueeze, {seq, b.ints_const({0})});
+  auto* sl = b.op(OpKind::Slice, {pos, b.ints_const({0}), end, b.ints_const({1}), b.ints_const({1})});
+  auto* emb = b.op(OpKind::Gather, {table, sl});
+  auto* sum = b.op(OpKind::Add, {words, emb});
+  auto* full = b.op(OpKind::Slice, {ids, b.ints_const({1}), b.ints_const({INT64_MAX}), b.ints_const({1})});
+  auto* rev = b.op(OpKind::Slice, {pos, b.ints_const({-1}), b.ints_const({INT64_MIN}), b.ints_const({1}),
+                                   b.ints_const({-3})});  // 511, 508, ..., 1: 171 elements
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(sl), "[1, min(S,512)]");
+  EXPECT_EQ(str_of(emb), "[1, min(S,512), 128]");
+  EXPECT_EQ(str_of(sum), "[N, S, 128]");
+  EXPECT_EQ(str_of(full), "[N, ?]");  // S - 1 is not expressible: unknown, not a guess
+  EXPECT_EQ(str_of(rev), "[1, 171]");
+}
+
+TEST(ShapeInference, SqueezeAttributeAndInputForms) {
+  Builder b11;
+  b11.opset = 11;
+  auto* x = b11.input("x", DType::kFloat32, SymShape{S("N"), C(1), C(4), C(1)});
+  auto* a = b11.op(OpKind::Squeeze, {x}, {{"axes", ints({1, -1})}});
+  auto* u = b11.op(OpKind::Unsqueeze, {a}, {{"axes", ints({0, -1})}});
+  auto* all = b11.op(OpKind::Squeeze, {x});  // N may be 1: rank unknown
+  ASSERT_TRUE(b11.run().ok());
+  EXPECT_EQ(str_of(a), "[N, 4]");
+  EXPECT_EQ(str_of(u), "[1, N, 4, 1]");
+  EXPECT_FALSE(all->type().shape.has_value());
+
+  Builder b13;
+  auto* y = b13.input("y", DType::kFloat32, SymShape{S("N"), C(1), C(4), C(1)});
+  auto* s = b13.op(OpKind::Squeeze, {y, b13.ints_const({1})});
+  auto* u2 = b13.op(OpKind::Unsqueeze, {s, b13.ints_const({-1, 1})});
+  auto* k = b13.input("k", DType::kFloat32, SymShape{C(1), C(3), C(1)});
+  auto* all2 = b13.op(OpKind::Squeeze, {k});
+  ASSERT_TRUE(b13.run().ok());
+  EXPECT_EQ(str_of(s), "[N, 4, 1]");
+  EXPECT_EQ(str_of(u2), "[N, 1, 4, 1, 1]");
+  EXPECT_EQ(str_of(all2), "[3]");
+
+  Builder bad;
+  bad.op(OpKind::Squeeze, {bad.input("x", DType::kFloat32, SymShape{C(2), C(3)}), bad.ints_const({1})});
+  Status st = bad.run();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("cannot squeeze axis 1 of size 3"), std::string::npos) << st.message();
+}
+
+TEST(ShapeInference, DataDependentDimsAreUnknown) {
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("N"), C(4)});
+  auto* t = b.input("t", DType::kInt64, SymShape{C(3)});  // a run-time target
+  auto* nz = b.op(OpKind::NonZero, {x});
+  auto* r = b.op(OpKind::Reshape, {x, t});
+  auto* cos = b.op(OpKind::ConstantOfShape, {t});
+  auto* u = b.node(OpKind::Unique, {x}, 4);
+  auto* k = b.input("k", DType::kInt64, SymShape{C(1)});
+  auto* top = b.node(OpKind::TopK, {x, k}, 2);
+  auto* sl = b.op(OpKind::Slice, {x, t, t});
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(nz), "[2, ?]");
+  EXPECT_EQ(nz->type().dtype, DType::kInt64);
+  EXPECT_EQ(str_of(r), "[?, ?, ?]");
+  EXPECT_EQ(str_of(cos), "[?, ?, ?]");
+  EXPECT_EQ(cos->type().dtype, DType::kFloat32);
+  EXPECT_EQ(str_of(u->output(0)), "[?]");
+  EXPECT_EQ(str_of(u->output(2)), "[4*N]");
+  EXPECT_EQ(str_of(top->output(0)), "[N, ?]");
+  EXPECT_EQ(top->output(1)->type().dtype, DType::kInt64);
+  EXPECT_EQ(str_of(sl), "[?, ?]");
+}
+
+TEST(ShapeInference, TensorOps) {
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("N"), C(6), C(5)});
+  auto* tr = b.op(OpKind::Transpose, {x}, {{"perm", ints({2, 0, 1})}});
+  auto* cat = b.op(OpKind::Concat, {x, x}, {{"axis", int1(1)}});
+  auto* catn = b.op(OpKind::Concat, {x, x}, {{"axis", int1(0)}});
+  auto* sp = b.node(OpKind::Split, {x, b.ints_const({2, 4})}, 2, {{"axis", int1(1)}});
+  auto* sp3 = b.node(OpKind::Split, {x}, 3, {{"axis", int1(1)}});
+  auto* ex = b.op(OpKind::Expand, {b.input("e", DType::kFloat32, SymShape{C(1), C(5)}), b.ints_const({3, 1, 1})});
+  auto* ti = b.op(OpKind::Tile, {x, b.ints_const({2, 1, 3})});
+  auto* pd = b.op(OpKind::Pad, {x, b.ints_const({0, 1, 2, 0, 3, 4})});  // 6+1+3, 5+2+4
+  auto* rs = b.op(OpKind::ReduceSum, {x, b.ints_const({-1})}, {{"keepdims", int1(0)}});
+  auto* rm = b.op(OpKind::ReduceMean, {x}, {{"axes", ints({1})}});
+  auto* am = b.op(OpKind::ArgMax, {x}, {{"axis", int1(1)}, {"keepdims", int1(0)}});
+  auto* ga = b.op(OpKind::Gather, {x, b.input("i", DType::kInt64, SymShape{S("K"), C(2)})}, {{"axis", int1(1)}});
+  auto* oh = b.op(OpKind::OneHot, {b.input("oi", DType::kInt64, SymShape{S("N")}), b.ints_const({7}, true),
+                                   b.input("ov", DType::kFloat32, SymShape{C(2)})});
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(tr), "[5, N, 6]");
+  EXPECT_EQ(str_of(cat), "[N, 12, 5]");
+  EXPECT_EQ(str_of(catn), "[?, 6, 5]");
+  EXPECT_EQ(str_of(sp->output(0)), "[N, 2, 5]");
+  EXPECT_EQ(str_of(sp->output(1)), "[N, 4, 5]");
+  EXPECT_EQ(str_of(sp3->output(2)), "[N, 2, 5]");
+  EXPECT_EQ(str_of(ex), "[3, 1, 5]");
+  EXPECT_EQ(str_of(ti), "[2*N, 6, 15]");
+  EXPECT_EQ(str_of(pd), "[N, 10, 11]");
+  EXPECT_EQ(str_of(rs), "[N, 6]");
+  EXPECT_EQ(str_of(rm), "[N, 1, 5]");
+  EXPECT_EQ(str_of(am), "[N, 5]");
+  EXPECT_EQ(am->type().dtype, DType::kInt64);
+  EXPECT_EQ(str_of(ga), "[N, K, 2, 5]");
+  EXPECT_EQ(str_of(oh), "[N, 7]");
+}
+
+TEST(ShapeInference, RecurrentAndNorms) {
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("S"), S("N"), C(64)});
+  auto* w = b.input("w", DType::kFloat32, SymShape{C(2), C(512), C(64)});
+  auto* r = b.input("r", DType::kFloat32, SymShape{C(2), C(512), C(128)});
+  auto* lstm = b.node(OpKind::LSTM, {x, w, r}, 3, {{"hidden_size", int1(128)}, {"direction", str("bidirectional")}});
+  auto* ln = b.node(OpKind::LayerNormalization, {x, b.input("g", DType::kFloat32, SymShape{C(64)})}, 3,
+                    {{"axis", int1(-1)}});
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(lstm->output(0)), "[S, 2, N, 128]");
+  EXPECT_EQ(str_of(lstm->output(1)), "[2, N, 128]");
+  EXPECT_EQ(str_of(lstm->output(2)), "[2, N, 128]");
+  EXPECT_EQ(str_of(ln->output(0)), "[S, N, 64]");
+  EXPECT_EQ(str_of(ln->output(1)), "[S, N, 1]");
+}
+
+TEST(ShapeInference, IfBranchesJoin) {
+  Builder b;
+  auto* cond = b.input("c", DType::kBool, SymShape{});
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("N"), C(4)});
+  auto make_branch = [&](int64_t cols) {
+    auto g = std::make_shared<ir::Graph>("branch", &b.g);
+    ir::Value* cap = g->add_value("x_cap");
+    g->captures().push_back(cap);
+    g->capture_sources().push_back(x);
+    ir::Value* o = g->add_value("o");
+    ir::Node* n = g->add_node(OpKind::Reshape, {cap, nullptr}, {o}, "r");
+    n->set_opset(17);
+    ir::Value* tgt = g->add_value("t");
+    tgt->set_constant(Tensor::from_vector<int64_t>({2}, {0, cols}));
+    n->set_input(1, tgt);
+    g->outputs().push_back(o);
+    ir::Attribute a;
+    a.kind = ir::Attribute::Kind::kGraph;
+    a.g = g;
+    return a;
+  };
+  auto* y = b.op(OpKind::If, {cond}, {{"then_branch", make_branch(4)}, {"else_branch", make_branch(-1)}});
+  auto* y2 = b.op(OpKind::If, {cond}, {{"then_branch", make_branch(2)}, {"else_branch", make_branch(4)}});
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(y), "[N, 4]");
+  EXPECT_EQ(str_of(y2), "[N, ?]");
+  EXPECT_EQ(y->type().dtype, DType::kFloat32);
+}
+
+}  // namespace
+}  // namespace tierjit::passes
