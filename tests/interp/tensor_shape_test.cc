@@ -137,9 +137,13 @@ TEST(TensorShapeTest, DropoutInference) {
   TJ_RUN_OK(c, node(OpKind::Dropout, {x, Tensor::scalar<float>(0), Tensor::scalar<bool>(true)}, 2));
   expect_tensor_near(c[0], x);
   expect_tensor_near(c[1], tb({2, 2}, {true, true, true, true}));
-  auto r = run_node(node(OpKind::Dropout, {x, Tensor::scalar<float>(0.5f), Tensor::scalar<bool>(true)}));
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kUnsupported);
+  // Training with seed 0: numpy's np.random.seed(0); uniform(0, 1, 3) = [0.5488, 0.7152, 0.6028];
+  // ratio 0.6 drops the first; kept values scale by 1 / (1 - 0.6) = 2.5 -> [0, 5, 7.5].
+  TJ_RUN_OK(d, node(OpKind::Dropout, {tf({3}, {1, 2, 3}), Tensor::scalar<float>(0.6f), Tensor::scalar<bool>(true)},
+                    2, {{"seed", attr_int(0)}}));
+  expect_tensor_near(d[0], tf({3}, {0, 5, 7.5f}));
+  expect_tensor_near(d[1], tb({3}, {false, true, true}));
+  expect_fails(node(OpKind::Dropout, {x, Tensor::scalar<float>(1.0f), Tensor::scalar<bool>(true)}), "[0, 1)");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Tier-0 kernels that change only the shape of a tensor, or read it: Shape, Size, Reshape,
-// Flatten, Squeeze, Unsqueeze, and inference-mode Dropout (ONNX default domain, opsets 1..17).
-// Reshape/Flatten/Squeeze/Unsqueeze/Dropout return views that share the input's storage.
+// Flatten, Squeeze, Unsqueeze, and Dropout (inference; training mode with a numpy-compatible
+// seeded mask) — ONNX default domain, opsets 1..17. Reshape/Flatten/Squeeze/Unsqueeze and
+// inference Dropout return views that share the input's storage.
 #include <algorithm>
+#include <random>
 
 #include "interp/kernels/common.h"
 #include "interp/kernels/tensor_internal.h"
@@ -148,9 +150,48 @@ Status unsqueeze_kernel(KernelContext& ctx) {
   return Status();
 }
 
-// Dropout (opsets 1, 6, 7, 10, 12, 13): inference only. Output 0 = the input (a view); the
+namespace {
+
+// Training-mode Dropout: mask = u >= ratio with u uniform in [0, 1) drawn in row-major order
+// from MT19937 seeded by the `seed` attribute (std::random_device when absent), 53-bit doubles as
+// numpy's RandomState.random_sample makes them — so a given seed reproduces
+// `np.random.seed(seed); np.random.uniform(0, 1, shape) >= ratio`. Output = x * mask / (1 - ratio).
+Status training_dropout(KernelContext& ctx, const Tensor& in, double ratio) {
+  const uint32_t seed = ctx.node().has_attr("seed")
+                            ? static_cast<uint32_t>(ctx.node().attr_int("seed", 0))
+                            : std::random_device{}();
+  std::mt19937 gen(seed);
+  TJ_ASSIGN_OR_RETURN(Tensor* out, ctx.output(0, in.dtype(), in.shape()));
+  Tensor* mask = nullptr;
+  if (ctx.wants_output(1)) { TJ_ASSIGN_OR_RETURN(mask, ctx.output(1, DType::kBool, in.shape())); }
+  const double scale = 1.0 / (1.0 - ratio);
+  for (int64_t i = 0; i < in.numel(); ++i) {
+    const uint32_t a = gen() >> 5, b = gen() >> 6;
+    const bool keep = (a * 67108864.0 + b) / 9007199254740992.0 >= ratio;
+    if (mask) mask->data<bool>()[i] = keep;
+    switch (in.dtype()) {
+      case DType::kFloat32:
+        out->data<float>()[i] = keep ? in.data<float>()[i] * static_cast<float>(scale) : 0.0f;
+        break;
+      case DType::kFloat64:
+        out->data<double>()[i] = keep ? in.data<double>()[i] * scale : 0.0;
+        break;
+      case DType::kFloat16:
+        out->data<uint16_t>()[i] = support::float_to_half(
+            keep ? support::half_to_float(in.data<uint16_t>()[i]) * static_cast<float>(scale) : 0.0f);
+        break;
+      default:
+        return ctx.unsupported_here("dtype {} not supported", dtype_name(in.dtype()));
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+// Dropout (opsets 1, 6, 7, 10, 12, 13): by default inference. Output 0 = the input (a view); the
 // optional mask is all true (bool from opset 10, ones of the input dtype before). From opset 12,
-// training_mode=true with ratio > 0 draws random numbers and is unsupported; ratio 0 is identity.
+// training_mode=true with ratio > 0 drops elements at random (training_dropout); ratio 0 is identity.
 Status dropout_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* in, ctx.required_input(0));
   const int opset = ctx.node().opset();
@@ -169,8 +210,7 @@ Status dropout_kernel(KernelContext& ctx) {
     }
     if (training && !(ratio >= 0.0 && ratio < 1.0))
       return ctx.fail("input 1 'ratio' {} must be in [0, 1)", ratio);
-    if (training && ratio > 0.0)
-      return ctx.unsupported_here("training-mode dropout with ratio {} (random masks) is not supported", ratio);
+    if (training && ratio > 0.0) return training_dropout(ctx, *in, ratio);
   }
   ctx.set_output(0, *in);
   if (ctx.wants_output(1)) {
