@@ -143,8 +143,9 @@ Status flatten(RuleContext& c) {
     return Status();
   }
   int64_t axis = c.node().attr_int("axis", 1);
-  TJ_RETURN_IF_ERROR(c.normalize_axis(axis, static_cast<int64_t>(in->size()), "axis", true));
-  size_t a = static_cast<size_t>(axis);
+  int64_t r = static_cast<int64_t>(in->size());
+  if (axis < -r || axis > r) return c.fail("axis {} out of range [{}, {}]", axis, -r, r);
+  size_t a = static_cast<size_t>(axis < 0 ? axis + r : axis);
   c.set_output(0, c.dtype(0), SymShape{dim_product(*in, 0, a), dim_product(*in, a, in->size())});
   return Status();
 }
