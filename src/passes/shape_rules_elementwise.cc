@@ -14,6 +14,20 @@ Status unary_same(RuleContext& c) {
   return Status();
 }
 
+// Neg/Abs of a tracked shape tensor (e.g. -axis in expanded LayerNormalization).
+Status neg_abs(RuleContext& c) {
+  same_as_input(c, 0, 0);
+  if (const SymInts* k = c.known(0)) {
+    SymInts r;
+    for (const SymInt& e : *k) {
+      bool neg = c.node().op() == OpKind::Neg || (e.is_constant() && e.value < 0);
+      r.push_back(!neg ? e : e.is_constant() && e.value != INT64_MIN ? SymInt::constant(-e.value) : SymInt::unknown());
+    }
+    c.set_known(0, std::move(r));
+  }
+  return Status();
+}
+
 Status unary_bool(RuleContext& c) {
   same_as_input(c, 0, 0, DType::kBool);
   return Status();
@@ -146,6 +160,8 @@ void register_elementwise_rules(RuleTable& t) {
                     OpKind::Trilu, OpKind::ReverseSequence, OpKind::ScatterElements, OpKind::Scatter,
                     OpKind::ScatterND})
     add_rule(t, op, unary_same);
+  add_rule(t, OpKind::Neg, neg_abs);
+  add_rule(t, OpKind::Abs, neg_abs);
   add_rule(t, OpKind::IsInf, unary_bool);
   add_rule(t, OpKind::IsNaN, unary_bool);
   add_rule(t, OpKind::Identity, identity);

@@ -260,10 +260,22 @@ Status dft(RuleContext& c) {
   return Status();
 }
 
+// STFT (opset 17): signal [batch, length, 1|2], frame_step, window [L]?, frame_length? ->
+// [batch, (length - L) / frame_step + 1, onesided ? L / 2 + 1 : L, 2].
 Status stft(RuleContext& c) {
   const auto& x = c.shape(0);
-  c.set_output(0, c.dtype(0), SymShape{x && !x->empty() ? (*x)[0] : Dim::unknown(), Dim::unknown(), Dim::unknown(),
-                                       Dim::constant(2)});
+  Dim frames = Dim::unknown(), bins = Dim::unknown();
+  int64_t len = -1;
+  if (const SymInts* k = c.known(3); k && k->size() == 1 && (*k)[0].is_constant()) len = (*k)[0].value;
+  else if (const auto& w = c.shape(2); w && w->size() == 1 && (*w)[0].is_constant()) len = (*w)[0].value;
+  const SymInts* step = c.known(1);
+  if (len > 0) {
+    bins = Dim::constant(c.node().attr_int("onesided", 1) != 0 ? len / 2 + 1 : len);
+    if (x && x->size() == 3 && (*x)[1].is_constant() && step && step->size() == 1 && (*step)[0].is_constant() &&
+        (*step)[0].value > 0 && (*x)[1].value >= len)
+      frames = Dim::constant(((*x)[1].value - len) / (*step)[0].value + 1);
+  }
+  c.set_output(0, c.dtype(0), SymShape{x && !x->empty() ? (*x)[0] : Dim::unknown(), frames, bins, Dim::constant(2)});
   return Status();
 }
 

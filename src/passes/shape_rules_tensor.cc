@@ -392,7 +392,13 @@ Status constant_of_shape(RuleContext& c) {
   const Tensor* v = c.node().attr_tensor("value");
   DType dt = v ? v->dtype() : DType::kFloat32;
   if (const SymInts* k = c.known(0)) {
-    c.set_output(0, dt, dims_of(*k));
+    SymShape s = dims_of(*k);
+    c.set_output(0, dt, s);
+    // A small integer fill is itself a shape tensor (e.g. [1, 1] suffixes of reduced shapes).
+    if (dtype_is_integer(dt) && s.size() <= 1) {
+      int64_t n = s.empty() ? 1 : (s[0].is_constant() ? s[0].value : -1);
+      if (n >= 0 && n <= 64) c.set_known(0, SymInts(static_cast<size_t>(n), SymInt::constant(v && v->numel() == 1 ? v->value_as_int64(0) : 0)));
+    }
   } else {
     int64_t len = const_length(c, 0);
     c.set_output(0, dt, len >= 0 ? std::optional<SymShape>(unknown_dims(static_cast<size_t>(len))) : std::nullopt);
