@@ -30,34 +30,43 @@ Status max_unpool_kernel(KernelContext& ctx) {
     return ctx.fail("indices I {} must have the shape of X {}", shape_to_string(ind->shape()),
                     shape_to_string(x->shape()));
   const size_t r = static_cast<size_t>(x->rank() - 2);
-  Shape out{x->dim(0), x->dim(1)};
+  // Default output shape from kernel_shape / strides / pads; indices address this shape.
+  Shape dflt{x->dim(0), x->dim(1)};
+  std::vector<int64_t> k = ctx.node().attr_ints("kernel_shape");
+  std::vector<int64_t> st = ctx.node().attr_ints("strides", std::vector<int64_t>(r, 1));
+  std::vector<int64_t> pads = ctx.node().attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  if (k.size() != r || st.size() != r || pads.size() != 2 * r)
+    return ctx.fail("kernel_shape/strides/pads lengths do not match {} spatial dims", r);
+  for (size_t d = 0; d < r; ++d) {
+    const int64_t v = (x->dim(static_cast<int64_t>(d) + 2) - 1) * st[d] + k[d] - pads[d] - pads[d + r];
+    if (v < 0) return ctx.fail("output spatial dim {} would be negative ({})", d, v);
+    dflt.push_back(v);
+  }
+  Shape out = dflt;
   if (shape_in) {
     TJ_ASSIGN_OR_RETURN(std::vector<int64_t> s, read_int64s(ctx, *shape_in, "output_shape"));
     if (s.size() != r + 2) return ctx.fail("output_shape has {} values, expected {}", s.size(), r + 2);
-    for (int64_t v : s)
-      if (v < 0) return ctx.fail("output_shape has a negative dim {}", v);
+    for (size_t d = 0; d < s.size(); ++d)
+      if (s[d] < dflt[d])
+        return ctx.fail("output_shape {} is smaller than the inferred {}", shape_to_string(s),
+                        shape_to_string(dflt));
     out = s;
-  } else {
-    std::vector<int64_t> k = ctx.node().attr_ints("kernel_shape");
-    std::vector<int64_t> st = ctx.node().attr_ints("strides", std::vector<int64_t>(r, 1));
-    std::vector<int64_t> pads = ctx.node().attr_ints("pads", std::vector<int64_t>(2 * r, 0));
-    if (k.size() != r || st.size() != r || pads.size() != 2 * r)
-      return ctx.fail("kernel_shape/strides/pads lengths do not match {} spatial dims", r);
-    for (size_t d = 0; d < r; ++d) {
-      const int64_t v = (x->dim(static_cast<int64_t>(d) + 2) - 1) * st[d] + k[d] - pads[d] - pads[d + r];
-      if (v < 0) return ctx.fail("output spatial dim {} would be negative ({})", d, v);
-      out.push_back(v);
-    }
   }
   TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, x->dtype(), out));
   std::memset(y->raw_data(), 0, y->nbytes());
   TJ_ASSIGN_OR_RETURN(std::vector<int64_t> idx, read_int64s(ctx, *ind, "indices I"));
-  const int64_t total = y->numel();
+  const int64_t total = shape_numel(dflt);
+  const std::vector<int64_t> ds = row_major_strides(dflt), os = row_major_strides(out);
   const size_t es = dtype_size(x->dtype());
   for (int64_t i = 0; i < x->numel(); ++i) {
     if (idx[i] < 0 || idx[i] >= total)
       return ctx.fail("index {} at position {} is out of range [0, {})", idx[i], i, total);
-    std::memcpy(static_cast<char*>(y->raw_data()) + idx[i] * es,
+    int64_t dst = 0;  // same multi-index in the (possibly larger) output shape
+    for (size_t d = 0, rem = static_cast<size_t>(idx[i]); d < dflt.size(); ++d) {
+      dst += static_cast<int64_t>(rem / static_cast<size_t>(ds[d])) * os[d];
+      rem %= static_cast<size_t>(ds[d]);
+    }
+    std::memcpy(static_cast<char*>(y->raw_data()) + dst * es,
                 static_cast<const char*>(x->raw_data()) + i * es, es);
   }
   return Status();
