@@ -142,6 +142,10 @@ TEST(ElementwiseActivation, PReluBroadcastsSlope) {
   // slope [2,1] along the first axis
   expect_tensor_near(run1(OpKind::PRelu, {x, f32({2, 1}, {0.5f, 2})}),
                      f32({2, 3}, {-0.5f, -0.5f, -0.5f, 1, -4, 3}));
+  // PRelu-6: a slope of C values is per channel (axis 1): X [2,3,2], slope [3]
+  expect_tensor_near(run1_opset(6, OpKind::PRelu, {f32({2, 3, 2}, {-1, -1, -1, -1, -1, 1, -2, -2, -2, -2, -2, 2}),
+                                                   f32({3}, {1, 2, 3})}),
+                     f32({2, 3, 2}, {-1, -1, -2, -2, -3, 1, -2, -2, -4, -4, -6, 2}));
   // slope must not enlarge X
   Status s = run_error(OpKind::PRelu, {f32({3}, {1, 2, 3}), f32({2, 3}, {1, 1, 1, 1, 1, 1})});
   EXPECT_NE(s.message().find("slope"), std::string::npos) << s.message();

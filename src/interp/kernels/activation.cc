@@ -132,14 +132,25 @@ struct PReluOp {
   }
 };
 
+/// PRelu-7+: slope broadcasts (numpy, unidirectionally) to X. PRelu-1/6: a slope of C values
+/// applies per channel (axis 1), so a rank-1 slope is viewed as [C, 1, ..., 1].
 Status prelu(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
-  TJ_ASSIGN_OR_RETURN(const Tensor* slope, ctx.required_input(1));
+  TJ_ASSIGN_OR_RETURN(const Tensor* slope_in, ctx.required_input(1));
+  Tensor channel_view;
+  const Tensor* slope = slope_in;
+  if (ctx.node().opset() < 7 && slope->rank() == 1 && slope->numel() != 1 && x->rank() >= 2 &&
+      slope->numel() == x->dim(1)) {
+    Shape s(static_cast<size_t>(x->rank() - 1), 1);
+    s[0] = slope->numel();
+    channel_view = slope->reshaped(s);
+    slope = &channel_view;
+  }
   auto out = broadcast_shapes(x->shape(), slope->shape());
   if (!out || *out != x->shape())
     return ctx.fail("input 1 'slope' shape {} does not broadcast to X shape {}",
                     shape_to_string(slope->shape()), shape_to_string(x->shape()));
-  return binary_kernel(ctx, PReluOp{});
+  return binary_kernel_on(ctx, x, slope, PReluOp{});
 }
 
 }  // namespace

@@ -348,12 +348,10 @@ Status unary_kernel(KernelContext& ctx, const Op& op) {
   });
 }
 
-/// Binary kernel driver: inputs 0 and 1 of one dtype, numpy-broadcast to output 0;
+/// Binary kernel driver: inputs a and b of one dtype, numpy-broadcast to output 0;
 /// z = op(a, b) on every dtype Op::accepts<T>. Errors: dtypes differ, shapes do not broadcast.
 template <class Op, OutKind kOut = OutKind::kSame>
-Status binary_kernel(KernelContext& ctx, const Op& op) {
-  TJ_ASSIGN_OR_RETURN(const Tensor* a, ctx.required_input(0));
-  TJ_ASSIGN_OR_RETURN(const Tensor* b, ctx.required_input(1));
+Status binary_kernel_on(KernelContext& ctx, const Tensor* a, const Tensor* b, const Op& op) {
   const DType dt = a->dtype();
   if (b->dtype() != dt)
     return ctx.fail("input 1 has dtype {} but input 0 has dtype {}", dtype_name(b->dtype()),
@@ -376,6 +374,14 @@ Status binary_kernel(KernelContext& ctx, const Op& op) {
       return Status();
     }
   });
+}
+
+/// binary_kernel_on with the node's inputs 0 and 1.
+template <class Op, OutKind kOut = OutKind::kSame>
+Status binary_kernel(KernelContext& ctx, const Op& op) {
+  TJ_ASSIGN_OR_RETURN(const Tensor* a, ctx.required_input(0));
+  TJ_ASSIGN_OR_RETURN(const Tensor* b, ctx.required_input(1));
+  return binary_kernel_on<Op, kOut>(ctx, a, b, op);
 }
 
 }  // namespace ew
