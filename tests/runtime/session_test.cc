@@ -1,0 +1,129 @@
+// Public Session API: results against the demo model's reference, feed validation errors
+// (each a thrown tierjit::Error with a one-line message), and concurrent run() from 8 threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <thread>
+
+#include "cli_util.h"
+#include "tierjit/session.h"
+
+namespace tierjit {
+namespace {
+
+const std::string kModelDir = std::string(TIERJIT_SOURCE_DIR) + "/models";
+const std::string kDemo = kModelDir + "/demo_mlp.onnx";
+
+Tensor load_npy(const std::string& path) { return cli::read_npy(path).value_or_throw(); }
+
+// Reference: torch 1.13 eager on the same weights (scripts/make_demo_model.py).
+void expect_close(const Tensor& got, const Tensor& ref) {
+  ASSERT_EQ(got.shape(), ref.shape());
+  for (int64_t i = 0; i < ref.numel(); ++i) {
+    double r = ref.value_as_double(i), g = got.value_as_double(i);
+    EXPECT_LE(std::fabs(g - r), 1e-4 + 1e-3 * std::fabs(r)) << "at " << i;
+  }
+}
+
+TEST(Session, DemoMatchesReferenceAndMetadata) {
+  Session s(kDemo);
+  ASSERT_EQ(s.inputs().size(), 1u);
+  EXPECT_EQ(s.inputs()[0].name, "x");
+  EXPECT_EQ(s.inputs()[0].dtype, DType::kFloat32);
+  ASSERT_EQ(s.inputs()[0].shape.size(), 2u);
+  EXPECT_EQ(s.inputs()[0].shape[0], -1);  // symbolic batch
+  EXPECT_FALSE(s.inputs()[0].dim_names[0].empty());
+  EXPECT_EQ(s.inputs()[0].shape[1], 64);
+  ASSERT_EQ(s.outputs().size(), 1u);
+  auto out = s.run({{"x", load_npy(kModelDir + "/demo_ref/input_x.npy")}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].first, s.outputs()[0].name);
+  expect_close(out[0].second, load_npy(kModelDir + "/demo_ref/output_0.npy"));
+}
+
+TEST(Session, BatchSizesZeroAndOne) {
+  Session s(kDemo);
+  auto zero = s.run({{"x", Tensor::zeros(DType::kFloat32, {0, 64})}});
+  EXPECT_EQ(zero[0].second.shape(), (Shape{0, 10}));
+  // Row i of a batch equals the same row run alone (batch 1).
+  Tensor x = load_npy(kModelDir + "/demo_ref/input_x.npy");
+  auto full = s.run({{"x", x}});
+  auto one = s.run({{"x", x.slice_rows(1, 2).clone()}});
+  ASSERT_EQ(one[0].second.shape(), (Shape{1, 10}));
+  for (int j = 0; j < 10; ++j)
+    EXPECT_NEAR(one[0].second.data<float>()[j], full[0].second.data<float>()[10 + j], 1e-5);
+}
+
+StatusCode code_of(const Session& s, const NamedTensors& feeds, std::string* message) {
+  try {
+    s.run(feeds);
+  } catch (const Error& e) {
+    *message = e.what();
+    return e.code();
+  }
+  return StatusCode::kOk;
+}
+
+TEST(Session, BadFeedsThrowOneLineErrors) {
+  Session s(kDemo);
+  std::string msg;
+  Tensor good = Tensor::zeros(DType::kFloat32, {2, 64});
+  EXPECT_EQ(code_of(s, {}, &msg), StatusCode::kInvalidArgument);
+  EXPECT_NE(msg.find("'x' is missing"), std::string::npos) << msg;
+  EXPECT_EQ(code_of(s, {{"x", good}, {"y", good}}, &msg), StatusCode::kInvalidArgument);
+  EXPECT_NE(msg.find("no input 'y'"), std::string::npos) << msg;
+  EXPECT_EQ(code_of(s, {{"x", good}, {"x", good}}, &msg), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code_of(s, {{"x", Tensor::zeros(DType::kInt64, {2, 64})}}, &msg),
+            StatusCode::kInvalidArgument);
+  EXPECT_NE(msg.find("dtype"), std::string::npos) << msg;
+  EXPECT_EQ(code_of(s, {{"x", Tensor::zeros(DType::kFloat32, {64})}}, &msg),
+            StatusCode::kInvalidArgument);
+  EXPECT_NE(msg.find("rank"), std::string::npos) << msg;
+  EXPECT_EQ(code_of(s, {{"x", Tensor::zeros(DType::kFloat32, {2, 63})}}, &msg),
+            StatusCode::kInvalidArgument);
+  EXPECT_NE(msg.find("dim 1 must be 64"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  EXPECT_NE(msg.find("demo_mlp.onnx"), std::string::npos) << msg;
+  // The session still serves after bad input.
+  EXPECT_EQ(s.run({{"x", good}})[0].second.shape(), (Shape{2, 10}));
+}
+
+TEST(Session, MissingModelThrowsNotFound) {
+  try {
+    Session s(kModelDir + "/no_such_model.onnx");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kNotFound);
+    EXPECT_NE(std::string(e.what()).find("no_such_model.onnx"), std::string::npos);
+  }
+}
+
+TEST(Session, ConcurrentRunsWithMixedShapes) {
+  Session s(kDemo);
+  // Reference outputs per batch size, computed serially.
+  std::vector<Tensor> inputs, refs;
+  for (int64_t b : {1, 3, 7, 16}) {
+    Tensor x = Tensor::empty(DType::kFloat32, {b, 64});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.1f * static_cast<float>(i + b));
+    inputs.push_back(x);
+    refs.push_back(s.run({{"x", x}})[0].second);
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int it = 0; it < 50; ++it) {
+        size_t k = static_cast<size_t>(t + it) % inputs.size();
+        Tensor y = s.run({{"x", inputs[k]}})[0].second;
+        if (y.shape() != refs[k].shape() ||
+            std::memcmp(y.raw_data(), refs[k].raw_data(), y.nbytes()) != 0)
+          ++mismatches;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+}  // namespace
+}  // namespace tierjit
