@@ -246,7 +246,7 @@ void for_each_run(const BroadcastPlan<N>& p, int threads, F&& f) {
   }
   const int64_t chunks = parallel ? std::min<int64_t>(threads, p.rows) : 1;
   const int64_t rank = static_cast<int64_t>(p.outer.size());
-#pragma omp parallel for num_threads(threads) schedule(static) if (chunks > 1)
+#pragma omp parallel for num_threads(std::max(threads, 1)) schedule(static) if (chunks > 1)
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t r0 = p.rows * c / chunks, r1 = p.rows * (c + 1) / chunks;
     std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
