@@ -312,7 +312,7 @@ Status global_pool_kernel(KernelContext& ctx) {
   for (size_t d = 2; d < out.size(); ++d) out[d] = 1;
   double p = 2;
   if constexpr (K == ReduceKind::kLp) {
-    p = static_cast<double>(ctx.node().attr_int("p", 2));
+    p = ctx.node().attr_float("p", 2.0f);  // int from opset 2, float in opset 1
     if (p <= 0) return ctx.fail("attribute p must be positive, got {}", p);
   }
   return run_reduce<K>(ctx, *x, mask, std::move(out), p);
