@@ -48,6 +48,13 @@ TEST(TensorSliceTest, Basic) {
   auto g = slice({10}, {20}, {1});
   ASSERT_TRUE(g.ok());
   EXPECT_EQ((*g)[0].shape(), (Shape{3, 0}));
+  // Extreme steps (no overflow): INT64_MAX takes only the start; INT64_MIN likewise backwards.
+  auto h = slice({1}, {kMax}, {1}, {kMax});
+  ASSERT_TRUE(h.ok());
+  expect_tensor_near((*h)[0], tf({3, 1}, {1, 5, 9}));
+  auto i = slice({-1}, {kMin}, {1}, {kMin});
+  ASSERT_TRUE(i.ok());
+  expect_tensor_near((*i)[0], tf({3, 1}, {3, 7, 11}));
 }
 
 TEST(TensorSliceTest, ViewsOldOpsetAndStrings) {
@@ -98,6 +105,7 @@ TEST(TensorPadTest, Constant) {
   TJ_RUN_OK(e, node(OpKind::Pad, {ti({0}, {}), ti({2}, {1, 2}), Tensor::scalar<int64_t>(7)}));
   expect_tensor_near(e[0], ti({3}, {7, 7, 7}));
   expect_fails(node(OpKind::Pad, {tf({2}, {1, 2}), ti({2}, {-3, 0})}), "below 0");
+  expect_fails(node(OpKind::Pad, {tf({2}, {1, 2}), ti({2}, {kMax, kMax})}), "overflow");
   expect_fails(node(OpKind::Pad, {x, ti({2}, {1, 1})}), "expected 4");
 }
 
@@ -130,6 +138,7 @@ TEST(TensorTileTest, Values) {
   expect_tensor_near(d[0], ts({3}, {"ab", "ab", "ab"}));
   expect_fails(node(OpKind::Tile, {x, ti({1}, {2})}), "1 values for input rank 2");
   expect_fails(node(OpKind::Tile, {x, ti({2}, {1, -1})}), "negative");
+  expect_fails(node(OpKind::Tile, {x, ti({2}, {kMax, 1})}), "overflows");
 }
 
 TEST(TensorExpandTest, EveryAxis) {

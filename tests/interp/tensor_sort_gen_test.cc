@@ -107,6 +107,11 @@ TEST(TensorGeneratorTest, Range) {
   expect_tensor_near(b[0], ti32({2}, {10, 7}));
   TJ_RUN_OK(c, node(OpKind::Range, {Tensor::scalar<int64_t>(5), Tensor::scalar<int64_t>(1), Tensor::scalar<int64_t>(1)}));
   EXPECT_EQ(c[0].shape(), (Shape{0}));
+  // Extremes: ceil((INT64_MAX - INT64_MIN) / INT64_MAX) = 3 -> MIN, MIN + MAX = -1, -1 + MAX.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  TJ_RUN_OK(d, node(OpKind::Range, {Tensor::scalar<int64_t>(kMin), Tensor::scalar<int64_t>(kMax),
+                                     Tensor::scalar<int64_t>(kMax)}));
+  expect_tensor_near(d[0], ti({3}, {kMin, -1, kMax - 1}));
   expect_fails(node(OpKind::Range, {Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(1), Tensor::scalar<int64_t>(0)}),
                "must not be 0");
   expect_fails(node(OpKind::Range, {Tensor::scalar<int64_t>(0), Tensor::scalar<int32_t>(1), Tensor::scalar<int64_t>(1)}),

@@ -45,7 +45,13 @@ Status range_typed(KernelContext& ctx, const Tensor& s, const Tensor& l, const T
   }
   TJ_ASSIGN_OR_RETURN(Tensor* out, ctx.output(0, s.dtype(), {n}));
   T* o = out->data<T>();
-  for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  if constexpr (std::is_floating_point_v<T>) {
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  } else {  // unsigned arithmetic: no signed-overflow UB; values stay within [start, limit)
+    const uint64_t s0 = static_cast<uint64_t>(static_cast<int64_t>(start));
+    const uint64_t dl = static_cast<uint64_t>(static_cast<int64_t>(delta));
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(static_cast<int64_t>(s0 + static_cast<uint64_t>(i) * dl));
+  }
   return Status();
 }
 

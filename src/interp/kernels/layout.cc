@@ -27,7 +27,8 @@ Expected<int64_t> read_blocksize(const KernelContext& ctx, const Tensor& in) {
     return ctx.fail("input 0 'input' must be 4-D [N, C, H, W], got shape {}", shape_to_string(in.shape()));
   if (!ctx.node().has_attr("blocksize")) return ctx.fail("attribute 'blocksize' is required");
   int64_t b = ctx.node().attr_int("blocksize", 0);
-  if (b <= 0) return ctx.fail("attribute 'blocksize' must be positive, got {}", b);
+  if (b <= 0 || b > (int64_t{1} << 20))
+    return ctx.fail("attribute 'blocksize' must be in [1, 2^20], got {}", b);
   return b;
 }
 
@@ -176,7 +177,8 @@ Status split_kernel(KernelContext& ctx) {
       return ctx.fail("'split' has {} sizes for {} outputs", sizes.size(), n);
     int64_t sum = 0;
     for (int64_t s : sizes) {
-      if (s < 0) return ctx.fail("'split' {} has a negative size", shape_to_string(sizes));
+      if (s < 0 || s > dim)
+        return ctx.fail("'split' {} has a size outside [0, {}]", shape_to_string(sizes), dim);
       sum += s;
     }
     if (sum != dim)

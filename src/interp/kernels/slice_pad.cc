@@ -2,6 +2,7 @@
 // default domain, opsets 1..17). Slice, Tile and Expand are one strided_copy each (Slice returns a
 // view when the cut is contiguous); Pad maps every output index to an input index per axis.
 #include <algorithm>
+#include <limits>
 
 #include "interp/kernels/common.h"
 #include "interp/kernels/tensor_internal.h"
@@ -90,11 +91,12 @@ Status slice_kernel(KernelContext& ctx) {
     if (s > 0) {
       b = std::clamp<int64_t>(b, 0, n);
       e = std::clamp<int64_t>(e, 0, n);
-      cnt = e > b ? (e - b + s - 1) / s : 0;
+      cnt = e > b ? (e - b - 1) / s + 1 : 0;
     } else {
       b = std::clamp<int64_t>(b, 0, n - 1);
       e = std::clamp<int64_t>(e, -1, n - 1);
-      cnt = b > e ? (b - e + (-s) - 1) / (-s) : 0;
+      const int64_t neg = s == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -s;
+      cnt = b > e ? (b - e - 1) / neg + 1 : 0;
     }
     start[ax] = b;
     step[ax] = s;
@@ -171,7 +173,9 @@ Status pad_kernel(KernelContext& ctx) {
   }
   Shape out_shape(static_cast<size_t>(r));
   for (int64_t d = 0; d < r; ++d) {
-    out_shape[d] = in->dim(d) + begin[d] + end[d];
+    if (__builtin_add_overflow(in->dim(d), begin[d], &out_shape[d]) ||
+        __builtin_add_overflow(out_shape[d], end[d], &out_shape[d]))
+      return ctx.fail("pads {} overflow axis {}", shape_to_string(pads), d);
     if (out_shape[d] < 0)
       return ctx.fail("pads {} crop axis {} of size {} below 0", shape_to_string(pads), d, in->dim(d));
     if (mode != 0 && in->dim(d) == 0 && out_shape[d] > 0)
@@ -253,7 +257,10 @@ Status tile_kernel(KernelContext& ctx) {
     big.push_back(in->dim(d));
     strides.push_back(0);
     strides.push_back(in_strides[d]);
-    final_shape.push_back(reps[d] * in->dim(d));
+    int64_t fd = 0;
+    if (__builtin_mul_overflow(reps[d], in->dim(d), &fd))
+      return ctx.fail("input 1 'repeats' {} overflows the output size", shape_to_string(reps));
+    final_shape.push_back(fd);
   }
   TJ_RETURN_IF_ERROR(ctx.check_size(in->dtype(), final_shape));
   TJ_ASSIGN_OR_RETURN(Tensor* out, ctx.output(0, in->dtype(), big));
