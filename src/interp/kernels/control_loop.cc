@@ -42,8 +42,10 @@ Expected<Tensor> empty_scan_output(KernelContext& ctx, const ir::Value* body_out
 // ONNX Loop. Inputs: 0 `M` (optional int64 scalar, max trip count), 1 `cond` (optional bool
 // scalar), 2.. N loop-carried initial values. Body: (iteration_num int64 scalar, cond bool
 // scalar, carried...) -> (cond, carried..., K scan outputs). Outputs: N final carried values,
-// then K scan outputs of shape [iterations, S...]. When `cond` is omitted the body's cond output
-// is ignored (spec: a plain for loop). Every scan output must keep its shape across iterations;
+// then K scan outputs of shape [iterations, S...]. The body's cond output always decides whether
+// the loop goes on, also when the `cond` input is omitted (treated as true): the spec text calls
+// it ignored there, but ONNX Runtime and onnx.reference both honour it, and so does tierjit.
+// Without M the loop runs until the body's cond turns false. Every scan output must keep its shape across iterations;
 // accumulated scan outputs are checked against the memory limit each iteration.
 Status loop_kernel(KernelContext& ctx) {
   const ir::Graph* body = ctx.node().attr_graph("body");
@@ -60,7 +62,7 @@ Status loop_kernel(KernelContext& ctx) {
     return ctx.fail("body returns {} outputs, expected {} (cond, {} carried, {} scan)",
                     body->outputs().size(), 1 + n_carried + n_scan, n_carried, n_scan);
 
-  bool has_m = false, has_cond = false;
+  bool has_m = false;
   int64_t max_trips = 0;
   bool cond = true;
   if (const Tensor* m = ctx.input(0)) {
@@ -70,7 +72,6 @@ Status loop_kernel(KernelContext& ctx) {
   if (const Tensor* c = ctx.input(1)) {
     TJ_ASSIGN_OR_RETURN(int64_t cv, read_scalar(ctx, *c, 1, "cond"));
     cond = cv != 0;
-    has_cond = true;
   }
   std::vector<Tensor> carried(n_carried);
   for (size_t i = 0; i < n_carried; ++i) {
@@ -90,12 +91,10 @@ Status loop_kernel(KernelContext& ctx) {
     TJ_ASSIGN_OR_RETURN(std::vector<Tensor> out, ctx.run_subgraph(*body, std::move(in)));
     if (out.size() != 1 + n_carried + n_scan)
       return ctx.fail("body returned {} outputs, expected {}", out.size(), 1 + n_carried + n_scan);
-    if (has_cond) {
-      if (out[0].numel() != 1 || out[0].dtype() == DType::kString)
-        return ctx.fail("body output 0 'cond' must be a one-element bool, got shape {}",
-                        shape_to_string(out[0].shape()));
-      cond = out[0].value_as_double(0) != 0.0;
-    }
+    if (out[0].numel() != 1 || out[0].dtype() == DType::kString)
+      return ctx.fail("body output 0 'cond' must be a one-element bool, got shape {}",
+                      shape_to_string(out[0].shape()));
+    cond = out[0].value_as_double(0) != 0.0;
     for (size_t i = 0; i < n_carried; ++i) carried[i] = std::move(out[1 + i]);
     for (size_t k = 0; k < n_scan; ++k) {
       Tensor& t = out[1 + n_carried + k];
