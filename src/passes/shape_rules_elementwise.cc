@@ -41,9 +41,14 @@ Status identity(RuleContext& c) {
 }
 
 Status cast(RuleContext& c) {
-  int64_t to = c.node().attr_int("to", 0);
-  DType dt = dtype_is_valid(static_cast<int32_t>(to)) ? static_cast<DType>(to) : DType::kUndefined;
-  if (dt == DType::kUndefined) return c.fail("attribute 'to' = {} is not a supported dtype", to);
+  const ir::Attribute* a = c.node().attr("to");
+  DType dt = DType::kUndefined;
+  if (a && a->kind == ir::Attribute::Kind::kString) {  // Cast-1 names the type ("FLOAT")
+    dt = dtype_from_name(a->s).value_or(DType::kUndefined);
+  } else if (a && a->kind == ir::Attribute::Kind::kInt && dtype_is_valid(static_cast<int32_t>(a->i))) {
+    dt = static_cast<DType>(a->i);
+  }
+  if (!a) return c.fail("attribute 'to' is missing");  // an unsupported 'to' stays kUndefined
   same_as_input(c, 0, 0, dt);
   if (dtype_is_integer(dt) && dtype_is_integer(c.dtype(0)))
     if (const SymInts* k = c.known(0)) c.set_known(0, *k);
@@ -130,7 +135,7 @@ Status clip(RuleContext& c) {
 
 Status dropout(RuleContext& c) {
   same_as_input(c, 0, 0);
-  same_as_input(c, 1, 0, DType::kBool);
+  same_as_input(c, 1, 0, c.opset() < 10 ? c.dtype(0) : DType::kBool);  // mask is T before opset 10
   return Status();
 }
 

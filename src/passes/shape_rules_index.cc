@@ -18,6 +18,7 @@ constexpr int64_t kBigEnd = std::numeric_limits<int32_t>::max();  // "to the end
 
 // Length of x[start:end:step] over a constant extent (ONNX Slice clamping rules).
 int64_t slice_length(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  if (dim <= 0) return 0;
   if (start < 0) start = start < -dim ? 0 : start + dim;
   if (end < 0) end = end < -dim ? -1 : end + dim;
   if (step > 0) {
@@ -35,6 +36,7 @@ int64_t slice_length(int64_t dim, int64_t start, int64_t end, int64_t step) {
 
 // Start index used by the slice over a constant extent (for slicing tracked contents).
 int64_t slice_begin(int64_t dim, int64_t start, int64_t step) {
+  if (dim <= 0) return 0;
   if (start < 0) start = start < -dim ? 0 : start + dim;
   return step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, dim - 1);
 }
@@ -223,7 +225,7 @@ Status top_k(RuleContext& c) {
   TJ_RETURN_IF_ERROR(c.normalize_axis(axis, static_cast<int64_t>(in->size()), "axis"));
   Dim k = Dim::unknown();
   if (c.opset() < 10) {
-    k = Dim::constant(c.node().attr_int("k", 0));
+    k = SymInt::constant(c.node().attr_int("k", -1)).to_dim();
   } else if (const SymInts* kk = c.known(1); kk && kk->size() == 1) {
     k = (*kk)[0].to_dim();
   }

@@ -260,7 +260,7 @@ Status max_unpool(RuleContext& c) {
   for (size_t i = 0; i < ns; ++i) {
     const Dim& in = (*x)[i + 2];
     out.push_back(in.is_constant()
-                      ? Dim::constant((in.value - 1) * strides[i] - pads[i] - pads[i + ns] + kernel[i])
+                      ? SymInt::constant((in.value - 1) * strides[i] - pads[i] - pads[i + ns] + kernel[i]).to_dim()
                       : Dim::unknown());
   }
   c.set_output(0, c.dtype(0), std::move(out));

@@ -434,7 +434,7 @@ Status depth_space(RuleContext& c) {
     return Status();
   }
   int64_t b = c.node().attr_int("blocksize", 0);
-  if (b <= 0) return c.fail("blocksize {} must be positive", b);
+  if (b <= 0 || b > (int64_t{1} << 20)) return c.fail("blocksize {} out of range", b);
   Dim bb = Dim::constant(b), b2 = Dim::constant(b * b);
   SymShape out = *in;
   if (c.node().op() == OpKind::DepthToSpace) {
