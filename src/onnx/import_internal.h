@@ -102,7 +102,8 @@ Status expand_node(ImportContext& ctx, const onnx::NodeProto& node, const OpsetM
 // ---- legacy_broadcast.cc -----------------------------------------------------------------
 
 /// Rewrites opset < 7 broadcast=1 [axis=k] binary ops of `graph` (not its subgraphs) into numpy
-/// broadcasting (Unsqueeze of B, or a reshaped constant B) and drops the attributes.
+/// broadcasting (Unsqueeze of B, or a reshaped constant B) and drops the attributes; likewise
+/// the per-channel 1-D slope of PRelu-1/6. Drops Gemm-1/6's `broadcast`.
 /// Errors: kUnsupported when the ranks it needs are unknown; kInvalidModel for a bad axis.
 Status rewrite_legacy_broadcast(ir::Graph& graph);
 

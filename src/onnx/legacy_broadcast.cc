@@ -4,6 +4,7 @@
 // absent). Suffix matching already is numpy; with an axis, B needs rank(A) - axis - rank(B)
 // trailing 1-dims: a constant B is reshaped, otherwise an Unsqueeze (opset 11, `axes`
 // attribute) is inserted. broadcast=0 requires equal shapes, which numpy treats the same.
+// PRelu-1/6 applies a 1-D slope per channel (axis 1), rewritten the same way.
 #include <fmt/format.h>
 
 #include "onnx/import_internal.h"
@@ -34,7 +35,35 @@ std::optional<int64_t> rank_of(const ir::Value* v) {
   return std::nullopt;
 }
 
-Status rewrite_node(ir::Graph& g, ir::Node& n) {
+// Makes B (input 1) of rank `rb` line up with dims [axis, axis + rb) of A (rank `ra`) under numpy
+// rules by appending ra - axis - rb size-1 dims: a constant B is reshaped, otherwise an
+// Unsqueeze (opset 11, `axes` attribute) is inserted before `n`.
+void align_b_at_axis(ir::Graph& g, ir::Node& n, int64_t axis, int64_t ra, int64_t rb) {
+  const int64_t trailing = ra - axis - rb;
+  if (trailing <= 0) return;
+  ir::Value* b = n.input(1);
+  ir::ValueType t = b->type();
+  if (t.shape)
+    for (int64_t i = 0; i < trailing; ++i) t.shape->push_back(ir::Dim::constant(1));
+  const std::string name = (b->name().empty() ? std::string("b") : b->name()) +
+                           fmt::format("_legacy_bcast_{}", n.id());
+  ir::Value* nb = g.add_value(name, t);
+  if (b->is_constant()) {
+    Shape s = b->constant().shape();
+    s.resize(s.size() + static_cast<size_t>(trailing), 1);
+    nb->set_constant(b->constant().reshaped(s));
+  } else {
+    ir::Node* unsq = g.add_node(ir::OpKind::Unsqueeze, {b}, {nb}, name);
+    unsq->set_opset(11);
+    ir::Attribute axes;
+    axes.kind = ir::Attribute::Kind::kInts;
+    for (int64_t i = 0; i < trailing; ++i) axes.ints.push_back(rb + i);
+    unsq->set_attr("axes", axes);
+  }
+  n.set_input(1, nb);
+}
+
+Status rewrite_binary(ir::Graph& g, ir::Node& n) {
   const int64_t broadcast = n.attr_int("broadcast", 0);
   const ir::Attribute* axis_attr = n.attr("axis");
   const bool has_axis = axis_attr && axis_attr->kind == ir::Attribute::Kind::kInt;
@@ -54,30 +83,25 @@ Status rewrite_node(ir::Graph& g, ir::Node& n) {
   if (axis < 0 || axis + *rb > *ra)
     return invalid_model("{}: legacy broadcast axis {} does not fit input ranks {} and {}",
                          describe(n), axis_value, *ra, *rb);
-  const int64_t trailing = *ra - axis - *rb;
-  if (trailing == 0) return Status();
+  align_b_at_axis(g, n, axis, *ra, *rb);
+  return Status();
+}
 
-  ir::ValueType t = b->type();
-  if (t.shape)
-    for (int64_t i = 0; i < trailing; ++i) t.shape->push_back(ir::Dim::constant(1));
-  const std::string name = (b->name().empty() ? std::string("b") : b->name()) +
-                           fmt::format("_legacy_bcast_{}", n.id());
-  if (b->is_constant()) {
-    Shape s = b->constant().shape();
-    s.resize(s.size() + static_cast<size_t>(trailing), 1);
-    ir::Value* nb = g.add_value(name, t);
-    nb->set_constant(b->constant().reshaped(s));
-    n.set_input(1, nb);
-    return Status();
-  }
-  ir::Value* nb = g.add_value(name, t);
-  ir::Node* unsq = g.add_node(ir::OpKind::Unsqueeze, {b}, {nb}, name);
-  unsq->set_opset(11);
-  ir::Attribute axes;
-  axes.kind = ir::Attribute::Kind::kInts;
-  for (int64_t i = 0; i < trailing; ++i) axes.ints.push_back(*rb + i);
-  unsq->set_attr("axes", axes);
-  n.set_input(1, nb);
+// PRelu-1/6: a 1-D slope holds one value per channel (axis 1 of X), not per last-axis element.
+Status rewrite_prelu(ir::Graph& g, ir::Node& n) {
+  if (n.num_inputs() < 2 || !n.input(0) || !n.input(1)) return Status();
+  std::optional<int64_t> rx = rank_of(n.input(0)), rs = rank_of(n.input(1));
+  if (!rs || *rs != 1) return Status();
+  const ir::Value* slope = n.input(1);
+  const bool single = slope->is_constant() ? slope->constant().numel() == 1
+                                           : slope->type().shape && (*slope->type().shape)[0] ==
+                                                                        ir::Dim::constant(1);
+  if (single) return Status();  // one shared slope: numpy already broadcasts it
+  if (!rx)
+    return unsupported("{}: PRelu before opset 7 with a per-channel slope needs the rank of input "
+                       "0 '{}', which the model does not declare", describe(n),
+                       n.input(0)->name());
+  if (*rx >= 2) align_b_at_axis(g, n, 1, *rx, 1);
   return Status();
 }
 
@@ -85,15 +109,18 @@ Status rewrite_node(ir::Graph& g, ir::Node& n) {
 
 Status rewrite_legacy_broadcast(ir::Graph& graph) {
   // Collect first: the rewrite appends nodes (the caller re-sorts topologically afterwards).
-  std::vector<ir::Node*> todo;
+  std::vector<ir::Node*> binary, prelu;
   for (const auto& n : graph.nodes()) {
     if (n->opset() >= 7 || !n->domain().empty()) continue;
     if (has_legacy_broadcast(n->op()) && (n->has_attr("broadcast") || n->has_attr("axis")))
-      todo.push_back(n.get());
+      binary.push_back(n.get());
+    else if (n->op() == ir::OpKind::PRelu)
+      prelu.push_back(n.get());
     else if (n->op() == ir::OpKind::Gemm)
       n->remove_attr("broadcast");  // Gemm < 7: C broadcasts unidirectionally, as numpy does
   }
-  for (ir::Node* n : todo) TJ_RETURN_IF_ERROR(rewrite_node(graph, *n));
+  for (ir::Node* n : binary) TJ_RETURN_IF_ERROR(rewrite_binary(graph, *n));
+  for (ir::Node* n : prelu) TJ_RETURN_IF_ERROR(rewrite_prelu(graph, *n));
   return Status();
 }
 

@@ -134,6 +134,38 @@ TEST(LegacyBroadcast, RewrittenGraphComputesTheLegacyResult) {
       }
 }
 
+TEST(LegacyBroadcast, PReluBefore7AppliesA1DSlopePerChannel) {
+  // X [2,3,4], slope [3] (one per channel, axis 1): slope becomes [3,1].
+  onnx::GraphProto g;
+  add_input(g, "x", TP::FLOAT, {2, 3, 4});
+  add_float_init(g, "slope", {3}, {0.5f, 0.25f, 2});
+  add_node(g, "PRelu", {"x", "slope"}, {"y"}, "op");
+  add_untyped_output(g, "y");
+  auto m = load(make_model(g, 6));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const ir::Value* slope = op_node(*m->graph)->input(1);
+  ASSERT_TRUE(slope->is_constant());
+  EXPECT_EQ(slope->constant().shape(), (Shape{3, 1}));
+  // At opset 7 numpy rules apply as written: no rewrite.
+  m = load(make_model(g, 7));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(op_node(*m->graph)->input(1)->constant().shape(), (Shape{3}));
+  // A non-constant slope gets an Unsqueeze; an unknown X rank is unsupported.
+  onnx::GraphProto g2;
+  add_input(g2, "x", TP::FLOAT, {2, 3, 4, 5});
+  add_input(g2, "slope", TP::FLOAT, {3});
+  add_node(g2, "PRelu", {"x", "slope"}, {"y"}, "op");
+  add_untyped_output(g2, "y");
+  m = load(make_model(g2, 6));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(op_node(*m->graph)->input(1)->producer()->attr_ints("axes"),
+            (std::vector<int64_t>{1, 2}));
+  g2.mutable_input(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  auto r = load(make_model(g2, 6));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnsupported);
+}
+
 TEST(LegacyBroadcast, GemmBroadcastAttributeIsDropped) {
   onnx::GraphProto g;
   add_input(g, "a", TP::FLOAT, {2, 3});
