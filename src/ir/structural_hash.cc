@@ -130,6 +130,9 @@ class GraphHasher {
       h_.add("null graph");
       return;
     }
+    // The outer values the subgraph reads are uses in this graph: a constant read only by the
+    // subgraph is hashed (by contents) here, so the capture below can refer to it by index.
+    for (const Value* src : g->capture_sources()) reference(src);
     GraphHasher sub(h_, this);
     sub.hash_graph(*g);
   }

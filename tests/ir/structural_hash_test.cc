@@ -115,6 +115,31 @@ TEST(StructuralHash, EachStructuralChangeChangesTheHash) {
   EXPECT_NE(structural_hash(*build(s)), h0);
 }
 
+TEST(StructuralHash, ConstantReadOnlyByASubgraphIsHashedByContents) {
+  auto make = [](float c) {
+    auto g = std::make_unique<Graph>();
+    Value* cond = g->add_value("cond", ValueType{DType::kBool, SymShape{}});
+    g->inputs() = {cond};
+    Value* k = g->add_value("k", ValueType{DType::kFloat32, SymShape{}});
+    k->set_constant(Tensor::scalar<float>(c));
+    auto then_g = std::make_shared<Graph>("then", g.get());
+    Value* cap = then_g->add_value("k", k->type());
+    then_g->captures().push_back(cap);
+    then_g->capture_sources().push_back(k);
+    then_g->outputs() = {cap};
+    Value* out = g->add_value("out", k->type());
+    Node* n = g->add_node(OpKind::If, {cond}, {out});
+    Attribute a;
+    a.kind = Attribute::Kind::kGraph;
+    a.g = then_g;
+    n->set_attr("then_branch", a);
+    g->outputs() = {out};
+    return structural_hash(*g);
+  };
+  EXPECT_EQ(make(1.0f), make(1.0f));
+  EXPECT_NE(make(1.0f), make(2.0f));
+}
+
 TEST(StructuralHash, OpAndOpsetAndTypeMatter) {
   auto make = [](OpKind op, int opset, DType dt) {
     auto g = std::make_unique<Graph>();
