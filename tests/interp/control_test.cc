@@ -105,6 +105,7 @@ struct LoopSetup {
   bool cond = true;
   int extra_body_outputs = 0;  // to provoke the output-count error
   float limit = 10;
+  bool untyped_scan_of_input = false;  // scan output = Identity(v_in) with no declared type
 };
 
 Expected<std::vector<Tensor>> run_loop(const LoopSetup& s, interp::ExecOptions opt = {}) {
@@ -133,8 +134,8 @@ Expected<std::vector<Tensor>> run_loop(const LoopSetup& s, interp::ExecOptions o
   body->add_node(ir::OpKind::Add, {vin, capture(*body, step)}, {vout}, "add")->set_opset(13);
   ir::Value* cout = body->add_value("cond_out", {DType::kBool, std::nullopt});
   body->add_node(ir::OpKind::Less, {vout, capture(*body, limit)}, {cout}, "less")->set_opset(13);
-  ir::Value* scan = body->add_value("scan", f32({1}));
-  body->add_node(ir::OpKind::Identity, {vout}, {scan}, "id")->set_opset(13);
+  ir::Value* scan = s.untyped_scan_of_input ? body->add_value("scan") : body->add_value("scan", f32({1}));
+  body->add_node(ir::OpKind::Identity, {s.untyped_scan_of_input ? vin : vout}, {scan}, "id")->set_opset(13);
   body->outputs() = {cout, vout, scan};
   for (int i = 0; i < s.extra_body_outputs; ++i) body->outputs().push_back(vout);
 
@@ -196,6 +197,22 @@ TEST(LoopTest, ZeroIterationsGiveEmptyScanOutput) {
   expect_tensor_near((*r)[0], f({1}, {1}));
   EXPECT_EQ((*r)[1].shape(), (Shape{0, 1}));
   EXPECT_EQ((*r)[1].dtype(), DType::kFloat32);
+}
+
+TEST(LoopTest, ZeroIterationsUntypedScanOutputTakesCarriedType) {
+  // As in Range's function body: the scan output is Identity(carried input) with no declared
+  // type; zero iterations give [0] + the carried value's shape [1].
+  LoopSetup s;
+  s.m = 0;
+  s.untyped_scan_of_input = true;
+  auto r = run_loop(s);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[1].shape(), (Shape{0, 1}));
+  EXPECT_EQ((*r)[1].dtype(), DType::kFloat32);
+  s.m = 2;  // and with iterations it stacks the values before each step: 1, 3
+  auto r2 = run_loop(s);
+  ASSERT_TRUE(r2.ok()) << r2.status().message();
+  expect_tensor_near((*r2)[1], f({2, 1}, {1, 3}));
 }
 
 TEST(LoopTest, FalseCondInputRunsZeroTimes) {

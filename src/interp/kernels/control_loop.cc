@@ -22,8 +22,20 @@ Expected<int64_t> read_scalar(const KernelContext& ctx, const Tensor& t, size_t 
 }
 
 // Output for a scan output of a loop that ran zero times: [0] followed by the body output's
-// declared dims when they are all constant, else [0].
-Expected<Tensor> empty_scan_output(KernelContext& ctx, const ir::Value* body_out, size_t k) {
+// declared dims when they are all constant, else [0]. An undeclared output that is (through
+// Identity nodes) a loop-carried body input takes that carried value's dtype and shape.
+Expected<Tensor> empty_scan_output(KernelContext& ctx, const ir::Graph& body,
+                                   const ir::Value* body_out, size_t k) {
+  const ir::Value* v = body_out;
+  while (v->producer() && v->producer()->op() == ir::OpKind::Identity && v->producer()->input(0))
+    v = v->producer()->input(0);
+  const std::vector<ir::Value*> ins = body.feed_inputs();
+  for (size_t j = 2; j < ins.size(); ++j) {
+    if (ins[j] != v || !ctx.input(j)) continue;
+    Shape shape = ctx.input(j)->shape();
+    shape.insert(shape.begin(), 0);
+    return Tensor::empty(ctx.input(j)->dtype(), shape);
+  }
   const ir::ValueType& ty = body_out->type();
   if (ty.dtype == DType::kUndefined)
     return ctx.fail("scan output {} ran zero iterations and the body declares no dtype for it", k);
@@ -45,8 +57,9 @@ Expected<Tensor> empty_scan_output(KernelContext& ctx, const ir::Value* body_out
 // then K scan outputs of shape [iterations, S...]. The body's cond output always decides whether
 // the loop goes on, also when the `cond` input is omitted (treated as true): the spec text calls
 // it ignored there, but ONNX Runtime and onnx.reference both honour it, and so does tierjit.
-// Without M the loop runs until the body's cond turns false. Every scan output must keep its shape across iterations;
-// accumulated scan outputs are checked against the memory limit each iteration.
+// Without M the loop runs until the body's cond turns false (no iteration cap). Every scan output
+// keeps its shape across iterations; accumulated scan outputs are checked against the memory
+// limit each iteration.
 Status loop_kernel(KernelContext& ctx) {
   const ir::Graph* body = ctx.node().attr_graph("body");
   if (!body) return ctx.fail("attribute 'body' (a graph) is missing");
@@ -114,7 +127,7 @@ Status loop_kernel(KernelContext& ctx) {
   for (size_t i = 0; i < n_carried; ++i) ctx.set_output(i, std::move(carried[i]));
   for (size_t k = 0; k < n_scan; ++k) {
     if (scans[k].empty()) {
-      TJ_ASSIGN_OR_RETURN(Tensor e, empty_scan_output(ctx, body->outputs()[1 + n_carried + k], k));
+      TJ_ASSIGN_OR_RETURN(Tensor e, empty_scan_output(ctx, *body, body->outputs()[1 + n_carried + k], k));
       ctx.set_output(n_carried + k, std::move(e));
     } else {
       ctx.set_output(n_carried + k, stack_along(scans[k], 0, false));
