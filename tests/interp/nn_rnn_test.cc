@@ -1,0 +1,227 @@
+// Tier-0 LSTM / GRU / RNN against a straightforward per-element loop implementation written
+// here (forward, reverse, bidirectional, peepholes, initial states, sequence_lens, layout 1,
+// GRU linear_before_reset, clip), plus bad-input errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "node_runner.h"
+
+namespace tierjit::testing {
+namespace {
+
+using ir::OpKind;
+using Attrs = std::vector<std::pair<std::string, ir::Attribute>>;
+
+Expected<std::vector<Tensor>> run(ir::OpKind op, std::vector<Tensor> ins, size_t num_outputs = 1,
+                                  Attrs attrs = {}, int opset = 17) {
+  return run_node(NodeSpec{op, std::move(ins), num_outputs, std::move(attrs), opset});
+}
+
+Tensor f32(Shape s, std::vector<float> v) { return Tensor::from_vector<float>(std::move(s), v); }
+
+std::vector<float> pseudo(size_t n, int seed) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = std::sin(static_cast<float>(i * 7 + seed * 13)) * 0.6f;
+  return v;
+}
+
+float sig(float x) { return 1.f / (1.f + std::exp(-x)); }
+
+enum class Kind { kLstm, kGru, kRnn };
+
+// Reference: layout 0, returns Y [S, D, N, H], Y_h, Y_c. Gates as the ONNX spec writes them.
+struct Ref {
+  std::vector<float> y, yh, yc;
+};
+Ref reference(Kind kind, int S, int N, int I, int H, int D, const std::vector<float>& x,
+              const std::vector<float>& w, const std::vector<float>& r, const std::vector<float>& b,
+              const std::vector<float>& p, const std::vector<float>& h0, const std::vector<float>& c0,
+              const std::vector<int>& lens, bool lbr, float clip) {
+  const int G = kind == Kind::kLstm ? 4 : kind == Kind::kGru ? 3 : 1;
+  Ref out;
+  out.y.assign(static_cast<size_t>(S * D * N * H), 0.f);
+  out.yh.assign(static_cast<size_t>(D * N * H), 0.f);
+  out.yc.assign(static_cast<size_t>(D * N * H), 0.f);
+  auto cl = [&](float v) { return clip > 0 ? std::max(-clip, std::min(clip, v)) : v; };
+  for (int d = 0; d < D; ++d)
+    for (int n = 0; n < N; ++n) {
+      std::vector<float> h(H), c(H);
+      for (int j = 0; j < H; ++j) {
+        h[j] = h0.empty() ? 0 : h0[(d * N + n) * H + j];
+        c[j] = c0.empty() ? 0 : c0[(d * N + n) * H + j];
+      }
+      for (int step = 0; step < lens[n]; ++step) {
+        const int t = d == 1 ? lens[n] - 1 - step : step;
+        // xw[g*H + j] = x_t . W[g*H+j] + Wb ; hr = h . R[g*H+j] + Rb
+        std::vector<float> xw(G * H), hr(G * H);
+        for (int q = 0; q < G * H; ++q) {
+          float s = b.empty() ? 0 : b[d * 2 * G * H + q];
+          for (int k = 0; k < I; ++k) s += x[(t * N + n) * I + k] * w[(d * G * H + q) * I + k];
+          xw[q] = s;
+          float s2 = b.empty() ? 0 : b[d * 2 * G * H + G * H + q];
+          for (int k = 0; k < H; ++k) s2 += h[k] * r[(d * G * H + q) * H + k];
+          hr[q] = s2;
+        }
+        std::vector<float> hn(H), cn(H);
+        for (int j = 0; j < H; ++j) {
+          if (kind == Kind::kLstm) {
+            const float pi = p.empty() ? 0 : p[d * 3 * H + j], po = p.empty() ? 0 : p[d * 3 * H + H + j],
+                        pf = p.empty() ? 0 : p[d * 3 * H + 2 * H + j];
+            const float i = sig(cl(xw[j] + hr[j] + pi * c[j]));
+            const float f = sig(cl(xw[2 * H + j] + hr[2 * H + j] + pf * c[j]));
+            const float g = std::tanh(cl(xw[3 * H + j] + hr[3 * H + j]));
+            cn[j] = f * c[j] + i * g;
+            const float o = sig(cl(xw[H + j] + hr[H + j] + po * cn[j]));
+            hn[j] = o * std::tanh(cn[j]);
+          } else if (kind == Kind::kGru) {
+            const float z = sig(cl(xw[j] + hr[j]));
+            const float rr = sig(cl(xw[H + j] + hr[H + j]));
+            float hh;
+            if (lbr) {
+              hh = std::tanh(cl(xw[2 * H + j] + rr * hr[2 * H + j]));
+            } else {
+              // (r * h) . Rh[j] + Rbh
+              float s3 = b.empty() ? 0 : b[d * 2 * G * H + G * H + 2 * H + j];
+              for (int k = 0; k < H; ++k) {
+                const float rk = sig(cl(xw[H + k] + hr[H + k]));
+                s3 += rk * h[k] * r[(d * G * H + 2 * H + j) * H + k];
+              }
+              hh = std::tanh(cl(xw[2 * H + j] + s3));
+            }
+            hn[j] = (1 - z) * hh + z * h[j];
+            cn[j] = c[j];
+          } else {
+            hn[j] = std::tanh(cl(xw[j] + hr[j]));
+            cn[j] = c[j];
+          }
+        }
+        h = hn;
+        c = cn;
+        for (int j = 0; j < H; ++j) out.y[((t * D + d) * N + n) * H + j] = h[j];
+      }
+      for (int j = 0; j < H; ++j) {
+        out.yh[(d * N + n) * H + j] = h[j];
+        out.yc[(d * N + n) * H + j] = c[j];
+      }
+    }
+  return out;
+}
+
+struct Case {
+  Kind kind;
+  int S = 3, N = 2, I = 3, H = 4;
+  std::string direction = "forward";
+  bool bias = true, peep = false, init = false, lens = false, lbr = false, layout1 = false;
+  float clip = 0;
+};
+
+void check(const Case& c) {
+  const int G = c.kind == Kind::kLstm ? 4 : c.kind == Kind::kGru ? 3 : 1;
+  const int D = c.direction == "bidirectional" ? 2 : 1;
+  const int S = c.S, N = c.N, I = c.I, H = c.H;
+  std::vector<float> x = pseudo(S * N * I, 1), w = pseudo(D * G * H * I, 2), r = pseudo(D * G * H * H, 3);
+  std::vector<float> b = c.bias ? pseudo(D * 2 * G * H, 4) : std::vector<float>();
+  std::vector<float> p = c.peep ? pseudo(D * 3 * H, 5) : std::vector<float>();
+  std::vector<float> h0 = c.init ? pseudo(D * N * H, 6) : std::vector<float>();
+  std::vector<float> c0 = c.init && c.kind == Kind::kLstm ? pseudo(D * N * H, 7) : std::vector<float>();
+  std::vector<int> lens(N, S);
+  if (c.lens) lens = {S, 1};
+  // The reference is written for forward (d = 0) and reverse (d = 1); map "reverse" to d = 1.
+  Ref ref;
+  if (c.direction == "reverse") {
+    std::vector<float> w2(w), r2(r), b2(b), p2(p), h2(h0), c2(c0);
+    w2.insert(w2.begin(), w.begin(), w.end()); r2.insert(r2.begin(), r.begin(), r.end());
+    if (!b.empty()) b2.insert(b2.begin(), b.begin(), b.end());
+    if (!p.empty()) p2.insert(p2.begin(), p.begin(), p.end());
+    if (!h0.empty()) h2.insert(h2.begin(), h0.begin(), h0.end());
+    if (!c0.empty()) c2.insert(c2.begin(), c0.begin(), c0.end());
+    Ref both = reference(c.kind, S, N, I, H, 2, x, w2, r2, b2, p2, h2, c2, lens, c.lbr, c.clip);
+    for (int t = 0; t < S; ++t)
+      for (int i = 0; i < N * H; ++i) ref.y.push_back(both.y[(t * 2 + 1) * N * H + i]);
+    ref.yh.assign(both.yh.begin() + N * H, both.yh.end());
+    ref.yc.assign(both.yc.begin() + N * H, both.yc.end());
+  } else {
+    ref = reference(c.kind, S, N, I, H, D, x, w, r, b, p, h0, c0, lens, c.lbr, c.clip);
+  }
+  // Layout 1 transposes X [S,N,I] -> [N,S,I], states [D,N,H] -> [N,D,H], Y -> [N,S,D,H].
+  auto to_l1 = [](const std::vector<float>& v, int a, int bb, int rest) {
+    std::vector<float> o(v.size());
+    for (int i = 0; i < a; ++i)
+      for (int j = 0; j < bb; ++j)
+        for (int k = 0; k < rest; ++k) o[(j * a + i) * rest + k] = v[(i * bb + j) * rest + k];
+    return o;
+  };
+  std::vector<Tensor> ins = {
+      c.layout1 ? f32({N, S, I}, to_l1(x, S, N, I)) : f32({S, N, I}, x),
+      f32({D, G * H, I}, w), f32({D, G * H, H}, r),
+      c.bias ? f32({D, 2 * G * H}, b) : Tensor(),
+      c.lens ? Tensor::from_vector<int32_t>({N}, std::vector<int32_t>(lens.begin(), lens.end())) : Tensor(),
+      c.init ? (c.layout1 ? f32({N, D, H}, to_l1(h0, D, N, H)) : f32({D, N, H}, h0)) : Tensor()};
+  if (c.kind == Kind::kLstm) {
+    ins.push_back(c.init ? (c.layout1 ? f32({N, D, H}, to_l1(c0, D, N, H)) : f32({D, N, H}, c0)) : Tensor());
+    ins.push_back(c.peep ? f32({D, 3 * H}, p) : Tensor());
+  }
+  Attrs attrs = {{"hidden_size", attr_int(H)}, {"direction", attr_string(c.direction)}};
+  if (c.layout1) attrs.push_back({"layout", attr_int(1)});
+  if (c.lbr) attrs.push_back({"linear_before_reset", attr_int(1)});
+  if (c.clip > 0) attrs.push_back({"clip", attr_float(c.clip)});
+  const OpKind op = c.kind == Kind::kLstm ? OpKind::LSTM : c.kind == Kind::kGru ? OpKind::GRU : OpKind::RNN;
+  auto out = run(op, ins, c.kind == Kind::kLstm ? 3 : 2, attrs, 14);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  if (c.layout1) {
+    // Y [S, D, N, H] -> [N, S, D, H]
+    std::vector<float> y(ref.y.size());
+    for (int t = 0; t < S; ++t)
+      for (int d = 0; d < D; ++d)
+        for (int n = 0; n < N; ++n)
+          for (int j = 0; j < H; ++j) y[((n * S + t) * D + d) * H + j] = ref.y[((t * D + d) * N + n) * H + j];
+    expect_tensor_near((*out)[0], f32({N, S, D, H}, y), 1e-4, 1e-5);
+    expect_tensor_near((*out)[1], f32({N, D, H}, to_l1(ref.yh, D, N, H)), 1e-4, 1e-5);
+  } else {
+    expect_tensor_near((*out)[0], f32({S, D, N, H}, ref.y), 1e-4, 1e-5);
+    expect_tensor_near((*out)[1], f32({D, N, H}, ref.yh), 1e-4, 1e-5);
+    if (c.kind == Kind::kLstm) expect_tensor_near((*out)[2], f32({D, N, H}, ref.yc), 1e-4, 1e-5);
+  }
+}
+
+TEST(NnLstm, Forward) { check({Kind::kLstm}); }
+TEST(NnLstm, NoBias) { Case c{Kind::kLstm}; c.bias = false; check(c); }
+TEST(NnLstm, PeepholesAndInitialState) { Case c{Kind::kLstm}; c.peep = true; c.init = true; check(c); }
+TEST(NnLstm, Reverse) { Case c{Kind::kLstm}; c.direction = "reverse"; c.init = true; check(c); }
+TEST(NnLstm, BidirectionalWithSequenceLens) {
+  Case c{Kind::kLstm}; c.direction = "bidirectional"; c.lens = true; c.peep = true; check(c);
+}
+TEST(NnLstm, Layout1) { Case c{Kind::kLstm}; c.layout1 = true; c.init = true; check(c); }
+TEST(NnLstm, Clip) { Case c{Kind::kLstm}; c.clip = 0.3f; check(c); }
+TEST(NnGru, Forward) { check({Kind::kGru}); }
+TEST(NnGru, LinearBeforeReset) { Case c{Kind::kGru}; c.lbr = true; c.init = true; check(c); }
+TEST(NnGru, BidirectionalWithSequenceLens) { Case c{Kind::kGru}; c.direction = "bidirectional"; c.lens = true; check(c); }
+TEST(NnRnn, Forward) { check({Kind::kRnn}); }
+TEST(NnRnn, ReverseLayout1) { Case c{Kind::kRnn}; c.direction = "reverse"; c.layout1 = true; c.init = true; check(c); }
+
+TEST(NnLstm, Errors) {
+  Tensor x = f32({2, 1, 3}, pseudo(6, 1));
+  Tensor w = f32({1, 16, 3}, pseudo(48, 2)), r = f32({1, 16, 4}, pseudo(64, 3));
+  // W with the wrong hidden size
+  auto bad_w = run(OpKind::LSTM, {x, f32({1, 12, 3}, pseudo(36, 2)), r}, 3, {{"hidden_size", attr_int(4)}});
+  ASSERT_FALSE(bad_w.ok());
+  EXPECT_NE(bad_w.status().message().find("W"), std::string::npos);
+  // sequence_lens beyond the sequence
+  auto bad_len = run(OpKind::LSTM, {x, w, r, Tensor(), Tensor::from_vector<int32_t>({1}, {5})}, 3,
+                     {{"hidden_size", attr_int(4)}});
+  EXPECT_FALSE(bad_len.ok());
+  auto bad_dir = run(OpKind::LSTM, {x, w, r}, 3, {{"direction", attr_string("sideways")}});
+  EXPECT_FALSE(bad_dir.ok());
+  auto bad_act = run(OpKind::LSTM, {x, w, r}, 3, {{"activations", [] {
+                                                  ir::Attribute a; a.kind = ir::Attribute::Kind::kStrings;
+                                                  a.strings = {"Sigmoid", "Nope", "Tanh"}; return a; }()}});
+  EXPECT_FALSE(bad_act.ok());
+  // size-0 batch runs and gives empty outputs
+  auto empty = run(OpKind::LSTM, {f32({2, 0, 3}, {}), w, r}, 3);
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_EQ((*empty)[0].shape(), (Shape{2, 1, 0, 4}));
+}
+
+}  // namespace
+}  // namespace tierjit::testing
