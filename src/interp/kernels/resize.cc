@@ -86,7 +86,7 @@ double source_coord(const ResizeParams& p, double y, double scale, int64_t in_w,
 // Resizes `in` (shape `shape`, doubles) along `axis` to out_w positions.
 std::vector<double> resize_axis(const ResizeParams& p, const std::vector<double>& in, Shape& shape,
                                 int64_t axis, double scale, int64_t out_w, double roi_start,
-                                double roi_end) {
+                                double roi_end, int threads) {
   const int64_t in_w = shape[axis];
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
@@ -117,21 +117,22 @@ std::vector<double> resize_axis(const ResizeParams& p, const std::vector<double>
   }
   shape[axis] = out_w;
   std::vector<double> out(static_cast<size_t>(outer * out_w * inner));
-  for (int64_t o = 0; o < outer; ++o) {
+  const int64_t rows = outer * out_w;
+#pragma omp parallel for num_threads(threads) if (rows * inner * n > 65536)
+  for (int64_t q = 0; q < rows; ++q) {
+    const int64_t o = q / out_w, j = q % out_w;
     const double* src = in.data() + o * in_w * inner;
-    for (int64_t j = 0; j < out_w; ++j) {
-      double* dst = out.data() + (o * out_w + j) * inner;
-      if (extrapolate[j]) {
-        std::fill(dst, dst + inner, p.extrapolation);
-        continue;
-      }
-      std::fill(dst, dst + inner, 0.0);
-      for (int t = 0; t < n; ++t) {
-        const double c = w[j * n + t];
-        if (c == 0) continue;
-        const double* s = src + idx[j * n + t] * inner;
-        for (int64_t i = 0; i < inner; ++i) dst[i] += c * s[i];
-      }
+    double* dst = out.data() + q * inner;
+    if (extrapolate[j]) {
+      std::fill(dst, dst + inner, p.extrapolation);
+      continue;
+    }
+    std::fill(dst, dst + inner, 0.0);
+    for (int t = 0; t < n; ++t) {
+      const double c = w[j * n + t];
+      if (c == 0) continue;
+      const double* s = src + idx[j * n + t] * inner;
+      for (int64_t i = 0; i < inner; ++i) dst[i] += c * s[i];
     }
   }
   return out;
@@ -165,7 +166,16 @@ Status run_resize(KernelContext& ctx, const Tensor& x, const ResizeParams& p,
   const int64_t rank = x.rank();
   TJ_RETURN_IF_ERROR(ctx.check_size(DType::kFloat64, out_shape));
   TJ_ASSIGN_OR_RETURN(Tensor * out, ctx.output(0, x.dtype(), out_shape));
-  std::vector<double> data = read_doubles(x);
+  std::vector<double> data(static_cast<size_t>(x.numel()));
+  TJ_RETURN_IF_ERROR(dispatch_all(ctx, x.dtype(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T* src = x.data<T>();
+    for (size_t i = 0; i < data.size(); ++i) {
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) data[i] = to_float(src[i]);
+      else data[i] = static_cast<double>(src[i]);
+    }
+    return Status();
+  }));
   Shape shape = x.shape();
   for (int64_t a = 0; a < rank; ++a) {
     const double rs = roi.empty() ? 0.0 : roi[a], re = roi.empty() ? 1.0 : roi[a + rank];
@@ -176,7 +186,8 @@ Status run_resize(KernelContext& ctx, const Tensor& x, const ResizeParams& p,
       data.assign(static_cast<size_t>(shape_numel(shape)), 0.0);
       continue;
     }
-    data = resize_axis(p, data, shape, a, scales[a], out_shape[a], rs, re);
+    data = resize_axis(p, data, shape, a, scales[a], out_shape[a], rs, re,
+                       ctx.options().intra_op_threads);
   }
   return dispatch_all(ctx, x.dtype(), [&](auto tag) -> Status {
     store<decltype(tag)>(data, *out);
