@@ -4,9 +4,10 @@
 // types it leaves. Requires a topologically sorted graph (the loader guarantees it).
 //
 // Symbolic dims keep their names ("N", "S"). Dims the pass derives from several symbols are
-// written as expressions: "N*S" (product, factors sorted, constant factor first: "2*N") and
-// "min(S,512)" (a Slice end read from a shape, clamped to a constant extent). Equal strings
-// always denote equal run-time values. Dims that depend on data (NonZero, Unique, a Reshape
+// written as expressions: "N*S" (product, factors sorted, constant factor first: "2*N"),
+// "min(S,512)" (a Slice end read from a shape, clamped to a constant extent) and, for conv and
+// pool windows, "(H-2)" and "((H-1)//2+1)" (floor division, canonical spelling so that the two
+// paths of a residual block agree). Equal strings always denote equal run-time values. Dims that depend on data (NonZero, Unique, a Reshape
 // target that is computed at run time) are Dim::unknown(), never a guess.
 #pragma once
 

@@ -71,6 +71,67 @@ Status gemm(RuleContext& c) {
   return Status();
 }
 
+// Output extent of a window over a symbolic extent X: floor((X + c) / s) + 1, or ceil(..) + 1,
+// written canonically ("X" when it cancels, "(X-1)", "((X-1)//2+1)") so that two branches that
+// apply the same arithmetic to the same X (a ResNet block and its downsample path) get equal
+// symbols (the SAME auto_pad form ceil(X / s) equals floor((X - 1) / s) + 1 for X >= 0).
+bool fully_parenthesized(const std::string& e) {
+  if (e.size() < 2 || e.front() != '(' || e.back() != ')') return false;
+  int depth = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    depth += e[i] == '(' ? 1 : e[i] == ')' ? -1 : 0;
+    if (depth == 0) return i + 1 == e.size();
+  }
+  return false;
+}
+
+std::string wrap(const std::string& e) {
+  return e.find_first_of("+-*/(") == std::string::npos || fully_parenthesized(e) ? e : "(" + e + ")";
+}
+
+// "(B+k)" / "(B-k)" with the offset at the top level -> B and k.
+bool split_offset(const std::string& x, std::string* base, int64_t* k) {
+  if (!fully_parenthesized(x)) return false;
+  std::string inner = x.substr(1, x.size() - 2);
+  int depth = 0;
+  size_t pos = std::string::npos;
+  for (size_t i = 0; i < inner.size(); ++i) {
+    depth += inner[i] == '(' ? 1 : inner[i] == ')' ? -1 : 0;
+    if (depth == 0 && i > 0 && (inner[i] == '+' || inner[i] == '-')) pos = i;
+  }
+  if (pos == std::string::npos || pos + 1 >= inner.size() || inner.size() - pos > 12) return false;
+  for (size_t i = pos + 1; i < inner.size(); ++i)
+    if (inner[i] < '0' || inner[i] > '9') return false;
+  *k = std::stoll(inner.substr(pos + 1)) * (inner[pos] == '-' ? -1 : 1);
+  *base = inner.substr(0, pos);
+  return true;
+}
+
+bool has_top_level_sum(const std::string& e) {
+  int depth = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    depth += e[i] == '(' ? 1 : e[i] == ')' ? -1 : 0;
+    if (depth == 0 && i > 0 && (e[i] == '+' || e[i] == '-')) return true;
+  }
+  return false;
+}
+
+// Canonical spelling of b + c: "b" or "(b+c)" / "(b-c)" (split_offset inverts it).
+std::string offset_expr(const std::string& b, int64_t c) {
+  if (c == 0) return wrap(b);
+  std::string sign = c > 0 ? "+" : "-";
+  return "(" + (has_top_level_sum(b) ? wrap(b) : b) + sign + std::to_string(c > 0 ? c : -c) + ")";
+}
+
+Dim window_expr(const std::string& x, int64_t c, int64_t s, bool ceil_mode) {
+  if (ceil_mode) c += s - 1;
+  std::string base = x;
+  int64_t k = 0;
+  if (split_offset(x, &base, &k)) c += k;
+  if (s == 1) return Dim::named(offset_expr(base, c + 1));  // floor((X + c) / 1) + 1
+  return Dim::named(offset_expr(wrap(offset_expr(base, c)) + "//" + std::to_string(s), 1));
+}
+
 // Spatial output dims of a conv or pool over x = [N, C, spatial...].
 Status window_dims(RuleContext& c, const SymShape& x, const std::vector<int64_t>& kernel, bool ceil_mode,
                    SymShape* out) {
@@ -91,7 +152,7 @@ Status window_dims(RuleContext& c, const SymShape& x, const std::vector<int64_t>
     Dim d = Dim::unknown();
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       if (in.is_constant()) d = Dim::constant(ceil_div(in.value, s));
-      else if (s == 1) d = in;
+      else if (in.is_symbol()) d = window_expr(in.symbol, -1, s, false);  // ceil(X/s) = floor((X-1)/s)+1
     } else if (!kernel.empty()) {
       int64_t ek = (kernel[i] - 1) * dil[i] + 1;
       int64_t total_pad = auto_pad == "VALID" ? 0 : pads[i] + pads[i + ns];
@@ -99,8 +160,8 @@ Status window_dims(RuleContext& c, const SymShape& x, const std::vector<int64_t>
         int64_t span = in.value + total_pad - ek;
         if (span < 0) return c.fail("window {} is larger than padded input {}", ek, in.value + total_pad);
         d = Dim::constant((ceil_mode ? ceil_div(span, s) : floor_div(span, s)) + 1);
-      } else if (s == 1 && total_pad == ek - 1) {
-        d = in;
+      } else if (in.is_symbol()) {
+        d = window_expr(in.symbol, total_pad - ek, s, ceil_mode);
       }
     }
     out->push_back(d);

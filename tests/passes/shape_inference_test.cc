@@ -171,7 +171,7 @@ TEST(ShapeInference, ConvAndPoolArithmetic) {
   Builder b;
   auto* x = b.input("x", DType::kFloat32, SymShape{S("N"), C(3), C(224), S("W")});
   auto* w = b.input("w", DType::kFloat32, SymShape{C(64), C(3), C(7), C(7)});
-  // H: floor((224 + 3 + 3 - 7) / 2) + 1 = floor(223 / 2) + 1 = 112; W symbolic with stride 2: unknown.
+  // H: floor((224 + 3 + 3 - 7) / 2) + 1 = floor(223 / 2) + 1 = 112; W: floor((W - 1) / 2) + 1.
   auto* c1 = b.op(OpKind::Conv, {x, w}, {{"strides", ints({2, 2})}, {"pads", ints({3, 3, 3, 3})}});
   // Dilation 2 on 3x3: effective 5; H = 224 - 5 + 1 = 220; W: stride 1, pads 2+2 = 5-1: stays W.
   auto* w3 = b.input("w3", DType::kFloat32, SymShape{C(8), C(3), C(3), C(3)});
@@ -187,7 +187,7 @@ TEST(ShapeInference, ConvAndPoolArithmetic) {
   auto* ct = b.op(OpKind::ConvTranspose, {p, wt}, {{"strides", ints({2, 2})}, {"group", int1(2)}});
   auto* gp = b.op(OpKind::GlobalAveragePool, {x});
   ASSERT_TRUE(b.run().ok());
-  EXPECT_EQ(str_of(c1), "[N, 64, 112, ?]");
+  EXPECT_EQ(str_of(c1), "[N, 64, 112, ((W-1)//2+1)]");
   EXPECT_EQ(str_of(c2), "[N, 8, 220, W]");
   EXPECT_EQ(str_of(c3), "[N, 8, 75, W]");
   EXPECT_EQ(str_of(mp->output(0)), "[1, 1, 2, 3]");
@@ -195,6 +195,25 @@ TEST(ShapeInference, ConvAndPoolArithmetic) {
   EXPECT_EQ(str_of(mpc), "[1, 1, 3, 3]");
   EXPECT_EQ(str_of(ct), "[1, 8, 11, 13]");  // 6: 2 * 5 + 3 = 13
   EXPECT_EQ(str_of(gp), "[N, 3, 1, 1]");
+}
+
+TEST(ShapeInference, SymbolicSpatialDimsStayComparable) {
+  // ResNet block: 3x3 stride 2 pad 1 and the 1x1 stride 2 downsample both give
+  // floor((H + 2 - 3) / 2) + 1 = floor((H - 1) / 2) + 1, so their sum keeps a symbolic dim.
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("N"), C(8), S("H"), S("H")});
+  auto* w3 = b.input("w3", DType::kFloat32, SymShape{C(16), C(8), C(3), C(3)});
+  auto* w1 = b.input("w1", DType::kFloat32, SymShape{C(16), C(8), C(1), C(1)});
+  auto* main = b.op(OpKind::Conv, {x, w3}, {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}});
+  auto* down = b.op(OpKind::Conv, {x, w1}, {{"strides", ints({2, 2})}});
+  auto* same = b.op(OpKind::Conv, {x, w3}, {{"strides", ints({2, 2})}, {"auto_pad", str("SAME_UPPER")}});
+  auto* sum = b.op(OpKind::Add, {main, down});
+  auto* valid = b.op(OpKind::Conv, {x, w3});  // floor((H - 3) / 1) + 1 = H - 2
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(main), "[N, 16, ((H-1)//2+1), ((H-1)//2+1)]");
+  EXPECT_EQ(str_of(sum), str_of(main));
+  EXPECT_EQ(str_of(same), str_of(main));  // ceil(H / 2)
+  EXPECT_EQ(str_of(valid), "[N, 16, (H-2), (H-2)]");
 }
 
 TEST(ShapeInference, ReshapeZeroMinusOneAndFlatten) {
