@@ -187,16 +187,17 @@ Status einsum_kernel(KernelContext& ctx) {
       const int64_t inner = k ? dims[k - 1] : 1;
       const int64_t total = out_total * reduce_total;
       A acc = 0;
+      int64_t remaining = reduce_total, q = 0;
       for (int64_t t = 0; t < total; t += inner) {
         for (int64_t j = 0; j < inner; ++j) {
           A prod = 1;
           for (size_t i = 0; i < n_in; ++i)
             prod *= load<T>(src[i], off[i] + j * (k ? strides[i][k - 1] : 0));
           acc += prod;
-          const int64_t flat = t + j;
-          if ((flat + 1) % reduce_total == 0) {
-            store_value<T>(o, flat / reduce_total, acc);
+          if (--remaining == 0) {  // every output element sums reduce_total consecutive steps
+            store_value<T>(o, q++, acc);
             acc = 0;
+            remaining = reduce_total;
           }
         }
         for (int64_t d = static_cast<int64_t>(k) - 2; d >= 0; --d) {
