@@ -92,6 +92,9 @@ Status slice_kernel(KernelContext& ctx) {
       b = std::clamp<int64_t>(b, 0, n);
       e = std::clamp<int64_t>(e, 0, n);
       cnt = e > b ? (e - b - 1) / s + 1 : 0;
+    } else if (n == 0) {
+      b = 0;
+      cnt = 0;
     } else {
       b = std::clamp<int64_t>(b, 0, n - 1);
       e = std::clamp<int64_t>(e, -1, n - 1);
