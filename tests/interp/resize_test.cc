@@ -91,6 +91,27 @@ TEST(ResizeTest, UpsampleOpset9Nearest) {
   expect_tensor_near((*r)[0], f({1, 4}, {5, 5, 6, 6}));
 }
 
+TEST(ResizeTest, MemoryLimitCoversOutputButNotTransposedGrowth) {
+  // [1, 1000] -> [1000, 1]: shrinking axis 1 first keeps every intermediate at <= 1000 values,
+  // so a 16 KB limit suffices (resizing axis 0 first would need 10^6 doubles).
+  interp::ExecOptions opt;
+  opt.memory_limit_bytes = 16 << 10;
+  auto r = run_node(NodeSpec{ir::OpKind::Resize,
+                             {Tensor::zeros(DType::kFloat32, {1, 1000}), Tensor(), Tensor(),
+                              Tensor::from_vector<int64_t>({2}, {1000, 1})},
+                             1, {{"mode", attr_string("nearest")}}, 13},
+                    opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].shape(), (Shape{1000, 1}));
+  auto big = run_node(NodeSpec{ir::OpKind::Resize,
+                               {Tensor::zeros(DType::kFloat32, {1, 1000}), Tensor(), Tensor(),
+                                Tensor::from_vector<int64_t>({2}, {1000, 1000})},
+                               1, {{"mode", attr_string("nearest")}}, 13},
+                      opt);
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.status().code(), StatusCode::kResourceExhausted);
+}
+
 TEST(ResizeTest, BothScalesAndSizesIsAnError) {
   auto r = resize(x2x2(), scales4(), Tensor::from_vector<int64_t>({4}, {1, 1, 4, 4}),
                   {{"mode", attr_string("nearest")}});

@@ -177,7 +177,12 @@ Status run_resize(KernelContext& ctx, const Tensor& x, const ResizeParams& p,
     return Status();
   }));
   Shape shape = x.shape();
-  for (int64_t a = 0; a < rank; ++a) {
+  // Shrinking axes first keeps the double intermediates no larger than input or output; the
+  // axes are independent, so the order does not change the result beyond rounding.
+  std::vector<int64_t> order;
+  for (int64_t a = 0; a < rank; ++a) if (out_shape[a] <= shape[a]) order.push_back(a);
+  for (int64_t a = 0; a < rank; ++a) if (out_shape[a] > shape[a]) order.push_back(a);
+  for (int64_t a : order) {
     const double rs = roi.empty() ? 0.0 : roi[a], re = roi.empty() ? 1.0 : roi[a + rank];
     const bool roi_identity = p.coord != Coord::kTfCropAndResize || (rs == 0.0 && re == 1.0);
     if (std::fabs(scales[a] - 1.0) < 1e-9 && out_shape[a] == shape[a] && roi_identity) continue;
@@ -186,6 +191,9 @@ Status run_resize(KernelContext& ctx, const Tensor& x, const ResizeParams& p,
       data.assign(static_cast<size_t>(shape_numel(shape)), 0.0);
       continue;
     }
+    Shape next = shape;
+    next[a] = out_shape[a];
+    TJ_RETURN_IF_ERROR(ctx.check_size(DType::kFloat64, next));
     data = resize_axis(p, data, shape, a, scales[a], out_shape[a], rs, re,
                        ctx.options().intra_op_threads);
   }

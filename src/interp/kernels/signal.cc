@@ -96,6 +96,8 @@ Status dft_kernel(KernelContext& ctx) {
   out_shape[axis] = bins;
   out_shape[rank - 1] = real_out ? 1 : 2;
   TJ_ASSIGN_OR_RETURN(Tensor * out, ctx.output(0, x->dtype(), out_shape));
+  TJ_RETURN_IF_ERROR(ctx.check_size(DType::kFloat64, out_shape));  // double results
+  TJ_RETURN_IF_ERROR(ctx.check_size(DType::kFloat64, {2, n}));      // twiddle table
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= x->dim(d);
   for (int64_t d = axis + 1; d < rank - 1; ++d) inner *= x->dim(d);
