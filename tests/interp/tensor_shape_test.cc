@@ -99,6 +99,8 @@ TEST(TensorShapeTest, Squeeze) {
   Tensor x = iota_f({1, 3, 1, 2});
   TJ_RUN_OK(a, node(OpKind::Squeeze, {x}));
   expect_tensor_near(a[0], iota_f({3, 2}));
+  TJ_RUN_OK(a2, node(OpKind::Squeeze, {x, ti({0}, {})}));
+  EXPECT_EQ(a2[0].shape(), (Shape{3, 2}));
   TJ_RUN_OK(b, node(OpKind::Squeeze, {x, ti({1}, {-2})}));
   EXPECT_EQ(b[0].shape(), (Shape{1, 3, 2}));
   TJ_RUN_OK(c, node(OpKind::Squeeze, {x}, 1, {{"axes", attr_ints({0, 2})}}, 11));

@@ -106,13 +106,13 @@ Status flatten_kernel(KernelContext& ctx) {
 }
 
 // Squeeze (opsets 1, 11, 13): removes the listed axes (attribute before 13, optional int64 input
-// 1 from 13), each of size 1; with no axes, removes every size-1 dim. Returns a view.
+// 1 from 13), each of size 1; with no (or empty) axes, removes every size-1 dim. Returns a view.
 Status squeeze_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* in, ctx.required_input(0));
   TJ_ASSIGN_OR_RETURN(IntList axes, int_list_attr_or_input(ctx, "axes", 1, 13));
   const int64_t r = in->rank();
   std::vector<bool> drop(static_cast<size_t>(r), false);
-  if (!axes.has_value) {
+  if (!axes.has_value || axes.values.empty()) {  // an empty axes input also squeezes all (as ORT)
     for (int64_t d = 0; d < r; ++d) drop[d] = in->dim(d) == 1;
   } else {
     for (int64_t a : axes.values) {
