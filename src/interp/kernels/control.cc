@@ -50,7 +50,8 @@ Tensor stack_along(const std::vector<Tensor>& parts, int64_t axis, bool reverse)
   for (int64_t d = axis; d < static_cast<int64_t>(s.size()); ++d) inner *= s[d];
   for (int64_t k = 0; k < n; ++k) {
     const Tensor& p = parts[reverse ? n - 1 - k : k];
-    for (int64_t o = 0; o < outer; ++o) copy_elements(p, o * inner, out, (o * n + k) * inner, inner);
+    for (int64_t o = 0; o < outer; ++o)
+      copy_elements(p, o * inner, out, (o * n + k) * inner, inner);
   }
   return out;
 }
@@ -65,8 +66,7 @@ Status if_kernel(KernelContext& ctx) {
   if (cond->numel() != 1)
     return ctx.fail("input 0 'cond' must hold one element, got shape {}",
                     shape_to_string(cond->shape()));
-  if (cond->dtype() == DType::kString)
-    return ctx.fail("input 0 'cond' must be bool, got string");
+  if (cond->dtype() == DType::kString) return ctx.fail("input 0 'cond' must be bool, got string");
   const bool take_then = cond->value_as_double(0) != 0.0;
   const char* branch_name = take_then ? "then_branch" : "else_branch";
   const ir::Graph* branch = ctx.node().attr_graph(branch_name);

@@ -127,7 +127,8 @@ Status loop_kernel(KernelContext& ctx) {
   for (size_t i = 0; i < n_carried; ++i) ctx.set_output(i, std::move(carried[i]));
   for (size_t k = 0; k < n_scan; ++k) {
     if (scans[k].empty()) {
-      TJ_ASSIGN_OR_RETURN(Tensor e, empty_scan_output(ctx, *body, body->outputs()[1 + n_carried + k], k));
+      TJ_ASSIGN_OR_RETURN(Tensor e,
+                          empty_scan_output(ctx, *body, body->outputs()[1 + n_carried + k], k));
       ctx.set_output(n_carried + k, std::move(e));
     } else {
       ctx.set_output(n_carried + k, stack_along(scans[k], 0, false));

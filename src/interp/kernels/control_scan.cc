@@ -81,7 +81,8 @@ Status check_body(KernelContext& ctx, const ir::Graph& body, size_t n_state, siz
 
 Expected<std::vector<int64_t>> flags(KernelContext& ctx, const char* name, size_t n) {
   std::vector<int64_t> v = ctx.node().attr_ints(name, std::vector<int64_t>(n, 0));
-  if (v.size() != n) return ctx.fail("attribute '{}' has {} entries, expected {}", name, v.size(), n);
+  if (v.size() != n)
+    return ctx.fail("attribute '{}' has {} entries, expected {}", name, v.size(), n);
   return v;
 }
 
@@ -97,7 +98,8 @@ Status scan9(KernelContext& ctx, const ir::Graph& body, int64_t m) {
   TJ_RETURN_IF_ERROR(check_body(ctx, body, n_state, n_scan_in, n_scan_out));
   TJ_ASSIGN_OR_RETURN(std::vector<int64_t> in_dirs, flags(ctx, "scan_input_directions", n_scan_in));
   TJ_ASSIGN_OR_RETURN(std::vector<int64_t> in_axes, flags(ctx, "scan_input_axes", n_scan_in));
-  TJ_ASSIGN_OR_RETURN(std::vector<int64_t> out_dirs, flags(ctx, "scan_output_directions", n_scan_out));
+  TJ_ASSIGN_OR_RETURN(std::vector<int64_t> out_dirs,
+                      flags(ctx, "scan_output_directions", n_scan_out));
   TJ_ASSIGN_OR_RETURN(std::vector<int64_t> out_axes, flags(ctx, "scan_output_axes", n_scan_out));
 
   std::vector<Tensor> states(n_state), scan_inputs(n_scan_in);
@@ -113,8 +115,8 @@ Status scan9(KernelContext& ctx, const ir::Graph& body, int64_t m) {
     TJ_ASSIGN_OR_RETURN(in_axes[j], normalize_axis(ctx, in_axes[j], t.rank()));
     int64_t len = t.dim(in_axes[j]);
     if (length >= 0 && len != length)
-      return ctx.fail("scan input {} has length {} along axis {}, expected {}", j, len,
-                      in_axes[j], length);
+      return ctx.fail("scan input {} has length {} along axis {}, expected {}", j, len, in_axes[j],
+                      length);
     length = len;
   }
   TJ_ASSIGN_OR_RETURN(ScanResult r, run_scan(ctx, body, std::move(states), scan_inputs, in_axes,
@@ -165,7 +167,8 @@ Status scan8(KernelContext& ctx, const ir::Graph& body, int64_t m) {
                       shape_to_string(t.shape()), batch, is_scan ? " and a sequence axis 1" : "");
     if (is_scan) {
       if (max_len >= 0 && t.dim(1) != max_len)
-        return ctx.fail("scan input {} has sequence length {}, expected {}", i + 1, t.dim(1), max_len);
+        return ctx.fail("scan input {} has sequence length {}, expected {}", i + 1, t.dim(1),
+                        max_len);
       max_len = t.dim(1);
     }
   }
@@ -211,7 +214,10 @@ Status scan8(KernelContext& ctx, const ir::Graph& body, int64_t m) {
     }
   }
   for (size_t i = 0; i < n_state; ++i) {
-    if (batch == 0) { ctx.set_output(i, *ins[i]); continue; }
+    if (batch == 0) {
+      ctx.set_output(i, *ins[i]);
+      continue;
+    }
     ctx.set_output(i, stack_along(final_states[i], 0, false));
   }
   for (size_t k = 0; k < n_scan_out; ++k) {

@@ -16,7 +16,9 @@ namespace {
 
 // ---- NonMaxSuppression ----
 
-struct Box { double y1, x1, y2, x2; };
+struct Box {
+  double y1, x1, y2, x2;
+};
 
 Box read_box(const Tensor& boxes, int64_t offset, bool center) {
   double v[4];
@@ -61,7 +63,8 @@ Status nms_kernel(KernelContext& ctx) {
     has_score_th = true;
     score_th = t->value_as_double(0);
   }
-  if (iou_th < 0 || iou_th > 1) return ctx.fail("input 3 'iou_threshold' {} is outside [0, 1]", iou_th);
+  if (iou_th < 0 || iou_th > 1)
+    return ctx.fail("input 3 'iou_threshold' {} is outside [0, 1]", iou_th);
   const bool center = ctx.node().attr_int("center_point_box", 0) != 0;
   const int64_t batch = boxes->dim(0), n = boxes->dim(1), classes = scores->dim(1);
 
@@ -77,20 +80,25 @@ Status nms_kernel(KernelContext& ctx) {
         sc[i] = scores->value_as_double((b * classes + c) * n + i);
         if (!has_score_th || sc[i] > score_th) order.push_back(i);
       }
-      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t z) { return sc[a] > sc[z]; });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t z) { return sc[a] > sc[z]; });
       std::vector<int64_t> kept;
       for (int64_t i : order) {
         if (static_cast<int64_t>(kept.size()) >= max_out) break;
         bool keep = true;
         for (int64_t k : kept)
-          if (iou(bx[i], bx[k]) > iou_th) { keep = false; break; }
+          if (iou(bx[i], bx[k]) > iou_th) {
+            keep = false;
+            break;
+          }
         if (!keep) continue;
         kept.push_back(i);
         selected.insert(selected.end(), {b, c, i});
       }
     }
   }
-  TJ_ASSIGN_OR_RETURN(Tensor * out, ctx.output(0, DType::kInt64, {static_cast<int64_t>(selected.size() / 3), 3}));
+  TJ_ASSIGN_OR_RETURN(Tensor * out,
+                      ctx.output(0, DType::kInt64, {static_cast<int64_t>(selected.size() / 3), 3}));
   std::copy(selected.begin(), selected.end(), out->data<int64_t>());
   return Status();
 }
@@ -151,11 +159,13 @@ struct Plane {
   }
 };
 
-// Inputs: X [N, C, H, W], grid [N, Hout, Wout, 2] with (x, y) in [-1, 1]. Output [N, C, Hout, Wout].
+// Inputs: X [N, C, H, W], grid [N, Hout, Wout, 2] with (x, y) in [-1, 1]. Output [N, C, Hout,
+// Wout].
 Status grid_sample_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
   TJ_ASSIGN_OR_RETURN(const Tensor* grid, ctx.required_input(1));
-  if (x->rank() != 4) return ctx.fail("input 0 'X' must be 4-D [N, C, H, W], got {}", shape_to_string(x->shape()));
+  if (x->rank() != 4)
+    return ctx.fail("input 0 'X' must be 4-D [N, C, H, W], got {}", shape_to_string(x->shape()));
   if (grid->rank() != 4 || grid->dim(0) != x->dim(0) || grid->dim(3) != 2)
     return ctx.fail("input 1 'grid' must have shape [{}, H_out, W_out, 2], got {}", x->dim(0),
                     shape_to_string(grid->shape()));
@@ -165,21 +175,30 @@ Status grid_sample_kernel(KernelContext& ctx) {
   const std::string pm = ctx.node().attr_string("padding_mode", "zeros");
   const bool align = ctx.node().attr_int("align_corners", 0) != 0;
   int interp;  // 0 nearest, 1 bilinear, 2 bicubic
-  if (mode == "nearest") interp = 0;
-  else if (mode == "bilinear" || mode == "linear") interp = 1;
-  else if (mode == "bicubic" || mode == "cubic") interp = 2;
-  else return ctx.fail("attribute 'mode': unknown value '{}'", mode);
+  if (mode == "nearest")
+    interp = 0;
+  else if (mode == "bilinear" || mode == "linear")
+    interp = 1;
+  else if (mode == "bicubic" || mode == "cubic")
+    interp = 2;
+  else
+    return ctx.fail("attribute 'mode': unknown value '{}'", mode);
   Pad pad;
-  if (pm == "zeros") pad = Pad::kZeros;
-  else if (pm == "border") pad = Pad::kBorder;
-  else if (pm == "reflection") pad = Pad::kReflection;
-  else return ctx.fail("attribute 'padding_mode': unknown value '{}'", pm);
+  if (pm == "zeros")
+    pad = Pad::kZeros;
+  else if (pm == "border")
+    pad = Pad::kBorder;
+  else if (pm == "reflection")
+    pad = Pad::kReflection;
+  else
+    return ctx.fail("attribute 'padding_mode': unknown value '{}'", pm);
 
   const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
   const int64_t ho = grid->dim(1), wo = grid->dim(2);
   TJ_ASSIGN_OR_RETURN(Tensor * out, ctx.output(0, x->dtype(), {n, c, ho, wo}));
   if (out->numel() == 0) return Status();
-  if (h == 0 || w == 0) return ctx.fail("input 0 'X' has an empty spatial dim: {}", shape_to_string(x->shape()));
+  if (h == 0 || w == 0)
+    return ctx.fail("input 0 'X' has an empty spatial dim: {}", shape_to_string(x->shape()));
   const std::vector<double> xd = read_doubles(*x);
   const std::vector<double> gd = read_doubles(*grid);
   std::vector<double> res(static_cast<size_t>(out->numel()));
@@ -201,12 +220,16 @@ Status grid_sample_kernel(KernelContext& ctx) {
             fy = std::nearbyint(fy);
           }
           if (fx < lo_x || fx > hi_x) {
-            if (pad == Pad::kBorder) fx = std::clamp(fx, 0.0, static_cast<double>(w - 1));
-            else if (pad == Pad::kReflection) fx = reflect(fx, lo_x, hi_x);
+            if (pad == Pad::kBorder)
+              fx = std::clamp(fx, 0.0, static_cast<double>(w - 1));
+            else if (pad == Pad::kReflection)
+              fx = reflect(fx, lo_x, hi_x);
           }
           if (fy < lo_y || fy > hi_y) {
-            if (pad == Pad::kBorder) fy = std::clamp(fy, 0.0, static_cast<double>(h - 1));
-            else if (pad == Pad::kReflection) fy = reflect(fy, lo_y, hi_y);
+            if (pad == Pad::kBorder)
+              fy = std::clamp(fy, 0.0, static_cast<double>(h - 1));
+            else if (pad == Pad::kReflection)
+              fy = reflect(fy, lo_y, hi_y);
           }
           double v;
           if (interp == 0) {
@@ -240,9 +263,12 @@ Status grid_sample_kernel(KernelContext& ctx) {
     using T = decltype(tag);
     T* o = out->data<T>();
     for (size_t i = 0; i < res.size(); ++i) {
-      if constexpr (std::is_same_v<T, Half>) o[i] = Half{support::float_to_half(static_cast<float>(res[i]))};
-      else if constexpr (std::is_same_v<T, BFloat16>) o[i] = BFloat16{support::float_to_bfloat16(static_cast<float>(res[i]))};
-      else o[i] = static_cast<T>(res[i]);
+      if constexpr (std::is_same_v<T, Half>)
+        o[i] = Half{support::float_to_half(static_cast<float>(res[i]))};
+      else if constexpr (std::is_same_v<T, BFloat16>)
+        o[i] = BFloat16{support::float_to_bfloat16(static_cast<float>(res[i]))};
+      else
+        o[i] = static_cast<T>(res[i]);
     }
     return Status();
   });

@@ -47,7 +47,8 @@ Expected<Term> parse_term(const KernelContext& ctx, const std::string& s) {
 
 std::vector<int> expand(const Term& t, int64_t n_ell, int64_t total_ell) {
   std::vector<int> r = t.letters_before;
-  for (int64_t e = total_ell - n_ell; e < total_ell; ++e) r.push_back(kNumLetters + static_cast<int>(e));
+  for (int64_t e = total_ell - n_ell; e < total_ell; ++e)
+    r.push_back(kNumLetters + static_cast<int>(e));
   r.insert(r.end(), t.letters_after.begin(), t.letters_after.end());
   return r;
 }
@@ -59,21 +60,27 @@ using Acc = std::conditional_t<std::is_floating_point_v<T> || std::is_same_v<T, 
 
 template <class T>
 Acc<T> load(const T* p, int64_t i) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return to_float(p[i]);
-  else return static_cast<Acc<T>>(p[i]);
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+    return to_float(p[i]);
+  else
+    return static_cast<Acc<T>>(p[i]);
 }
 
 template <class T>
 void store_value(T* p, int64_t i, Acc<T> v) {
-  if constexpr (std::is_same_v<T, Half>) p[i] = Half{support::float_to_half(static_cast<float>(v))};
-  else if constexpr (std::is_same_v<T, BFloat16>) p[i] = BFloat16{support::float_to_bfloat16(static_cast<float>(v))};
-  else p[i] = static_cast<T>(v);
+  if constexpr (std::is_same_v<T, Half>)
+    p[i] = Half{support::float_to_half(static_cast<float>(v))};
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    p[i] = BFloat16{support::float_to_bfloat16(static_cast<float>(v))};
+  else
+    p[i] = static_cast<T>(v);
 }
 
 // Equation: "ij,jk->ik". Inputs: one tensor per term, one dtype. Output: the contraction.
 Status einsum_kernel(KernelContext& ctx) {
   std::string eq;
-  for (char ch : ctx.node().attr_string("equation", "")) if (ch != ' ') eq += ch;
+  for (char ch : ctx.node().attr_string("equation", ""))
+    if (ch != ' ') eq += ch;
   if (eq.empty()) return ctx.fail("attribute 'equation' is required");
   const size_t arrow = eq.find("->");
   const std::string lhs = eq.substr(0, arrow);
@@ -103,7 +110,8 @@ Status einsum_kernel(KernelContext& ctx) {
     TJ_ASSIGN_OR_RETURN(Term t, parse_term(ctx, term_strs[i]));
     const int64_t named = static_cast<int64_t>(t.letters_before.size() + t.letters_after.size());
     if (t.has_ellipsis ? ins[i]->rank() < named : ins[i]->rank() != named)
-      return ctx.fail("term '{}' does not match input {} of rank {}", term_strs[i], i, ins[i]->rank());
+      return ctx.fail("term '{}' does not match input {} of rank {}", term_strs[i], i,
+                      ins[i]->rank());
     n_ell[i] = t.has_ellipsis ? ins[i]->rank() - named : 0;
     total_ell = std::max(total_ell, n_ell[i]);
     terms.push_back(std::move(t));
@@ -161,7 +169,8 @@ Status einsum_kernel(KernelContext& ctx) {
     std::vector<int64_t> rs = row_major_strides(ins[i]->shape());
     for (size_t d = 0; d < labels[i].size(); ++d) {
       if (ins[i]->dim(static_cast<int64_t>(d)) == 1) continue;  // broadcast
-      const size_t j = static_cast<size_t>(std::find(all.begin(), all.end(), labels[i][d]) - all.begin());
+      const size_t j =
+          static_cast<size_t>(std::find(all.begin(), all.end(), labels[i][d]) - all.begin());
       strides[i][j] += rs[d];
     }
   }
@@ -215,6 +224,8 @@ Status einsum_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-void register_einsum_kernels(KernelRegistry& r) { r.add(ir::OpKind::Einsum, einsum_kernel); }
+void register_einsum_kernels(KernelRegistry& r) {
+  r.add(ir::OpKind::Einsum, einsum_kernel);
+}
 
 }  // namespace tierjit::interp

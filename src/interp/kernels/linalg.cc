@@ -36,7 +36,8 @@ double determinant(std::vector<double>& a, int64_t m) {
 // Input X float [..., M, M]; output [...] of the same dtype. NaN inputs give NaN.
 Status det_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
-  if (!dtype_is_float(x->dtype())) return ctx.fail("input 0 must be a float tensor, got {}", dtype_name(x->dtype()));
+  if (!dtype_is_float(x->dtype()))
+    return ctx.fail("input 0 must be a float tensor, got {}", dtype_name(x->dtype()));
   const int64_t r = x->rank();
   if (r < 2 || x->dim(r - 1) != x->dim(r - 2))
     return ctx.fail("input 0 must have shape [..., M, M], got {}", shape_to_string(x->shape()));
@@ -53,10 +54,18 @@ Status det_kernel(KernelContext& ctx) {
     }
     const double d = has_nan ? std::nan("") : determinant(a, m);
     switch (x->dtype()) {
-      case DType::kFloat32: out->data<float>()[b] = static_cast<float>(d); break;
-      case DType::kFloat64: out->data<double>()[b] = d; break;
-      case DType::kFloat16: out->data<uint16_t>()[b] = support::float_to_half(static_cast<float>(d)); break;
-      default: out->data<uint16_t>()[b] = support::float_to_bfloat16(static_cast<float>(d)); break;
+      case DType::kFloat32:
+        out->data<float>()[b] = static_cast<float>(d);
+        break;
+      case DType::kFloat64:
+        out->data<double>()[b] = d;
+        break;
+      case DType::kFloat16:
+        out->data<uint16_t>()[b] = support::float_to_half(static_cast<float>(d));
+        break;
+      default:
+        out->data<uint16_t>()[b] = support::float_to_bfloat16(static_cast<float>(d));
+        break;
     }
   }
   return Status();
@@ -64,6 +73,8 @@ Status det_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-void register_linalg_kernels(KernelRegistry& r) { r.add(ir::OpKind::Det, det_kernel); }
+void register_linalg_kernels(KernelRegistry& r) {
+  r.add(ir::OpKind::Det, det_kernel);
+}
 
 }  // namespace tierjit::interp

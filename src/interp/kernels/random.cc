@@ -33,10 +33,14 @@ Status store(const KernelContext& ctx, const std::vector<double>& v, Tensor& out
     using T = decltype(tag);
     T* o = out.data<T>();
     for (size_t i = 0; i < v.size(); ++i) {
-      if constexpr (std::is_same_v<T, Half>) o[i] = Half{support::float_to_half(static_cast<float>(v[i]))};
-      else if constexpr (std::is_same_v<T, BFloat16>) o[i] = BFloat16{support::float_to_bfloat16(static_cast<float>(v[i]))};
-      else if constexpr (std::is_same_v<T, bool>) o[i] = v[i] != 0.0;
-      else o[i] = static_cast<T>(v[i]);
+      if constexpr (std::is_same_v<T, Half>)
+        o[i] = Half{support::float_to_half(static_cast<float>(v[i]))};
+      else if constexpr (std::is_same_v<T, BFloat16>)
+        o[i] = BFloat16{support::float_to_bfloat16(static_cast<float>(v[i]))};
+      else if constexpr (std::is_same_v<T, bool>)
+        o[i] = v[i] != 0.0;
+      else
+        o[i] = static_cast<T>(v[i]);
     }
     return Status();
   });
@@ -70,7 +74,8 @@ Status random_kernel(KernelContext& ctx) {
   std::mt19937_64 eng = make_engine(ctx);
   std::vector<double> v(static_cast<size_t>(out->numel()));
   if constexpr (kNormal) {
-    std::normal_distribution<double> dist(ctx.node().attr_float("mean", 0.0f), ctx.node().attr_float("scale", 1.0f));
+    std::normal_distribution<double> dist(ctx.node().attr_float("mean", 0.0f),
+                                          ctx.node().attr_float("scale", 1.0f));
     for (double& x : v) x = dist(eng);
   } else {
     const double lo = ctx.node().attr_float("low", 0.0f), hi = ctx.node().attr_float("high", 1.0f);
@@ -85,7 +90,8 @@ Status random_kernel(KernelContext& ctx) {
 // 1 with probability p, else 0.
 Status bernoulli_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* p, ctx.required_input(0));
-  if (!dtype_is_float(p->dtype())) return ctx.fail("input 0 must be a float tensor, got {}", dtype_name(p->dtype()));
+  if (!dtype_is_float(p->dtype()))
+    return ctx.fail("input 0 must be a float tensor, got {}", dtype_name(p->dtype()));
   const int64_t code = ctx.node().attr_int("dtype", static_cast<int64_t>(p->dtype()));
   if (!dtype_is_valid(static_cast<int32_t>(code)) || code == static_cast<int64_t>(DType::kString))
     return ctx.fail("attribute 'dtype' {} is not a numeric type", code);
@@ -95,7 +101,8 @@ Status bernoulli_kernel(KernelContext& ctx) {
   std::vector<double> v(static_cast<size_t>(p->numel()));
   for (int64_t i = 0; i < p->numel(); ++i) {
     const double pi = p->value_as_double(i);
-    if (!(pi >= 0.0 && pi <= 1.0)) return ctx.fail("input 0: probability {} at {} is outside [0, 1]", pi, i);
+    if (!(pi >= 0.0 && pi <= 1.0))
+      return ctx.fail("input 0: probability {} at {} is outside [0, 1]", pi, i);
     v[i] = u(eng) < pi ? 1.0 : 0.0;
   }
   return store(ctx, v, *out);
@@ -106,7 +113,8 @@ Status bernoulli_kernel(KernelContext& ctx) {
 Status multinomial_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
   if (!dtype_is_float(x->dtype()) || x->rank() != 2)
-    return ctx.fail("input 0 must be a 2-D float tensor [batch, classes], got {} {}", dtype_name(x->dtype()), shape_to_string(x->shape()));
+    return ctx.fail("input 0 must be a 2-D float tensor [batch, classes], got {} {}",
+                    dtype_name(x->dtype()), shape_to_string(x->shape()));
   const int64_t samples = ctx.node().attr_int("sample_size", 1);
   if (samples < 0) return ctx.fail("attribute 'sample_size' {} is negative", samples);
   const int64_t code = ctx.node().attr_int("dtype", static_cast<int64_t>(DType::kInt32));

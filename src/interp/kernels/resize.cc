@@ -17,8 +17,14 @@ namespace tierjit::interp {
 namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
-enum class Coord { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfCropAndResize,
-                   kTfHalfPixelForNn };
+enum class Coord {
+  kHalfPixel,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfCropAndResize,
+  kTfHalfPixelForNn
+};
 // kSimple: floor when upsampling, ceil when downsampling (Resize-10 and Upsample, as ORT does).
 enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
 
@@ -36,13 +42,27 @@ void coefficients(const ResizeParams& p, double ratio, double scale, double* c) 
   switch (p.mode) {
     case Mode::kNearest: {
       bool hi;
-      if (ratio == 1.0) { c[0] = 0; c[1] = 1; return; }
+      if (ratio == 1.0) {
+        c[0] = 0;
+        c[1] = 1;
+        return;
+      }
       switch (p.nearest) {
-        case Nearest::kRoundPreferFloor: hi = ratio > 0.5; break;
-        case Nearest::kRoundPreferCeil: hi = ratio >= 0.5; break;
-        case Nearest::kFloor: hi = false; break;
-        case Nearest::kCeil: hi = true; break;
-        default: hi = scale < 1.0; break;
+        case Nearest::kRoundPreferFloor:
+          hi = ratio > 0.5;
+          break;
+        case Nearest::kRoundPreferCeil:
+          hi = ratio >= 0.5;
+          break;
+        case Nearest::kFloor:
+          hi = false;
+          break;
+        case Nearest::kCeil:
+          hi = true;
+          break;
+        default:
+          hi = scale < 1.0;
+          break;
       }
       c[0] = hi ? 0 : 1;
       c[1] = hi ? 1 : 0;
@@ -70,15 +90,20 @@ double source_coord(const ResizeParams& p, double y, double scale, int64_t in_w,
   switch (p.coord) {
     case Coord::kAlignCorners:
       return out_w_f == 1 ? 0.0 : y * static_cast<double>(in_w - 1) / (out_w_f - 1);
-    case Coord::kAsymmetric: return y / scale;
+    case Coord::kAsymmetric:
+      return y / scale;
     case Coord::kTfCropAndResize: {
-      double x = out_w_f == 1 ? (roi_end - roi_start) * static_cast<double>(in_w - 1) / 2
-                              : y * (roi_end - roi_start) * static_cast<double>(in_w - 1) / (out_w_f - 1);
+      double x = out_w_f == 1
+                     ? (roi_end - roi_start) * static_cast<double>(in_w - 1) / 2
+                     : y * (roi_end - roi_start) * static_cast<double>(in_w - 1) / (out_w_f - 1);
       return x + roi_start * static_cast<double>(in_w - 1);
     }
-    case Coord::kPytorchHalfPixel: return out_w > 1 ? (y + 0.5) / scale - 0.5 : -0.5;
-    case Coord::kTfHalfPixelForNn: return (y + 0.5) / scale;
-    case Coord::kHalfPixel: break;
+    case Coord::kPytorchHalfPixel:
+      return out_w > 1 ? (y + 0.5) / scale - 0.5 : -0.5;
+    case Coord::kTfHalfPixelForNn:
+      return (y + 0.5) / scale;
+    case Coord::kHalfPixel:
+      break;
   }
   return (y + 0.5) / scale - 0.5;
 }
@@ -96,7 +121,8 @@ std::vector<double> resize_axis(const ResizeParams& p, const std::vector<double>
   std::vector<double> w(static_cast<size_t>(out_w * n));
   std::vector<char> extrapolate(static_cast<size_t>(out_w), 0);
   for (int64_t j = 0; j < out_w; ++j) {
-    const double x = source_coord(p, static_cast<double>(j), scale, in_w, out_w, roi_start, roi_end);
+    const double x =
+        source_coord(p, static_cast<double>(j), scale, in_w, out_w, roi_start, roi_end);
     if (p.coord == Coord::kTfCropAndResize && (x < 0 || x > static_cast<double>(in_w - 1)))
       extrapolate[j] = 1;
     const double fl = std::floor(x);
@@ -171,8 +197,10 @@ Status run_resize(KernelContext& ctx, const Tensor& x, const ResizeParams& p,
     using T = decltype(tag);
     const T* src = x.data<T>();
     for (size_t i = 0; i < data.size(); ++i) {
-      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) data[i] = to_float(src[i]);
-      else data[i] = static_cast<double>(src[i]);
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+        data[i] = to_float(src[i]);
+      else
+        data[i] = static_cast<double>(src[i]);
     }
     return Status();
   }));
@@ -180,8 +208,10 @@ Status run_resize(KernelContext& ctx, const Tensor& x, const ResizeParams& p,
   // Shrinking axes first keeps the double intermediates no larger than input or output; the
   // axes are independent, so the order does not change the result beyond rounding.
   std::vector<int64_t> order;
-  for (int64_t a = 0; a < rank; ++a) if (out_shape[a] <= shape[a]) order.push_back(a);
-  for (int64_t a = 0; a < rank; ++a) if (out_shape[a] > shape[a]) order.push_back(a);
+  for (int64_t a = 0; a < rank; ++a)
+    if (out_shape[a] <= shape[a]) order.push_back(a);
+  for (int64_t a = 0; a < rank; ++a)
+    if (out_shape[a] > shape[a]) order.push_back(a);
   for (int64_t a : order) {
     const double rs = roi.empty() ? 0.0 : roi[a], re = roi.empty() ? 1.0 : roi[a + rank];
     const bool roi_identity = p.coord != Coord::kTfCropAndResize || (rs == 0.0 && re == 1.0);
@@ -207,29 +237,45 @@ Expected<ResizeParams> read_params(KernelContext& ctx, bool legacy) {
   const ir::Node& n = ctx.node();
   ResizeParams p;
   const std::string mode = n.attr_string("mode", "nearest");
-  if (mode == "nearest") p.mode = Mode::kNearest;
-  else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") p.mode = Mode::kLinear;
-  else if (mode == "cubic" && !legacy) p.mode = Mode::kCubic;
-  else return ctx.fail("attribute 'mode': unknown value '{}'", mode);
+  if (mode == "nearest")
+    p.mode = Mode::kNearest;
+  else if (mode == "linear" || mode == "bilinear" || mode == "trilinear")
+    p.mode = Mode::kLinear;
+  else if (mode == "cubic" && !legacy)
+    p.mode = Mode::kCubic;
+  else
+    return ctx.fail("attribute 'mode': unknown value '{}'", mode);
   if (legacy) {
     p.coord = Coord::kAsymmetric;
     p.nearest = Nearest::kSimple;
     return p;
   }
   const std::string ct = n.attr_string("coordinate_transformation_mode", "half_pixel");
-  if (ct == "half_pixel") p.coord = Coord::kHalfPixel;
-  else if (ct == "pytorch_half_pixel") p.coord = Coord::kPytorchHalfPixel;
-  else if (ct == "align_corners") p.coord = Coord::kAlignCorners;
-  else if (ct == "asymmetric") p.coord = Coord::kAsymmetric;
-  else if (ct == "tf_crop_and_resize") p.coord = Coord::kTfCropAndResize;
-  else if (ct == "tf_half_pixel_for_nn") p.coord = Coord::kTfHalfPixelForNn;
-  else return ctx.fail("attribute 'coordinate_transformation_mode': unknown value '{}'", ct);
+  if (ct == "half_pixel")
+    p.coord = Coord::kHalfPixel;
+  else if (ct == "pytorch_half_pixel")
+    p.coord = Coord::kPytorchHalfPixel;
+  else if (ct == "align_corners")
+    p.coord = Coord::kAlignCorners;
+  else if (ct == "asymmetric")
+    p.coord = Coord::kAsymmetric;
+  else if (ct == "tf_crop_and_resize")
+    p.coord = Coord::kTfCropAndResize;
+  else if (ct == "tf_half_pixel_for_nn")
+    p.coord = Coord::kTfHalfPixelForNn;
+  else
+    return ctx.fail("attribute 'coordinate_transformation_mode': unknown value '{}'", ct);
   const std::string nm = n.attr_string("nearest_mode", "round_prefer_floor");
-  if (nm == "round_prefer_floor") p.nearest = Nearest::kRoundPreferFloor;
-  else if (nm == "round_prefer_ceil") p.nearest = Nearest::kRoundPreferCeil;
-  else if (nm == "floor") p.nearest = Nearest::kFloor;
-  else if (nm == "ceil") p.nearest = Nearest::kCeil;
-  else return ctx.fail("attribute 'nearest_mode': unknown value '{}'", nm);
+  if (nm == "round_prefer_floor")
+    p.nearest = Nearest::kRoundPreferFloor;
+  else if (nm == "round_prefer_ceil")
+    p.nearest = Nearest::kRoundPreferCeil;
+  else if (nm == "floor")
+    p.nearest = Nearest::kFloor;
+  else if (nm == "ceil")
+    p.nearest = Nearest::kCeil;
+  else
+    return ctx.fail("attribute 'nearest_mode': unknown value '{}'", nm);
   p.cubic_a = n.attr_float("cubic_coeff_a", -0.75f);
   p.exclude_outside = n.attr_int("exclude_outside", 0) != 0;
   p.extrapolation = n.attr_float("extrapolation_value", 0.0f);
@@ -262,13 +308,15 @@ Status resize_kernel(KernelContext& ctx) {
   const Tensor* sizes_t = legacy ? nullptr : ctx.input(3);
   if (scales_t && scales_t->numel() == 0) scales_t = nullptr;
   if (sizes_t && sizes_t->numel() == 0) sizes_t = nullptr;
-  if (scales_t && sizes_t) return ctx.fail("give only one of 'scales' (input 2) and 'sizes' (input 3)");
+  if (scales_t && sizes_t)
+    return ctx.fail("give only one of 'scales' (input 2) and 'sizes' (input 3)");
   if (!scales_t && !sizes_t) return ctx.fail("one of 'scales' and 'sizes' is required");
   std::vector<double> roi;
   if (roi_t && roi_t->numel() > 0 && p.coord == Coord::kTfCropAndResize) {
     roi = read_doubles(*roi_t);
     if (static_cast<int64_t>(roi.size()) != 2 * x->rank())
-      return ctx.fail("input 1 'roi' has {} entries, expected 2 * rank = {}", roi.size(), 2 * x->rank());
+      return ctx.fail("input 1 'roi' has {} entries, expected 2 * rank = {}", roi.size(),
+                      2 * x->rank());
   }
   std::vector<double> scales;
   Shape out_shape;
@@ -278,10 +326,12 @@ Status resize_kernel(KernelContext& ctx) {
   } else {
     TJ_ASSIGN_OR_RETURN(out_shape, read_int64s(ctx, *sizes_t, "input 3 'sizes'"));
     if (static_cast<int64_t>(out_shape.size()) != x->rank())
-      return ctx.fail("input 3 'sizes' has {} entries, input rank is {}", out_shape.size(), x->rank());
+      return ctx.fail("input 3 'sizes' has {} entries, input rank is {}", out_shape.size(),
+                      x->rank());
     scales.resize(out_shape.size());
     for (size_t a = 0; a < out_shape.size(); ++a) {
-      if (out_shape[a] < 0) return ctx.fail("input 3 'sizes'[{}] = {} is negative", a, out_shape[a]);
+      if (out_shape[a] < 0)
+        return ctx.fail("input 3 'sizes'[{}] = {} is negative", a, out_shape[a]);
       const int64_t in = x->dim(static_cast<int64_t>(a));
       scales[a] = in == 0 ? 1.0 : static_cast<double>(out_shape[a]) / static_cast<double>(in);
     }

@@ -16,10 +16,20 @@ namespace {
 // Stores doubles into a float tensor of any float dtype.
 Status store_floats(const KernelContext& ctx, const std::vector<double>& v, Tensor& out) {
   switch (out.dtype()) {
-    case DType::kFloat32: for (size_t i = 0; i < v.size(); ++i) out.data<float>()[i] = static_cast<float>(v[i]); break;
-    case DType::kFloat64: for (size_t i = 0; i < v.size(); ++i) out.data<double>()[i] = v[i]; break;
-    case DType::kFloat16: for (size_t i = 0; i < v.size(); ++i) out.data<uint16_t>()[i] = support::float_to_half(static_cast<float>(v[i])); break;
-    case DType::kBFloat16: for (size_t i = 0; i < v.size(); ++i) out.data<uint16_t>()[i] = support::float_to_bfloat16(static_cast<float>(v[i])); break;
+    case DType::kFloat32:
+      for (size_t i = 0; i < v.size(); ++i) out.data<float>()[i] = static_cast<float>(v[i]);
+      break;
+    case DType::kFloat64:
+      for (size_t i = 0; i < v.size(); ++i) out.data<double>()[i] = v[i];
+      break;
+    case DType::kFloat16:
+      for (size_t i = 0; i < v.size(); ++i)
+        out.data<uint16_t>()[i] = support::float_to_half(static_cast<float>(v[i]));
+      break;
+    case DType::kBFloat16:
+      for (size_t i = 0; i < v.size(); ++i)
+        out.data<uint16_t>()[i] = support::float_to_bfloat16(static_cast<float>(v[i]));
+      break;
     default:
       return dispatch_all(ctx, out.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
@@ -63,8 +73,10 @@ void dft_1d(const std::vector<double>& re, const std::vector<double>& im, int64_
 }
 
 Expected<int64_t> scalar_int(const KernelContext& ctx, const Tensor& t, const char* what) {
-  if (t.numel() != 1) return ctx.fail("{} must hold one element, got shape {}", what, shape_to_string(t.shape()));
-  if (!dtype_is_integer(t.dtype())) return ctx.fail("{} must be an integer, got {}", what, dtype_name(t.dtype()));
+  if (t.numel() != 1)
+    return ctx.fail("{} must hold one element, got shape {}", what, shape_to_string(t.shape()));
+  if (!dtype_is_integer(t.dtype()))
+    return ctx.fail("{} must be an integer, got {}", what, dtype_name(t.dtype()));
   return t.value_as_int64(0);
 }
 
@@ -73,13 +85,17 @@ Expected<int64_t> scalar_int(const KernelContext& ctx, const Tensor& t, const ch
 // inverse, which reconstructs the full spectrum by Hermitian symmetry).
 Status dft_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
-  if (!dtype_is_float(x->dtype())) return ctx.fail("input 0 must be a float tensor, got {}", dtype_name(x->dtype()));
+  if (!dtype_is_float(x->dtype()))
+    return ctx.fail("input 0 must be a float tensor, got {}", dtype_name(x->dtype()));
   const int64_t rank = x->rank();
   if (rank < 2 || (x->dim(rank - 1) != 1 && x->dim(rank - 1) != 2))
-    return ctx.fail("input 0 must end in a dim of 1 (real) or 2 (complex), got {}", shape_to_string(x->shape()));
+    return ctx.fail("input 0 must end in a dim of 1 (real) or 2 (complex), got {}",
+                    shape_to_string(x->shape()));
   int64_t axis = ctx.node().attr_int("axis", 1);
   if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank - 1) return ctx.fail("attribute 'axis' {} is out of range for rank {}", ctx.node().attr_int("axis", 1), rank);
+  if (axis < 0 || axis >= rank - 1)
+    return ctx.fail("attribute 'axis' {} is out of range for rank {}",
+                    ctx.node().attr_int("axis", 1), rank);
   const bool inverse = ctx.node().attr_int("inverse", 0) != 0;
   const bool onesided = ctx.node().attr_int("onesided", 0) != 0;
   const int64_t len = x->dim(axis);
@@ -97,7 +113,7 @@ Status dft_kernel(KernelContext& ctx) {
   out_shape[rank - 1] = real_out ? 1 : 2;
   TJ_ASSIGN_OR_RETURN(Tensor * out, ctx.output(0, x->dtype(), out_shape));
   TJ_RETURN_IF_ERROR(ctx.check_size(DType::kFloat64, out_shape));  // double results
-  TJ_RETURN_IF_ERROR(ctx.check_size(DType::kFloat64, {2, n}));      // twiddle table
+  TJ_RETURN_IF_ERROR(ctx.check_size(DType::kFloat64, {2, n}));     // twiddle table
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= x->dim(d);
   for (int64_t d = axis + 1; d < rank - 1; ++d) inner *= x->dim(d);
@@ -120,7 +136,10 @@ Status dft_kernel(KernelContext& ctx) {
         re.resize(static_cast<size_t>(n), 0.0);
         im.resize(static_cast<size_t>(n), 0.0);
         for (int64_t k = take; k < n; ++k)
-          if (n - k < take) { re[k] = re[n - k]; im[k] = -im[n - k]; }
+          if (n - k < take) {
+            re[k] = re[n - k];
+            im[k] = -im[n - k];
+          }
       }
       dft_1d(re, im, n, bins, inverse ? 1.0 : -1.0, tw, ore.data(), oim.data());
       for (int64_t k = 0; k < bins; ++k) {
@@ -142,16 +161,21 @@ Status stft_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* step_t, ctx.required_input(1));
   if (!dtype_is_float(x->dtype())) return ctx.fail("input 0 'signal' must be a float tensor");
   if (x->rank() != 3 || (x->dim(2) != 1 && x->dim(2) != 2))
-    return ctx.fail("input 0 'signal' must have shape [batch, length, 1 or 2], got {}", shape_to_string(x->shape()));
+    return ctx.fail("input 0 'signal' must have shape [batch, length, 1 or 2], got {}",
+                    shape_to_string(x->shape()));
   TJ_ASSIGN_OR_RETURN(int64_t step, scalar_int(ctx, *step_t, "input 1 'frame_step'"));
   if (step < 1) return ctx.fail("input 1 'frame_step' must be positive, got {}", step);
   const Tensor* window = ctx.input(2);
   int64_t fl = -1;
-  if (const Tensor* f = ctx.input(3)) { TJ_ASSIGN_OR_RETURN(fl, scalar_int(ctx, *f, "input 3 'frame_length'")); }
+  if (const Tensor* f = ctx.input(3)) {
+    TJ_ASSIGN_OR_RETURN(fl, scalar_int(ctx, *f, "input 3 'frame_length'"));
+  }
   if (window) {
-    if (window->rank() != 1) return ctx.fail("input 2 'window' must be 1-D, got {}", shape_to_string(window->shape()));
+    if (window->rank() != 1)
+      return ctx.fail("input 2 'window' must be 1-D, got {}", shape_to_string(window->shape()));
     if (fl >= 0 && fl != window->dim(0))
-      return ctx.fail("input 3 'frame_length' {} differs from the window length {}", fl, window->dim(0));
+      return ctx.fail("input 3 'frame_length' {} differs from the window length {}", fl,
+                      window->dim(0));
     fl = window->dim(0);
   }
   if (fl < 0) fl = x->dim(1);
@@ -162,7 +186,8 @@ Status stft_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(Tensor * out, ctx.output(0, x->dtype(), {batch, frames, bins, 2}));
   const bool cplx = x->dim(2) == 2;
   const std::vector<double> xd = read_doubles(*x);
-  std::vector<double> w = window ? read_doubles(*window) : std::vector<double>(static_cast<size_t>(fl), 1.0);
+  std::vector<double> w =
+      window ? read_doubles(*window) : std::vector<double>(static_cast<size_t>(fl), 1.0);
   std::vector<double> res(static_cast<size_t>(out->numel()));
   const Twiddles tw(fl);
   std::vector<double> re(static_cast<size_t>(fl)), im(static_cast<size_t>(fl));
@@ -207,9 +232,12 @@ Status window_kernel(KernelContext& ctx) {
   std::vector<double> v(static_cast<size_t>(size));
   for (int64_t i = 0; i < size; ++i) {
     const double a = 2.0 * std::numbers::pi * static_cast<double>(i) / n;
-    if constexpr (kKind == 0) v[i] = 0.5 - 0.5 * std::cos(a);
-    else if constexpr (kKind == 1) v[i] = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(a);
-    else v[i] = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);
+    if constexpr (kKind == 0)
+      v[i] = 0.5 - 0.5 * std::cos(a);
+    else if constexpr (kKind == 1)
+      v[i] = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(a);
+    else
+      v[i] = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);
   }
   return store_floats(ctx, v, *out);
 }
@@ -227,7 +255,8 @@ Status mel_kernel(KernelContext& ctx) {
   const int64_t mel_bins = static_cast<int64_t>(in[0]), dft_len = static_cast<int64_t>(in[1]);
   const int64_t rate = static_cast<int64_t>(in[2]);
   if (mel_bins < 0 || dft_len < 1 || rate <= 0)
-    return ctx.fail("num_mel_bins {}, dft_length {} and sample_rate {} must be positive", mel_bins, dft_len, rate);
+    return ctx.fail("num_mel_bins {}, dft_length {} and sample_rate {} must be positive", mel_bins,
+                    dft_len, rate);
   TJ_ASSIGN_OR_RETURN(DType dt, output_dtype(ctx));
   const int64_t spec_bins = dft_len / 2 + 1;
   TJ_ASSIGN_OR_RETURN(Tensor * out, ctx.output(0, dt, {spec_bins, mel_bins}));
@@ -237,11 +266,13 @@ Status mel_kernel(KernelContext& ctx) {
   std::vector<int64_t> f(static_cast<size_t>(mel_bins + 2));
   for (int64_t i = 0; i < mel_bins + 2; ++i) {
     double hz = 700 * std::expm1((static_cast<double>(i) * step + low_mel) / 2595 * std::log(10.0));
-    f[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft_len + 1) * hz / static_cast<double>(rate)));
+    f[i] = static_cast<int64_t>(
+        std::floor(static_cast<double>(dft_len + 1) * hz / static_cast<double>(rate)));
   }
   std::vector<double> v(static_cast<size_t>(spec_bins * mel_bins), 0.0);
   auto set = [&](int64_t j, int64_t i, double val) -> Status {
-    if (j < 0 || j >= spec_bins) return ctx.fail("filter edge {} falls outside [0, {})", j, spec_bins);
+    if (j < 0 || j >= spec_bins)
+      return ctx.fail("filter edge {} falls outside [0, {})", j, spec_bins);
     v[j * mel_bins + i] = val;
     return Status();
   };
@@ -250,10 +281,12 @@ Status mel_kernel(KernelContext& ctx) {
     if (c - lo == 0) {
       TJ_RETURN_IF_ERROR(set(c, i, 1.0));
     } else {
-      for (int64_t j = lo; j <= c; ++j) TJ_RETURN_IF_ERROR(set(j, i, static_cast<double>(j - lo) / static_cast<double>(c - lo)));
+      for (int64_t j = lo; j <= c; ++j)
+        TJ_RETURN_IF_ERROR(set(j, i, static_cast<double>(j - lo) / static_cast<double>(c - lo)));
     }
     if (hi - c > 0)
-      for (int64_t j = c; j < hi; ++j) TJ_RETURN_IF_ERROR(set(j, i, static_cast<double>(hi - j) / static_cast<double>(hi - c)));
+      for (int64_t j = c; j < hi; ++j)
+        TJ_RETURN_IF_ERROR(set(j, i, static_cast<double>(hi - j) / static_cast<double>(hi - c)));
   }
   return store_floats(ctx, v, *out);
 }

@@ -30,7 +30,8 @@ std::string ascii_upper(std::string s) {
 // strings, case-changed, shape [C'] or [1, C']; when nothing is kept, [1] or [1, 1] holding "".
 Status string_normalizer_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
-  if (x->dtype() != DType::kString) return ctx.fail("input 0 must be a string tensor, got {}", dtype_name(x->dtype()));
+  if (x->dtype() != DType::kString)
+    return ctx.fail("input 0 must be a string tensor, got {}", dtype_name(x->dtype()));
   if (!(x->rank() == 1 || (x->rank() == 2 && x->dim(0) == 1)))
     return ctx.fail("input 0 must have shape [C] or [1, C], got {}", shape_to_string(x->shape()));
   const std::string action = ctx.node().attr_string("case_change_action", "NONE");
@@ -38,12 +39,15 @@ Status string_normalizer_kernel(KernelContext& ctx) {
     return ctx.fail("attribute 'case_change_action': unknown value '{}'", action);
   const bool sensitive = ctx.node().attr_int("is_case_sensitive", 0) != 0;
   std::set<std::string> stops;
-  for (const std::string& s : ctx.node().attr_strings("stopwords")) stops.insert(sensitive ? s : ascii_lower(s));
+  for (const std::string& s : ctx.node().attr_strings("stopwords"))
+    stops.insert(sensitive ? s : ascii_lower(s));
   std::vector<std::string> kept;
   const std::string* in = x->data<std::string>();
   for (int64_t i = 0; i < x->numel(); ++i) {
     if (!stops.empty() && stops.count(sensitive ? in[i] : ascii_lower(in[i]))) continue;
-    kept.push_back(action == "LOWER" ? ascii_lower(in[i]) : action == "UPPER" ? ascii_upper(in[i]) : in[i]);
+    kept.push_back(action == "LOWER"   ? ascii_lower(in[i])
+                   : action == "UPPER" ? ascii_upper(in[i])
+                                       : in[i]);
   }
   if (kept.empty()) kept.push_back("");
   Shape shape{static_cast<int64_t>(kept.size())};
@@ -55,10 +59,11 @@ Status string_normalizer_kernel(KernelContext& ctx) {
 
 // The pool's n-grams of sizes [min_n, max_n] -> output column (ngram_indexes).
 template <class K>
-Expected<std::map<std::vector<K>, int64_t>> build_pool(const KernelContext& ctx, const std::vector<K>& pool,
-                                                      const std::vector<int64_t>& counts,
-                                                      const std::vector<int64_t>& indexes,
-                                                      int64_t min_n, int64_t max_n) {
+Expected<std::map<std::vector<K>, int64_t>> build_pool(const KernelContext& ctx,
+                                                       const std::vector<K>& pool,
+                                                       const std::vector<int64_t>& counts,
+                                                       const std::vector<int64_t>& indexes,
+                                                       int64_t min_n, int64_t max_n) {
   std::map<std::vector<K>, int64_t> grams;
   size_t id = 0;
   const int64_t total = static_cast<int64_t>(pool.size());
@@ -105,10 +110,12 @@ void count_row(const std::vector<K>& row, const std::map<std::vector<K>, int64_t
 Status tfidf_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
   const ir::Node& node = ctx.node();
-  const int64_t min_n = node.attr_int("min_gram_length", 1), max_n = node.attr_int("max_gram_length", 1);
+  const int64_t min_n = node.attr_int("min_gram_length", 1),
+                max_n = node.attr_int("max_gram_length", 1);
   const int64_t max_skip = node.attr_int("max_skip_count", 0);
   const std::string mode = node.attr_string("mode", "TF");
-  if (mode != "TF" && mode != "IDF" && mode != "TFIDF") return ctx.fail("attribute 'mode': unknown value '{}'", mode);
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
+    return ctx.fail("attribute 'mode': unknown value '{}'", mode);
   if (min_n < 1 || max_n < min_n || max_skip < 0)
     return ctx.fail("invalid gram lengths [{}, {}] or max_skip_count {}", min_n, max_n, max_skip);
   const std::vector<int64_t> counts = node.attr_ints("ngram_counts");
@@ -122,7 +129,8 @@ Status tfidf_kernel(KernelContext& ctx) {
   }
   if (!weights.empty() && static_cast<int64_t>(weights.size()) < out_size)
     return ctx.fail("attribute 'weights' has {} entries, expected {}", weights.size(), out_size);
-  if (x->rank() > 2) return ctx.fail("input 0 must have shape [C] or [B, C], got {}", shape_to_string(x->shape()));
+  if (x->rank() > 2)
+    return ctx.fail("input 0 must have shape [C] or [B, C], got {}", shape_to_string(x->shape()));
   const int64_t rows = x->rank() == 2 ? x->dim(0) : 1;
   const int64_t cols = x->rank() == 0 ? 1 : x->dim(x->rank() - 1);
   Shape shape{out_size};
@@ -134,7 +142,8 @@ Status tfidf_kernel(KernelContext& ctx) {
     const std::vector<std::string> pool = node.attr_strings("pool_strings");
     TJ_ASSIGN_OR_RETURN(auto grams, build_pool(ctx, pool, counts, indexes, min_n, max_n));
     for (int64_t r = 0; r < rows; ++r) {
-      std::vector<std::string> row(x->data<std::string>() + r * cols, x->data<std::string>() + (r + 1) * cols);
+      std::vector<std::string> row(x->data<std::string>() + r * cols,
+                                   x->data<std::string>() + (r + 1) * cols);
       count_row(row, grams, min_n, max_n, max_skip, freq.data() + r * out_size);
     }
   } else if (x->dtype() == DType::kInt32 || x->dtype() == DType::kInt64) {
@@ -153,9 +162,12 @@ Status tfidf_kernel(KernelContext& ctx) {
     const int64_t col = p % out_size;
     const double f = static_cast<double>(freq[p]);
     double v;
-    if (mode == "TF") v = f;
-    else if (mode == "IDF") v = freq[p] > 0 ? (weights.empty() ? 1.0 : weights[col]) : 0.0;
-    else v = weights.empty() ? f : weights[col] * f;
+    if (mode == "TF")
+      v = f;
+    else if (mode == "IDF")
+      v = freq[p] > 0 ? (weights.empty() ? 1.0 : weights[col]) : 0.0;
+    else
+      v = weights.empty() ? f : weights[col] * f;
     y[p] = static_cast<float>(v);
   }
   return Status();
