@@ -167,9 +167,16 @@ void reduce_ori(const Op& op, const T* x, T* y, int64_t O, int64_t R, int64_t I,
       for (int64_t r = 0; r < R; ++r)
         for (int64_t j = 0; j < jn; ++j) m[j] = max_shift(m[j], base[r * I + j]);
     }
-    for (int64_t r = 0; r < R; ++r) {
-      const T* row = base + r * I;
-      for (int64_t j = 0; j < jn; ++j) acc[j] = op.step(acc[j], row[j], m[j]);
+    if (jn == kBlock) {  // full block: constant trip count, so the j loop vectorizes
+      for (int64_t r = 0; r < R; ++r) {
+        const T* row = base + r * I;
+        for (int64_t j = 0; j < kBlock; ++j) acc[j] = op.step(acc[j], row[j], m[j]);
+      }
+    } else {
+      for (int64_t r = 0; r < R; ++r) {
+        const T* row = base + r * I;
+        for (int64_t j = 0; j < jn; ++j) acc[j] = op.step(acc[j], row[j], m[j]);
+      }
     }
     T* out = y + o * I + j0;
     for (int64_t j = 0; j < jn; ++j) out[j] = op.finish(acc[j], R, m[j]);
