@@ -175,7 +175,14 @@ TestResult run_test_body(const TestCase& tc, int threads) {
   return {Outcome::kPass, ""};
 }
 
-TestResult run_test(const TestCase& tc, int threads) {
+// Drops the "<dir>/model.onnx: " prefix from a reason: the test name already says which model.
+TestResult strip_model_path(const TestCase& tc, TestResult r) {
+  std::string prefix = (tc.dir / "model.onnx").string() + ": ";
+  if (r.reason.rfind(prefix, 0) == 0) r.reason = r.reason.substr(prefix.size());
+  return r;
+}
+
+TestResult run_test_isolated(const TestCase& tc, int threads) {
   try {
     return run_test_body(tc, threads);
   } catch (const Error& e) {
@@ -187,6 +194,10 @@ TestResult run_test(const TestCase& tc, int threads) {
   } catch (...) {
     return {Outcome::kFail, "unknown exception"};
   }
+}
+
+TestResult run_test(const TestCase& tc, int threads) {
+  return strip_model_path(tc, run_test_isolated(tc, threads));
 }
 
 // ---- expected-failure list ----
