@@ -1,8 +1,8 @@
 // Tests of the control-flow kernels (If, Loop, Scan): subgraphs built by hand, reading outer
 // values through captures, run by the tier-0 executor. Expected values computed by hand.
-#include <memory>
-
 #include <gtest/gtest.h>
+
+#include <memory>
 
 #include "interp/executor.h"
 #include "ir/graph.h"
@@ -34,7 +34,9 @@ ir::Value* capture(ir::Graph& sub, ir::Value* src) {
   return v;
 }
 
-Tensor f(std::vector<int64_t> shape, std::vector<float> v) { return Tensor::from_vector<float>(shape, v); }
+Tensor f(std::vector<int64_t> shape, std::vector<float> v) {
+  return Tensor::from_vector<float>(shape, v);
+}
 
 // ---- If ----
 
@@ -116,8 +118,14 @@ Expected<std::vector<Tensor>> run_loop(const LoopSetup& s, interp::ExecOptions o
   ir::Value* step = main.add_value("step", f32({1}));
   ir::Value* limit = main.add_value("limit", f32({1}));
   std::vector<Tensor> feeds;
-  if (s.with_m) { main.inputs().push_back(mv); feeds.push_back(Tensor::scalar<int64_t>(s.m)); }
-  if (s.with_cond) { main.inputs().push_back(cv); feeds.push_back(Tensor::scalar<bool>(s.cond)); }
+  if (s.with_m) {
+    main.inputs().push_back(mv);
+    feeds.push_back(Tensor::scalar<int64_t>(s.m));
+  }
+  if (s.with_cond) {
+    main.inputs().push_back(cv);
+    feeds.push_back(Tensor::scalar<bool>(s.cond));
+  }
   main.inputs().push_back(v0);
   main.inputs().push_back(step);
   main.inputs().push_back(limit);
@@ -134,15 +142,18 @@ Expected<std::vector<Tensor>> run_loop(const LoopSetup& s, interp::ExecOptions o
   body->add_node(ir::OpKind::Add, {vin, capture(*body, step)}, {vout}, "add")->set_opset(13);
   ir::Value* cout = body->add_value("cond_out", {DType::kBool, std::nullopt});
   body->add_node(ir::OpKind::Less, {vout, capture(*body, limit)}, {cout}, "less")->set_opset(13);
-  ir::Value* scan = s.untyped_scan_of_input ? body->add_value("scan") : body->add_value("scan", f32({1}));
-  body->add_node(ir::OpKind::Identity, {s.untyped_scan_of_input ? vin : vout}, {scan}, "id")->set_opset(13);
+  ir::Value* scan =
+      s.untyped_scan_of_input ? body->add_value("scan") : body->add_value("scan", f32({1}));
+  body->add_node(ir::OpKind::Identity, {s.untyped_scan_of_input ? vin : vout}, {scan}, "id")
+      ->set_opset(13);
   body->outputs() = {cout, vout, scan};
   for (int i = 0; i < s.extra_body_outputs; ++i) body->outputs().push_back(vout);
 
   ir::Value* vf = main.add_value("v_final");
   ir::Value* sc = main.add_value("scan_out");
-  ir::Node* n = main.add_node(ir::OpKind::Loop, {s.with_m ? mv : nullptr, s.with_cond ? cv : nullptr, v0},
-                              {vf, sc}, "loop");
+  ir::Node* n =
+      main.add_node(ir::OpKind::Loop, {s.with_m ? mv : nullptr, s.with_cond ? cv : nullptr, v0},
+                    {vf, sc}, "loop");
   n->set_opset(16);
   n->set_attr("body", graph_attr(body));
   main.outputs() = {vf, sc};
@@ -284,8 +295,8 @@ Expected<std::vector<Tensor>> run_scan9(const Tensor& x, int64_t in_axis, int64_
 TEST(ScanTest, SumsRowsForward) {
   auto r = run_scan9(f({3, 2}, {1, 2, 3, 4, 5, 6}), 0, 0, 0, 0);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  expect_tensor_near((*r)[0], f({2}, {9, 12}));                      // 1+3+5, 2+4+6
-  expect_tensor_near((*r)[1], f({3, 2}, {1, 2, 4, 6, 9, 12}));       // running sums
+  expect_tensor_near((*r)[0], f({2}, {9, 12}));                 // 1+3+5, 2+4+6
+  expect_tensor_near((*r)[1], f({3, 2}, {1, 2, 4, 6, 9, 12}));  // running sums
 }
 
 TEST(ScanTest, ReverseInputAxisOneAndOutputAxisOne) {
@@ -334,8 +345,10 @@ TEST(ScanTest, Opset8BatchedWithSequenceLens) {
   n->set_attr("body", graph_attr(body));
   n->set_attr("num_scan_inputs", testing::attr_int(1));
   main.outputs() = {sf, ys};
-  auto r = interp::run_graph(main, {Tensor::from_vector<int64_t>({2}, {3, 2}), f({2, 1}, {0, 100}),
-                                    f({2, 3, 1}, {1, 2, 3, 4, 5, 6})}, {});
+  auto r = interp::run_graph(main,
+                             {Tensor::from_vector<int64_t>({2}, {3, 2}), f({2, 1}, {0, 100}),
+                              f({2, 3, 1}, {1, 2, 3, 4, 5, 6})},
+                             {});
   ASSERT_TRUE(r.ok()) << r.status().message();
   expect_tensor_near((*r)[0], f({2, 1}, {6, 109}));  // 1+2+3; 100+4+5
   expect_tensor_near((*r)[1], f({2, 3, 1}, {1, 3, 6, 104, 109, 0}));

@@ -12,10 +12,13 @@ using testing::expect_tensor_near;
 using testing::NodeSpec;
 using testing::run_node;
 
-Tensor f(Shape s, std::vector<float> v) { return Tensor::from_vector<float>(s, v); }
+Tensor f(Shape s, std::vector<float> v) {
+  return Tensor::from_vector<float>(s, v);
+}
 
 Expected<std::vector<Tensor>> einsum(const std::string& eq, std::vector<Tensor> ins) {
-  return run_node(NodeSpec{ir::OpKind::Einsum, std::move(ins), 1, {{"equation", attr_string(eq)}}, 12});
+  return run_node(
+      NodeSpec{ir::OpKind::Einsum, std::move(ins), 1, {{"equation", attr_string(eq)}}, 12});
 }
 
 TEST(EinsumTest, MatMul) {
@@ -62,7 +65,8 @@ TEST(EinsumTest, OuterProductAndEmpty) {
   ASSERT_TRUE(outer.ok());
   expect_tensor_near((*outer)[0], f({2, 3}, {1, 10, 100, 2, 20, 200}));
   // Contraction over a size-0 label gives zeros.
-  auto empty = einsum("ij,jk->ik", {Tensor::empty(DType::kFloat32, {2, 0}), Tensor::empty(DType::kFloat32, {0, 2})});
+  auto empty = einsum("ij,jk->ik", {Tensor::empty(DType::kFloat32, {2, 0}),
+                                    Tensor::empty(DType::kFloat32, {0, 2})});
   ASSERT_TRUE(empty.ok()) << empty.status().message();
   expect_tensor_near((*empty)[0], f({2, 2}, {0, 0, 0, 0}));
 }
@@ -70,7 +74,8 @@ TEST(EinsumTest, OuterProductAndEmpty) {
 TEST(EinsumTest, BadEquationsAreErrors) {
   auto count = einsum("ij,jk->ik", {f({2, 2}, {1, 2, 3, 4})});
   ASSERT_FALSE(count.ok());
-  EXPECT_NE(count.status().message().find("2 input terms"), std::string::npos) << count.status().message();
+  EXPECT_NE(count.status().message().find("2 input terms"), std::string::npos)
+      << count.status().message();
   auto chr = einsum("i1->i", {f({2, 2}, {1, 2, 3, 4})});
   ASSERT_FALSE(chr.ok());
   EXPECT_NE(chr.status().message().find("invalid character"), std::string::npos);

@@ -12,9 +12,15 @@ using testing::expect_tensor_near;
 using testing::NodeSpec;
 using testing::run_node;
 
-Tensor f(Shape s, std::vector<float> v) { return Tensor::from_vector<float>(s, v); }
-Tensor x2x2() { return f({1, 1, 2, 2}, {1, 2, 3, 4}); }
-Tensor scales4() { return f({4}, {1, 1, 2, 2}); }
+Tensor f(Shape s, std::vector<float> v) {
+  return Tensor::from_vector<float>(s, v);
+}
+Tensor x2x2() {
+  return f({1, 1, 2, 2}, {1, 2, 3, 4});
+}
+Tensor scales4() {
+  return f({4}, {1, 1, 2, 2});
+}
 
 Expected<std::vector<Tensor>> resize(Tensor x, Tensor scales, Tensor sizes,
                                      std::vector<std::pair<std::string, ir::Attribute>> attrs,
@@ -35,8 +41,8 @@ TEST(ResizeTest, LinearHalfPixelUpsample) {
   // Rows: [1, 1.25, 1.75, 2] and [3, 3.25, 3.75, 4]; middle rows blend them 3:1 and 1:3.
   auto r = resize(x2x2(), scales4(), Tensor(), {{"mode", attr_string("linear")}});
   ASSERT_TRUE(r.ok()) << r.status().message();
-  expect_tensor_near((*r)[0], f({1, 1, 4, 4}, {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5,
-                                               2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4}));
+  expect_tensor_near((*r)[0], f({1, 1, 4, 4}, {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75,
+                                               3.25, 3.5, 3, 3.25, 3.75, 4}));
 }
 
 TEST(ResizeTest, LinearAlignCornersWithSizes) {
@@ -85,8 +91,11 @@ TEST(ResizeTest, NanPropagatesThroughLinear) {
 
 TEST(ResizeTest, UpsampleOpset9Nearest) {
   // Upsample = asymmetric + floor: index y / 2 -> 0, 0, 1, 1.
-  auto r = run_node(NodeSpec{ir::OpKind::Upsample, {f({1, 2}, {5, 6}), f({2}, {1, 2})}, 1,
-                             {{"mode", attr_string("nearest")}}, 9});
+  auto r = run_node(NodeSpec{ir::OpKind::Upsample,
+                             {f({1, 2}, {5, 6}), f({2}, {1, 2})},
+                             1,
+                             {{"mode", attr_string("nearest")}},
+                             9});
   ASSERT_TRUE(r.ok()) << r.status().message();
   expect_tensor_near((*r)[0], f({1, 4}, {5, 5, 6, 6}));
 }
@@ -99,14 +108,18 @@ TEST(ResizeTest, MemoryLimitCoversOutputButNotTransposedGrowth) {
   auto r = run_node(NodeSpec{ir::OpKind::Resize,
                              {Tensor::zeros(DType::kFloat32, {1, 1000}), Tensor(), Tensor(),
                               Tensor::from_vector<int64_t>({2}, {1000, 1})},
-                             1, {{"mode", attr_string("nearest")}}, 13},
+                             1,
+                             {{"mode", attr_string("nearest")}},
+                             13},
                     opt);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ((*r)[0].shape(), (Shape{1000, 1}));
   auto big = run_node(NodeSpec{ir::OpKind::Resize,
                                {Tensor::zeros(DType::kFloat32, {1, 1000}), Tensor(), Tensor(),
                                 Tensor::from_vector<int64_t>({2}, {1000, 1000})},
-                               1, {{"mode", attr_string("nearest")}}, 13},
+                               1,
+                               {{"mode", attr_string("nearest")}},
+                               13},
                       opt);
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.status().code(), StatusCode::kResourceExhausted);
@@ -116,7 +129,8 @@ TEST(ResizeTest, BothScalesAndSizesIsAnError) {
   auto r = resize(x2x2(), scales4(), Tensor::from_vector<int64_t>({4}, {1, 1, 4, 4}),
                   {{"mode", attr_string("nearest")}});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("only one of 'scales'"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("only one of 'scales'"), std::string::npos)
+      << r.status().message();
 }
 
 TEST(ResizeTest, BadInputsAreErrors) {
@@ -126,7 +140,8 @@ TEST(ResizeTest, BadInputsAreErrors) {
   auto bad_mode = resize(x2x2(), scales4(), Tensor(), {{"mode", attr_string("spline")}});
   ASSERT_FALSE(bad_mode.ok());
   EXPECT_NE(bad_mode.status().message().find("'spline'"), std::string::npos);
-  auto neg_scale = resize(x2x2(), f({4}, {1, 1, -2, 2}), Tensor(), {{"mode", attr_string("nearest")}});
+  auto neg_scale =
+      resize(x2x2(), f({4}, {1, 1, -2, 2}), Tensor(), {{"mode", attr_string("nearest")}});
   ASSERT_FALSE(neg_scale.ok());
   auto none = resize(x2x2(), Tensor(), Tensor(), {{"mode", attr_string("nearest")}});
   ASSERT_FALSE(none.ok());

@@ -1,7 +1,8 @@
-// Tier-0 kernels: signal processing (opset 17). DFT and STFT (direct O(n^2) transform in double
-// with an exact twiddle table), the Hann/Hamming/Blackman windows and MelWeightMatrix, following
-// the ONNX spec and onnx.reference. Complex values are a trailing dim of 2 (real, imaginary);
-// real signals have a trailing dim of 1.
+// Tier-0 kernels: signal processing (opset 17). DFT and STFT (radix-2 FFT for power-of-two
+// lengths >= 16, else a direct O(n^2) transform; double precision, exact twiddle table), the
+// Hann/Hamming/Blackman windows and MelWeightMatrix, following the ONNX spec and onnx.reference.
+// Complex values are a trailing dim of 2 (real, imaginary); real signals a trailing dim of 1.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -54,8 +55,46 @@ struct Twiddles {
   }
 };
 
+// In-place iterative radix-2 FFT of n = a power of two (n == tw size).
+void fft_pow2(std::vector<double>& re, std::vector<double>& im, double sign, const Twiddles& tw) {
+  const int64_t n = static_cast<int64_t>(re.size());
+  for (int64_t i = 1, j = 0; i < n; ++i) {  // bit-reversal permutation
+    int64_t bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) {
+      std::swap(re[i], re[j]);
+      std::swap(im[i], im[j]);
+    }
+  }
+  for (int64_t len = 2; len <= n; len <<= 1) {
+    const int64_t half = len / 2, step = n / len;
+    for (int64_t i = 0; i < n; i += len) {
+      for (int64_t k = 0; k < half; ++k) {
+        const double wr = tw.c[k * step], wi = sign * tw.s[k * step];
+        const int64_t a = i + k, b = a + half;
+        const double vr = re[b] * wr - im[b] * wi, vi = re[b] * wi + im[b] * wr;
+        re[b] = re[a] - vr;
+        im[b] = im[a] - vi;
+        re[a] += vr;
+        im[a] += vi;
+      }
+    }
+  }
+}
+
 void dft_1d(const std::vector<double>& re, const std::vector<double>& im, int64_t n, int64_t bins,
             double sign, const Twiddles& tw, double* out_re, double* out_im) {
+  if (n >= 16 && (n & (n - 1)) == 0) {  // power of two: O(n log n)
+    std::vector<double> fr(static_cast<size_t>(n), 0.0), fi(static_cast<size_t>(n), 0.0);
+    const size_t take = std::min(re.size(), static_cast<size_t>(n));
+    std::copy(re.begin(), re.begin() + take, fr.begin());
+    std::copy(im.begin(), im.begin() + take, fi.begin());
+    fft_pow2(fr, fi, sign, tw);
+    std::copy(fr.begin(), fr.begin() + bins, out_re);
+    std::copy(fi.begin(), fi.begin() + bins, out_im);
+    return;
+  }
   const int64_t len = std::min<int64_t>(static_cast<int64_t>(re.size()), n);
   for (int64_t k = 0; k < bins; ++k) {
     double sr = 0, si = 0;
