@@ -14,7 +14,8 @@ using ir::OpKind;
 // log-probabilities [2, 3]; target {2, 0} picks -(-3) = 3 and -(-0.5) = 0.5
 Tensor logp() { return f32({2, 3}, {-1, -2, -3, -0.5f, -1.5f, -2.5f}); }
 
-Tensor nll(std::vector<Tensor> ins, const std::string& reduction, std::optional<int64_t> ii = std::nullopt) {
+Tensor nll(std::vector<Tensor> ins, const std::string& reduction,
+           std::optional<int64_t> ii = std::nullopt) {
   Attrs a{{"reduction", attr_string(reduction)}};
   if (ii) a.push_back({"ignore_index", attr_int(*ii)});
   return run1(spec(OpKind::NegativeLogLikelihoodLoss, std::move(ins), a, 13));
@@ -26,7 +27,8 @@ TEST(LossNll, Reductions) {
   expect_tensor_near(nll({logp(), t}, "sum"), f32({}, {3.5f}));
   expect_tensor_near(nll({logp(), t}, "mean"), f32({}, {1.75f}));
   // default reduction is mean
-  expect_tensor_near(run1(spec(OpKind::NegativeLogLikelihoodLoss, {logp(), t}, {}, 12)), f32({}, {1.75f}));
+  expect_tensor_near(run1(spec(OpKind::NegativeLogLikelihoodLoss, {logp(), t}, {}, 12)),
+                     f32({}, {1.75f}));
 }
 
 TEST(LossNll, WeightsAndIgnoreIndex) {
@@ -55,12 +57,19 @@ TEST(LossNll, SpatialDims) {
 }
 
 TEST(LossNll, Errors) {
-  expect_fails(spec(OpKind::NegativeLogLikelihoodLoss, {logp(), i64({2}, {3, 0})}, {}, 13), "out of range [0, 3)");
-  expect_fails(spec(OpKind::NegativeLogLikelihoodLoss, {logp(), i64({3}, {0, 0, 0})}, {}, 13), "must have shape [2]");
-  expect_fails(spec(OpKind::NegativeLogLikelihoodLoss, {logp(), i64({2}, {0, 0}), f32({2}, {1, 1})}, {}, 13), "weight");
-  expect_fails(spec(OpKind::NegativeLogLikelihoodLoss, {logp(), i64({2}, {0, 0})}, {{"reduction", attr_string("avg")}}, 13),
+  expect_fails(spec(OpKind::NegativeLogLikelihoodLoss, {logp(), i64({2}, {3, 0})}, {}, 13),
+               "out of range [0, 3)");
+  expect_fails(spec(OpKind::NegativeLogLikelihoodLoss, {logp(), i64({3}, {0, 0, 0})}, {}, 13),
+               "must have shape [2]");
+  expect_fails(
+      spec(OpKind::NegativeLogLikelihoodLoss, {logp(), i64({2}, {0, 0}), f32({2}, {1, 1})}, {}, 13),
+      "weight");
+  expect_fails(spec(OpKind::NegativeLogLikelihoodLoss, {logp(), i64({2}, {0, 0})},
+                    {{"reduction", attr_string("avg")}}, 13),
                "reduction");
-  expect_fails(spec(OpKind::NegativeLogLikelihoodLoss, {f32({2}, {0, 0}), i64({2}, {0, 0})}, {}, 13), "rank >= 2");
+  expect_fails(
+      spec(OpKind::NegativeLogLikelihoodLoss, {f32({2}, {0, 0}), i64({2}, {0, 0})}, {}, 13),
+      "rank >= 2");
 }
 
 TEST(LossSoftmaxCrossEntropy, LossAndLogProb) {
@@ -72,25 +81,33 @@ TEST(LossSoftmaxCrossEntropy, LossAndLogProb) {
   // equal scores: each loss ln 2 = 0.69314718; sum 1.38629436
   Tensor z = f32({2, 2}, {0, 0, 5, 5});
   Tensor lab = i64({2}, {0, 1});
-  expect_tensor_near(run1(spec(OpKind::SoftmaxCrossEntropyLoss, {z, lab}, {{"reduction", attr_string("sum")}}, 13)),
+  expect_tensor_near(run1(spec(OpKind::SoftmaxCrossEntropyLoss, {z, lab},
+                               {{"reduction", attr_string("sum")}}, 13)),
                      f32({}, {1.38629436f}));
-  expect_tensor_near(run1(spec(OpKind::SoftmaxCrossEntropyLoss, {z, lab}, {{"reduction", attr_string("none")}}, 13)),
+  expect_tensor_near(run1(spec(OpKind::SoftmaxCrossEntropyLoss, {z, lab},
+                               {{"reduction", attr_string("none")}}, 13)),
                      f32({2}, {0.69314718f, 0.69314718f}));
   // weights {1, 3}: mean = (ln2 + 3 ln2) / 4 = ln 2; ignore label 1: mean = ln 2 / 1
-  expect_tensor_near(run1(spec(OpKind::SoftmaxCrossEntropyLoss, {z, lab, f32({2}, {1, 3})}, {}, 13)), f32({}, {0.69314718f}));
-  expect_tensor_near(run1(spec(OpKind::SoftmaxCrossEntropyLoss, {z, lab}, {{"ignore_index", attr_int(1)}}, 13)),
-                     f32({}, {0.69314718f}));
+  expect_tensor_near(
+      run1(spec(OpKind::SoftmaxCrossEntropyLoss, {z, lab, f32({2}, {1, 3})}, {}, 13)),
+      f32({}, {0.69314718f}));
+  expect_tensor_near(
+      run1(spec(OpKind::SoftmaxCrossEntropyLoss, {z, lab}, {{"ignore_index", attr_int(1)}}, 13)),
+      f32({}, {0.69314718f}));
   // large scores do not overflow
-  expect_tensor_near(run1(spec(OpKind::SoftmaxCrossEntropyLoss, {f32({1, 2}, {1000, 1000}), i64({1}, {0})}, {}, 13)),
+  expect_tensor_near(run1(spec(OpKind::SoftmaxCrossEntropyLoss,
+                               {f32({1, 2}, {1000, 1000}), i64({1}, {0})}, {}, 13)),
                      f32({}, {0.69314718f}));
 }
 
 TEST(LossSoftmaxCrossEntropy, SpatialAndErrors) {
   // [1, 2, 2]: position d0 scores {0, ln3}, d1 {ln3, 0}; labels {1, 1}: 0.28768207 and 1.38629436
   Tensor s = f32({1, 2, 2}, {0, 1.09861229f, 1.09861229f, 0});
-  expect_tensor_near(run1(spec(OpKind::SoftmaxCrossEntropyLoss, {s, i64({1, 2}, {1, 1})}, {{"reduction", attr_string("none")}}, 13)),
+  expect_tensor_near(run1(spec(OpKind::SoftmaxCrossEntropyLoss, {s, i64({1, 2}, {1, 1})},
+                               {{"reduction", attr_string("none")}}, 13)),
                      f32({1, 2}, {0.28768207f, 1.38629436f}));
-  expect_fails(spec(OpKind::SoftmaxCrossEntropyLoss, {s, i64({1, 2}, {2, 0})}, {}, 13), "out of range [0, 2)");
+  expect_fails(spec(OpKind::SoftmaxCrossEntropyLoss, {s, i64({1, 2}, {2, 0})}, {}, 13),
+               "out of range [0, 2)");
   expect_fails(spec(OpKind::SoftmaxCrossEntropyLoss, {s, f32({1, 2}, {0, 0})}, {}, 13), "integer");
 }
 

@@ -14,10 +14,18 @@ namespace tierjit::testing::red {
 
 using Attrs = std::vector<std::pair<std::string, ir::Attribute>>;
 
-inline Tensor f32(Shape s, std::vector<float> v) { return Tensor::from_vector<float>(std::move(s), v); }
-inline Tensor f64(Shape s, std::vector<double> v) { return Tensor::from_vector<double>(std::move(s), v); }
-inline Tensor i64(Shape s, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(std::move(s), v); }
-inline Tensor i32(Shape s, std::vector<int32_t> v) { return Tensor::from_vector<int32_t>(std::move(s), v); }
+inline Tensor f32(Shape s, std::vector<float> v) {
+  return Tensor::from_vector<float>(std::move(s), v);
+}
+inline Tensor f64(Shape s, std::vector<double> v) {
+  return Tensor::from_vector<double>(std::move(s), v);
+}
+inline Tensor i64(Shape s, std::vector<int64_t> v) {
+  return Tensor::from_vector<int64_t>(std::move(s), v);
+}
+inline Tensor i32(Shape s, std::vector<int32_t> v) {
+  return Tensor::from_vector<int32_t>(std::move(s), v);
+}
 /// float16 tensor from float values (rounded to nearest even).
 inline Tensor f16(Shape s, const std::vector<float>& v) {
   Tensor t = Tensor::empty(DType::kFloat16, std::move(s));

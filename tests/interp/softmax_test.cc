@@ -27,12 +27,12 @@ TEST(SoftmaxOps, Opset13SingleAxis) {
   Tensor x = iota({2, 2, 2});
   // default axis -1: pairs (2m, 2m+1)
   expect_tensor_near(soft(OpKind::Softmax, x, 13),
-                     f32({2, 2, 2}, {0.26894142f, 0.73105858f, 0.26894142f, 0.73105858f, 0.26894142f,
-                                     0.73105858f, 0.26894142f, 0.73105858f}));
+                     f32({2, 2, 2}, {0.26894142f, 0.73105858f, 0.26894142f, 0.73105858f,
+                                     0.26894142f, 0.73105858f, 0.26894142f, 0.73105858f}));
   // axis 1 (inner = 2): x[i,0,k] and x[i,1,k] differ by 2
   expect_tensor_near(soft(OpKind::Softmax, x, 13, 1),
-                     f32({2, 2, 2}, {0.11920292f, 0.11920292f, 0.88079708f, 0.88079708f, 0.11920292f,
-                                     0.11920292f, 0.88079708f, 0.88079708f}));
+                     f32({2, 2, 2}, {0.11920292f, 0.11920292f, 0.88079708f, 0.88079708f,
+                                     0.11920292f, 0.11920292f, 0.88079708f, 0.88079708f}));
   // axis 0: x[0,..] and x[1,..] differ by 4: 1/(1+e^4) = 0.01798621
   Tensor y0 = soft(OpKind::Softmax, x, 13, 0);
   EXPECT_NEAR(y0.data<float>()[0], 0.01798621f, 1e-6);
@@ -60,7 +60,8 @@ TEST(SoftmaxOps, OldOpsetCoercesTo2D) {
 TEST(SoftmaxOps, LogSoftmaxAndLargeNumbers) {
   // ln(0.26894142) = -1.31326169, ln(0.73105858) = -0.31326169
   Tensor big = f32({2, 2}, {1000, 1001, -1000, -999});
-  expect_tensor_near(soft(OpKind::Softmax, big, 13), f32({2, 2}, {0.26894142f, 0.73105858f, 0.26894142f, 0.73105858f}));
+  expect_tensor_near(soft(OpKind::Softmax, big, 13),
+                     f32({2, 2}, {0.26894142f, 0.73105858f, 0.26894142f, 0.73105858f}));
   expect_tensor_near(soft(OpKind::LogSoftmax, big, 13),
                      f32({2, 2}, {-1.31326169f, -0.31326169f, -1.31326169f, -0.31326169f}));
   expect_tensor_near(soft(OpKind::LogSoftmax, iota({2, 2, 2}), 11),
@@ -71,8 +72,10 @@ TEST(SoftmaxOps, LogSoftmaxAndLargeNumbers) {
 }
 
 TEST(SoftmaxOps, NanPropagatesAndFloat16) {
-  expect_tensor_near(soft(OpKind::Softmax, f32({2, 2}, {1, kNaN, 0, 0}), 13), f32({2, 2}, {kNaN, kNaN, 0.5f, 0.5f}));
-  expect_tensor_near(soft(OpKind::LogSoftmax, f32({1, 2}, {kNaN, 1}), 13), f32({1, 2}, {kNaN, kNaN}));
+  expect_tensor_near(soft(OpKind::Softmax, f32({2, 2}, {1, kNaN, 0, 0}), 13),
+                     f32({2, 2}, {kNaN, kNaN, 0.5f, 0.5f}));
+  expect_tensor_near(soft(OpKind::LogSoftmax, f32({1, 2}, {kNaN, 1}), 13),
+                     f32({1, 2}, {kNaN, kNaN}));
   // softmax([0, ln 3]) = [0.25, 0.75], exact in float16
   Tensor h = soft(OpKind::Softmax, f16({2}, {0, 1.09861229f}), 13);
   ASSERT_EQ(h.dtype(), DType::kFloat16);
@@ -92,14 +95,18 @@ TEST(SoftmaxHardmax, FirstMaxPerAxis) {
   expect_tensor_near(soft(OpKind::Hardmax, f32({2, 4}, {1, 3, 3, 2, 0, 0, 0, -1}), 13),
                      f32({2, 4}, {0, 1, 0, 0, 1, 0, 0, 0}));
   // opset 11 default axis 1 on [2, 2, 2]: one-hot at the last of each row of 4
-  expect_tensor_near(soft(OpKind::Hardmax, iota({2, 2, 2}), 11), f32({2, 2, 2}, {0, 0, 0, 1, 0, 0, 0, 1}));
+  expect_tensor_near(soft(OpKind::Hardmax, iota({2, 2, 2}), 11),
+                     f32({2, 2, 2}, {0, 0, 0, 1, 0, 0, 0, 1}));
   // opset 13 axis 1: per (i, k) the j = 1 entry is larger
-  expect_tensor_near(soft(OpKind::Hardmax, iota({2, 2, 2}), 13, 1), f32({2, 2, 2}, {0, 0, 1, 1, 0, 0, 1, 1}));
+  expect_tensor_near(soft(OpKind::Hardmax, iota({2, 2, 2}), 13, 1),
+                     f32({2, 2, 2}, {0, 0, 1, 1, 0, 0, 1, 1}));
 }
 
 TEST(SoftmaxOps, Errors) {
-  expect_fails(spec(OpKind::Softmax, {iota({2, 3})}, {{"axis", attr_int(2)}}, 13), "axis 2 is out of range for rank 2");
-  expect_fails(spec(OpKind::LogSoftmax, {iota({2, 3})}, {{"axis", attr_int(-3)}}, 11), "out of range");
+  expect_fails(spec(OpKind::Softmax, {iota({2, 3})}, {{"axis", attr_int(2)}}, 13),
+               "axis 2 is out of range for rank 2");
+  expect_fails(spec(OpKind::LogSoftmax, {iota({2, 3})}, {{"axis", attr_int(-3)}}, 11),
+               "out of range");
   expect_fails(spec(OpKind::Hardmax, {i64({2}, {1, 2})}, {}, 13), "float");
 }
 

@@ -17,8 +17,10 @@ void arg_reduce(const T* x, int64_t* y, int64_t O, int64_t R, int64_t I, int thr
   using C = std::conditional_t<kIsHalfLike<T>, float, T>;
   // better(v, best): v replaces the current best.
   auto better = [](C v, C best) {
-    if constexpr (kMax) return kLast ? !nan_greater(best, v) : nan_greater(v, best);
-    else return kLast ? !nan_greater(v, best) : nan_greater(best, v);
+    if constexpr (kMax)
+      return kLast ? !nan_greater(best, v) : nan_greater(v, best);
+    else
+      return kLast ? !nan_greater(v, best) : nan_greater(best, v);
   };
   constexpr int64_t kBlock = 64;
   const int64_t blocks = (I + kBlock - 1) / kBlock;
@@ -30,12 +32,18 @@ void arg_reduce(const T* x, int64_t* y, int64_t O, int64_t R, int64_t I, int thr
     const T* base = x + o * R * I + j0;
     C best[kBlock];
     int64_t idx[kBlock];
-    for (int64_t j = 0; j < jn; ++j) { best[j] = load_as<C>(base[j]); idx[j] = 0; }
+    for (int64_t j = 0; j < jn; ++j) {
+      best[j] = load_as<C>(base[j]);
+      idx[j] = 0;
+    }
     for (int64_t r = 1; r < R; ++r) {
       const T* row = base + r * I;
       for (int64_t j = 0; j < jn; ++j) {
         C v = load_as<C>(row[j]);
-        if (better(v, best[j])) { best[j] = v; idx[j] = r; }
+        if (better(v, best[j])) {
+          best[j] = v;
+          idx[j] = r;
+        }
       }
     }
     std::copy(idx, idx + jn, y + o * I + j0);
@@ -61,8 +69,10 @@ Status arg_kernel(KernelContext& ctx) {
   OriView v;
   if (rank > 0) {
     for (int64_t d = 0; d < rank; ++d) {
-      if (d != axis) out.push_back(x->dim(d));
-      else if (keepdims) out.push_back(1);
+      if (d != axis)
+        out.push_back(x->dim(d));
+      else if (keepdims)
+        out.push_back(1);
     }
     v = ori_view(x->shape(), axis, axis + 1);
   }
@@ -77,8 +87,12 @@ Status arg_kernel(KernelContext& ctx) {
       TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, DType::kInt64, out));
       if (y->numel() == 0) return Status();
       const int threads = ctx.options().intra_op_threads;
-      if (last) arg_reduce<kMax, true>(x->data<T>(), y->data<int64_t>(), v.outer, v.reduce, v.inner, threads);
-      else arg_reduce<kMax, false>(x->data<T>(), y->data<int64_t>(), v.outer, v.reduce, v.inner, threads);
+      if (last)
+        arg_reduce<kMax, true>(x->data<T>(), y->data<int64_t>(), v.outer, v.reduce, v.inner,
+                               threads);
+      else
+        arg_reduce<kMax, false>(x->data<T>(), y->data<int64_t>(), v.outer, v.reduce, v.inner,
+                                threads);
       return Status();
     }
   });

@@ -15,12 +15,16 @@ void cumsum_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, bool exclusiv
   using A = std::conditional_t<kIsFloatLike<T>, double,
                                std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
   auto add = [](A a, A b) {
-    if constexpr (std::is_floating_point_v<A>) return a + b;
-    else return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+    if constexpr (std::is_floating_point_v<A>)
+      return a + b;
+    else
+      return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
   };
   auto store = [](A a) {
-    if constexpr (kIsFloatLike<T>) return store_as<T>(a);
-    else return static_cast<T>(a);
+    if constexpr (kIsFloatLike<T>)
+      return store_as<T>(a);
+    else
+      return static_cast<T>(a);
   };
   constexpr int64_t kBlock = 64;
   const int64_t blocks = (I + kBlock - 1) / kBlock;
@@ -36,8 +40,13 @@ void cumsum_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, bool exclusiv
       const int64_t off = (o * R + r) * I + j0;
       for (int64_t j = 0; j < jn; ++j) {
         A v = load_as<A>(x[off + j]);
-        if (exclusive) { y[off + j] = store(acc[j]); acc[j] = add(acc[j], v); }
-        else { acc[j] = add(acc[j], v); y[off + j] = store(acc[j]); }
+        if (exclusive) {
+          y[off + j] = store(acc[j]);
+          acc[j] = add(acc[j], v);
+        } else {
+          acc[j] = add(acc[j], v);
+          y[off + j] = store(acc[j]);
+        }
       }
     }
   }
@@ -51,7 +60,8 @@ Status cumsum_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* axis_t, ctx.required_input(1));
   TJ_ASSIGN_OR_RETURN(auto axis_v, read_int64s(ctx, *axis_t, "input 1 'axis'"));
   if (axis_v.size() != 1)
-    return ctx.fail("input 1 'axis' must be a scalar, got shape {}", shape_to_string(axis_t->shape()));
+    return ctx.fail("input 1 'axis' must be a scalar, got shape {}",
+                    shape_to_string(axis_t->shape()));
   if (x->rank() == 0) return ctx.fail("input 0 'x' must have rank >= 1");
   TJ_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx, axis_v[0], x->rank()));
   const bool exclusive = ctx.node().attr_int("exclusive", 0) != 0;

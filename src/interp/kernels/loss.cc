@@ -28,8 +28,8 @@ struct LossSetup {
 
 /// Checks scores [N, C, d1..dk] (rank >= 2), target [N, d1..dk] integer, weight [C] (optional,
 /// input 2), reads `reduction` and `ignore_index`, and validates every target value.
-Expected<LossSetup> setup_loss(const KernelContext& ctx, const Tensor& scores, const char* scores_name,
-                               const char* target_name) {
+Expected<LossSetup> setup_loss(const KernelContext& ctx, const Tensor& scores,
+                               const char* scores_name, const char* target_name) {
   LossSetup s;
   if (scores.rank() < 2)
     return ctx.fail("input 0 '{}' must have rank >= 2 ([N, C, ...]), got shape {}", scores_name,
@@ -38,30 +38,41 @@ Expected<LossSetup> setup_loss(const KernelContext& ctx, const Tensor& scores, c
   s.n = scores.dim(0);
   s.c = scores.dim(1);
   Shape expect{s.n};
-  for (int64_t k = 2; k < scores.rank(); ++k) { expect.push_back(scores.dim(k)); s.d *= scores.dim(k); }
+  for (int64_t k = 2; k < scores.rank(); ++k) {
+    expect.push_back(scores.dim(k));
+    s.d *= scores.dim(k);
+  }
   if (target->shape() != expect)
     return ctx.fail("input 1 '{}' must have shape {} to match input 0 {}, got {}", target_name,
-                    shape_to_string(expect), shape_to_string(scores.shape()), shape_to_string(target->shape()));
+                    shape_to_string(expect), shape_to_string(scores.shape()),
+                    shape_to_string(target->shape()));
   s.target_shape = expect;
   TJ_ASSIGN_OR_RETURN(s.target, read_int64s(ctx, *target, "input 1"));
   if (const Tensor* w = ctx.input(2)) {
     if (w->rank() != 1 || w->dim(0) != s.c)
-      return ctx.fail("input 2 'weight' must have shape [{}] (C), got {}", s.c, shape_to_string(w->shape()));
-    if (!dtype_is_float(w->dtype())) return ctx.fail("input 2 'weight' must be float, got {}", dtype_name(w->dtype()));
+      return ctx.fail("input 2 'weight' must have shape [{}] (C), got {}", s.c,
+                      shape_to_string(w->shape()));
+    if (!dtype_is_float(w->dtype()))
+      return ctx.fail("input 2 'weight' must be float, got {}", dtype_name(w->dtype()));
     s.weight = read_doubles(*w);
   }
   const std::string red = ctx.node().attr_string("reduction", "mean");
-  if (red == "none") s.reduction = Reduction::kNone;
-  else if (red == "sum") s.reduction = Reduction::kSum;
-  else if (red == "mean") s.reduction = Reduction::kMean;
-  else return ctx.fail("attribute reduction must be none, sum or mean, got '{}'", red);
+  if (red == "none")
+    s.reduction = Reduction::kNone;
+  else if (red == "sum")
+    s.reduction = Reduction::kSum;
+  else if (red == "mean")
+    s.reduction = Reduction::kMean;
+  else
+    return ctx.fail("attribute reduction must be none, sum or mean, got '{}'", red);
   s.has_ignore = ctx.node().has_attr("ignore_index");
   s.ignore_index = ctx.node().attr_int("ignore_index", 0);
   for (size_t i = 0; i < s.target.size(); ++i) {
     int64_t t = s.target[i];
     if (s.has_ignore && t == s.ignore_index) continue;
     if (t < 0 || t >= s.c)
-      return ctx.fail("input 1 '{}': element {} is {}, out of range [0, {})", target_name, i, t, s.c);
+      return ctx.fail("input 1 '{}': element {} is {}, out of range [0, {})", target_name, i, t,
+                      s.c);
   }
   return s;
 }
@@ -85,8 +96,10 @@ Status write_loss(KernelContext& ctx, const LossSetup& s, const C* logp) {
     loss_sum += l;
     weight_sum += w;
   }
-  if (s.reduction == Reduction::kSum) yp[0] = store_as<T>(loss_sum);
-  else if (s.reduction == Reduction::kMean) yp[0] = store_as<T>(loss_sum / weight_sum);
+  if (s.reduction == Reduction::kSum)
+    yp[0] = store_as<T>(loss_sum);
+  else if (s.reduction == Reduction::kMean)
+    yp[0] = store_as<T>(loss_sum / weight_sum);
   return Status();
 }
 
@@ -131,8 +144,10 @@ Status sce_kernel(KernelContext& ctx) {
         }
         double sum = 0;
         for (int64_t c = 0; c < s.c; ++c) sum += std::exp(load_as<C>(xp[base + c * s.d]) - m);
-        const C log_sum = static_cast<C>(std::log(sum));  // (x - m) - log_sum keeps precision at large m
-        for (int64_t c = 0; c < s.c; ++c) logp[base + c * s.d] = (load_as<C>(xp[base + c * s.d]) - m) - log_sum;
+        const C log_sum =
+            static_cast<C>(std::log(sum));  // (x - m) - log_sum keeps precision at large m
+        for (int64_t c = 0; c < s.c; ++c)
+          logp[base + c * s.d] = (load_as<C>(xp[base + c * s.d]) - m) - log_sum;
       }
     }
     if (ctx.num_outputs() > 1 && ctx.wants_output(1)) {

@@ -12,7 +12,8 @@ namespace {
 
 /// Mean and population variance of the `rows` rows x[k * row_stride .. + len), two-pass in double.
 template <class T>
-void row_stats(const T* x, int64_t rows, int64_t row_stride, int64_t len, double& mean, double& var) {
+void row_stats(const T* x, int64_t rows, int64_t row_stride, int64_t len, double& mean,
+               double& var) {
   double s = 0;
   for (int64_t k = 0; k < rows; ++k)
     for (int64_t i = 0; i < len; ++i) s += load_as<double>(x[k * row_stride + i]);
@@ -38,14 +39,16 @@ void affine_row(const T* x, T* y, int64_t len, ComputeOf<T> a, ComputeOf<T> b) {
 /// values, where the normalized part is dims [axis, rank). Sets `outer_stride` to 0 when the
 /// operand does not vary over dims [0, axis) (the common case: only R values).
 template <class C>
-Status expand_operand(const KernelContext& ctx, const Tensor& t, const char* what, const Shape& shape,
-                      int64_t axis, std::vector<C>& out, int64_t& outer_stride) {
+Status expand_operand(const KernelContext& ctx, const Tensor& t, const char* what,
+                      const Shape& shape, int64_t axis, std::vector<C>& out,
+                      int64_t& outer_stride) {
   if (!broadcast_shapes(t.shape(), shape) || t.rank() > static_cast<int64_t>(shape.size()) ||
       *broadcast_shapes(t.shape(), shape) != shape)
-    return ctx.fail("{} shape {} does not broadcast to input 0 shape {}", what, shape_to_string(t.shape()),
-                    shape_to_string(shape));
+    return ctx.fail("{} shape {} does not broadcast to input 0 shape {}", what,
+                    shape_to_string(t.shape()), shape_to_string(shape));
   const std::vector<int64_t> st = broadcast_strides(t.shape(), shape);
-  const std::vector<int64_t> od(shape.begin(), shape.begin() + axis), os(st.begin(), st.begin() + axis);
+  const std::vector<int64_t> od(shape.begin(), shape.begin() + axis),
+      os(st.begin(), st.begin() + axis);
   const std::vector<int64_t> rd(shape.begin() + axis, shape.end()), rs(st.begin() + axis, st.end());
   std::vector<int64_t> ooff = offsets_of(od, os), roff = offsets_of(rd, rs);
   bool varies = false;
@@ -63,7 +66,8 @@ Status expand_operand(const KernelContext& ctx, const Tensor& t, const char* wha
 /// LayerNormalization: X float [d0..dn], Scale and optional B broadcastable to X; attributes
 /// axis (default -1), epsilon (default 1e-5), stash_type (ignored: statistics always in double).
 /// Outputs Y (X's shape and dtype), optional Mean and InvStdDev of shape [d0..d(axis-1), 1..1]
-/// (float32, or the dtype the model declares). Errors: axis out of range, Scale/B not broadcastable.
+/// (float32, or the dtype the model declares). Errors: axis out of range, Scale/B not
+/// broadcastable.
 Status layer_norm_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
   TJ_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required_input(1));
@@ -80,16 +84,21 @@ Status layer_norm_kernel(KernelContext& ctx) {
     using C = ComputeOf<T>;
     std::vector<C> sc, bi;
     int64_t sc_stride = 0, bi_stride = 0;
-    TJ_RETURN_IF_ERROR(expand_operand(ctx, *scale, "input 1 'Scale'", x->shape(), axis, sc, sc_stride));
-    if (bias) TJ_RETURN_IF_ERROR(expand_operand(ctx, *bias, "input 2 'B'", x->shape(), axis, bi, bi_stride));
-    else bi.assign(static_cast<size_t>(v.reduce), C{0});
+    TJ_RETURN_IF_ERROR(
+        expand_operand(ctx, *scale, "input 1 'Scale'", x->shape(), axis, sc, sc_stride));
+    if (bias)
+      TJ_RETURN_IF_ERROR(
+          expand_operand(ctx, *bias, "input 2 'B'", x->shape(), axis, bi, bi_stride));
+    else
+      bi.assign(static_cast<size_t>(v.reduce), C{0});
     TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, x->dtype(), x->shape()));
     Tensor* mean_t = nullptr;
     Tensor* inv_t = nullptr;
     for (size_t k = 1; k <= 2; ++k) {
       if (!ctx.wants_output(k)) continue;
       DType dt = node.output(k)->type().dtype;
-      if (!dtype_is_float(dt)) dt = x->dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+      if (!dtype_is_float(dt))
+        dt = x->dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
       TJ_ASSIGN_OR_RETURN(Tensor * t, ctx.output(k, dt, stat_shape));
       (k == 1 ? mean_t : inv_t) = t;
     }
@@ -97,7 +106,8 @@ Status layer_norm_kernel(KernelContext& ctx) {
     T* yp = y->data<T>();
     const int64_t R = v.reduce;
     std::vector<double> means(static_cast<size_t>(v.outer)), invs(static_cast<size_t>(v.outer));
-#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (v.outer * R > kParallelWork)
+#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (v.outer * R > \
+                                                                         kParallelWork)
     for (int64_t o = 0; o < v.outer; ++o) {
       double mean, var;
       row_stats(xp + o * R, 1, 0, R, mean, var);
@@ -109,16 +119,25 @@ Status layer_norm_kernel(KernelContext& ctx) {
       const T* xr = xp + o * R;
       T* yr = yp + o * R;
       const C cm = static_cast<C>(mean), ci = static_cast<C>(inv);
-      for (int64_t r = 0; r < R; ++r) yr[r] = store_as<T>((load_as<C>(xr[r]) - cm) * ci * s[r] + b[r]);
+      for (int64_t r = 0; r < R; ++r)
+        yr[r] = store_as<T>((load_as<C>(xr[r]) - cm) * ci * s[r] + b[r]);
     }
     auto write_stats = [](Tensor* t, const std::vector<double>& vals) {
       if (!t) return;
       for (size_t i = 0; i < vals.size(); ++i) {
         switch (t->dtype()) {
-          case DType::kFloat64: t->data<double>()[i] = vals[i]; break;
-          case DType::kFloat16: t->data<Half>()[i] = store_as<Half>(vals[i]); break;
-          case DType::kBFloat16: t->data<BFloat16>()[i] = store_as<BFloat16>(vals[i]); break;
-          default: t->data<float>()[i] = static_cast<float>(vals[i]); break;
+          case DType::kFloat64:
+            t->data<double>()[i] = vals[i];
+            break;
+          case DType::kFloat16:
+            t->data<Half>()[i] = store_as<Half>(vals[i]);
+            break;
+          case DType::kBFloat16:
+            t->data<BFloat16>()[i] = store_as<BFloat16>(vals[i]);
+            break;
+          default:
+            t->data<float>()[i] = static_cast<float>(vals[i]);
+            break;
         }
       }
     };
@@ -141,7 +160,8 @@ Expected<std::vector<double>> channel_operand(const KernelContext& ctx, size_t i
 }
 
 /// Writes doubles into output k (shape [n], dtype dt).
-Status write_channel_output(KernelContext& ctx, size_t k, DType dt, const std::vector<double>& vals) {
+Status write_channel_output(KernelContext& ctx, size_t k, DType dt,
+                            const std::vector<double>& vals) {
   TJ_ASSIGN_OR_RETURN(Tensor * t, ctx.output(k, dt, Shape{static_cast<int64_t>(vals.size())}));
   return dispatch_float(ctx, dt, "statistics output", [&](auto tag) -> Status {
     using U = decltype(tag);
@@ -160,14 +180,17 @@ Status write_channel_output(KernelContext& ctx, size_t k, DType dt, const std::v
 Status batch_norm_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
   const ir::Node& node = ctx.node();
-  if (x->rank() < 2) return ctx.fail("input 0 'X' must have rank >= 2 ([N, C, ...]), got shape {}", shape_to_string(x->shape()));
+  if (x->rank() < 2)
+    return ctx.fail("input 0 'X' must have rank >= 2 ([N, C, ...]), got shape {}",
+                    shape_to_string(x->shape()));
   const int opset = node.opset();
   const double eps = node.attr_float("epsilon", 1e-5f);
   const double momentum = node.attr_float("momentum", 0.9f);
   int64_t N = x->dim(0), C = x->dim(1), S = x->numel() / std::max<int64_t>(1, N * C);
   if (N * C == 0) S = 0;
   const Tensor* scale_t = ctx.input(1);
-  if (opset < 9 && node.attr_int("spatial", 1) == 0 && scale_t && scale_t->numel() == C * S && S > 1) {
+  if (opset < 9 && node.attr_int("spatial", 1) == 0 && scale_t && scale_t->numel() == C * S &&
+      S > 1) {
     C *= S;  // per-activation statistics: view X as [N, C*D, 1]
     S = 1;
   }
@@ -177,8 +200,9 @@ Status batch_norm_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(auto var, channel_operand(ctx, 4, "input_var", C));
   bool extra_outputs = false;
   for (size_t k = 1; k < ctx.num_outputs(); ++k) extra_outputs |= ctx.wants_output(k);
-  const bool training = opset >= 14 ? node.attr_int("training_mode", 0) != 0
-                                    : extra_outputs && (opset >= 7 || node.attr_int("is_test", 0) == 0);
+  const bool training = opset >= 14
+                            ? node.attr_int("training_mode", 0) != 0
+                            : extra_outputs && (opset >= 7 || node.attr_int("is_test", 0) == 0);
   return dispatch_float(ctx, x->dtype(), "input 0 'X'", [&](auto tag) -> Status {
     using T = decltype(tag);
     using CT = ComputeOf<T>;
@@ -194,7 +218,8 @@ Status batch_norm_kernel(KernelContext& ctx) {
     for (int64_t nc = 0; nc < N * C; ++nc) {
       const int64_t c = nc % C;
       const double a = scale[c] / std::sqrt(bvar[c] + eps);
-      affine_row(xp + nc * S, yp + nc * S, S, static_cast<CT>(a), static_cast<CT>(bias[c] - bmean[c] * a));
+      affine_row(xp + nc * S, yp + nc * S, S, static_cast<CT>(a),
+                 static_cast<CT>(bias[c] - bmean[c] * a));
     }
     if (!extra_outputs) return Status();
     std::vector<double> rmean(mean), rvar(var);
@@ -207,7 +232,8 @@ Status batch_norm_kernel(KernelContext& ctx) {
     const DType stat_dt = ctx.input(3)->dtype();
     const std::vector<double>* outs[4] = {&rmean, &rvar, &bmean, &bvar};
     for (size_t k = 1; k < ctx.num_outputs() && k <= 4; ++k)
-      if (ctx.wants_output(k)) TJ_RETURN_IF_ERROR(write_channel_output(ctx, k, stat_dt, *outs[k - 1]));
+      if (ctx.wants_output(k))
+        TJ_RETURN_IF_ERROR(write_channel_output(ctx, k, stat_dt, *outs[k - 1]));
     return Status();
   });
 }
@@ -216,7 +242,9 @@ Status batch_norm_kernel(KernelContext& ctx) {
 /// Y = (X - mean_nc) / sqrt(var_nc + eps) * scale[c] + B[c], statistics over D1..Dk.
 Status instance_norm_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
-  if (x->rank() < 2) return ctx.fail("input 0 'input' must have rank >= 2 ([N, C, ...]), got shape {}", shape_to_string(x->shape()));
+  if (x->rank() < 2)
+    return ctx.fail("input 0 'input' must have rank >= 2 ([N, C, ...]), got shape {}",
+                    shape_to_string(x->shape()));
   const double eps = ctx.node().attr_float("epsilon", 1e-5f);
   const int64_t N = x->dim(0), C = x->dim(1), S = ori_view(x->shape(), 0, 2).inner;
   TJ_ASSIGN_OR_RETURN(auto scale, channel_operand(ctx, 1, "scale", C));

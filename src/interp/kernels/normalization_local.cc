@@ -17,7 +17,9 @@ namespace {
 Status lrn_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
   const ir::Node& node = ctx.node();
-  if (x->rank() < 2) return ctx.fail("input 0 'X' must have rank >= 2 ([N, C, ...]), got shape {}", shape_to_string(x->shape()));
+  if (x->rank() < 2)
+    return ctx.fail("input 0 'X' must have rank >= 2 ([N, C, ...]), got shape {}",
+                    shape_to_string(x->shape()));
   if (!node.has_attr("size")) return ctx.fail("attribute size is required");
   const int64_t size = node.attr_int("size", 1);
   if (size < 1) return ctx.fail("attribute size must be >= 1, got {}", size);
@@ -32,7 +34,8 @@ Status lrn_kernel(KernelContext& ctx) {
     T* yp = y->data<T>();
     constexpr int64_t kBlock = 64;
     const int64_t blocks = (S + kBlock - 1) / kBlock;
-#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (x->numel() * size > kParallelWork)
+#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (x->numel() * size > \
+                                                                         kParallelWork)
     for (int64_t task = 0; task < N * C * blocks; ++task) {
       const int64_t nc = task / blocks, n = nc / C, c = nc % C;
       const int64_t s0 = (task % blocks) * kBlock, sn = std::min(kBlock, S - s0);
@@ -46,7 +49,8 @@ Status lrn_kernel(KernelContext& ctx) {
       }
       const int64_t off = nc * S + s0;
       for (int64_t s = 0; s < sn; ++s)
-        yp[off + s] = store_as<T>(load_as<double>(xp[off + s]) / std::pow(bias + alpha / size * sq[s], beta));
+        yp[off + s] =
+            store_as<T>(load_as<double>(xp[off + s]) / std::pow(bias + alpha / size * sq[s], beta));
     }
     return Status();
   });
@@ -99,7 +103,8 @@ Status mvn_kernel(KernelContext& ctx) {
         double d = load_as<double>(xb[roff[r]]) - mean;
         q += d * d;
       }
-      const double inv = normalize_variance ? 1.0 / (std::sqrt(q / static_cast<double>(R)) + 1e-9) : 1.0;
+      const double inv =
+          normalize_variance ? 1.0 / (std::sqrt(q / static_cast<double>(R)) + 1e-9) : 1.0;
       for (int64_t r = 0; r < R; ++r)
         yp[koff[k] + roff[r]] = store_as<T>((load_as<double>(xb[roff[r]]) - mean) * inv);
     }

@@ -14,7 +14,19 @@
 namespace tierjit::interp {
 namespace {
 
-enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare, kLp };
+enum class ReduceKind {
+  kSum,
+  kMean,
+  kMax,
+  kMin,
+  kProd,
+  kL1,
+  kL2,
+  kLogSum,
+  kLogSumExp,
+  kSumSquare,
+  kLp
+};
 
 /// double -> integer T without undefined behaviour: NaN -> 0, out of range -> clamped.
 template <class T>
@@ -23,8 +35,10 @@ T saturate_cast(double v) {
     return store_as<T>(v);
   } else {
     if (std::isnan(v)) return T{0};
-    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
+      return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
     return static_cast<T>(v);
   }
 }
@@ -35,71 +49,104 @@ T saturate_cast(double v) {
 /// (largest integer), Mean NaN (0 for integers), LogSum and LogSumExp -inf (ONNX opset 18 text).
 template <ReduceKind K, class T>
 struct Reducer {
-  static constexpr bool kFloat = kIsFloatLike<T> || K == ReduceKind::kLogSumExp || K == ReduceKind::kLp;
+  static constexpr bool kFloat =
+      kIsFloatLike<T> || K == ReduceKind::kLogSumExp || K == ReduceKind::kLp;
   using A = std::conditional_t<kFloat, double,
                                std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
   static constexpr bool kNeedsMax = K == ReduceKind::kLogSumExp;
   double p = 2;  // kLp only
 
   static A wrap_add(A a, A b) {
-    if constexpr (kFloat) return a + b;
-    else return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+    if constexpr (kFloat)
+      return a + b;
+    else
+      return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
   }
   static A wrap_mul(A a, A b) {
-    if constexpr (kFloat) return a * b;
-    else return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    if constexpr (kFloat)
+      return a * b;
+    else
+      return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
   }
   static A abs_of(A v) {
-    if constexpr (std::is_unsigned_v<A>) return v;
-    else if constexpr (kFloat) return std::fabs(v);
-    else return v < 0 ? static_cast<A>(0 - static_cast<uint64_t>(v)) : v;
+    if constexpr (std::is_unsigned_v<A>)
+      return v;
+    else if constexpr (kFloat)
+      return std::fabs(v);
+    else
+      return v < 0 ? static_cast<A>(0 - static_cast<uint64_t>(v)) : v;
   }
   static A max_of(A a, A v) {
-    if constexpr (kFloat) return (v > a || std::isnan(v)) ? v : a;  // NaN sticks
-    else return v > a ? v : a;
+    if constexpr (kFloat)
+      return (v > a || std::isnan(v)) ? v : a;  // NaN sticks
+    else
+      return v > a ? v : a;
   }
   static A min_of(A a, A v) {
-    if constexpr (kFloat) return (v < a || std::isnan(v)) ? v : a;
-    else return v < a ? v : a;
+    if constexpr (kFloat)
+      return (v < a || std::isnan(v)) ? v : a;
+    else
+      return v < a ? v : a;
   }
   static A lowest() {
-    if constexpr (kFloat) return -std::numeric_limits<double>::infinity();
-    else return static_cast<A>(std::numeric_limits<T>::lowest());
+    if constexpr (kFloat)
+      return -std::numeric_limits<double>::infinity();
+    else
+      return static_cast<A>(std::numeric_limits<T>::lowest());
   }
   static A highest() {
-    if constexpr (kFloat) return std::numeric_limits<double>::infinity();
-    else return static_cast<A>(std::numeric_limits<T>::max());
+    if constexpr (kFloat)
+      return std::numeric_limits<double>::infinity();
+    else
+      return static_cast<A>(std::numeric_limits<T>::max());
   }
 
   A init() const {
-    if constexpr (K == ReduceKind::kMax) return lowest();
-    else if constexpr (K == ReduceKind::kMin) return highest();
-    else if constexpr (K == ReduceKind::kProd) return A{1};
-    else return A{0};
+    if constexpr (K == ReduceKind::kMax)
+      return lowest();
+    else if constexpr (K == ReduceKind::kMin)
+      return highest();
+    else if constexpr (K == ReduceKind::kProd)
+      return A{1};
+    else
+      return A{0};
   }
   A step(A a, T xe, [[maybe_unused]] double m) const {
     A x = load_as<A>(xe);
-    if constexpr (K == ReduceKind::kMax) return max_of(a, x);
-    else if constexpr (K == ReduceKind::kMin) return min_of(a, x);
-    else if constexpr (K == ReduceKind::kProd) return wrap_mul(a, x);
-    else if constexpr (K == ReduceKind::kL1) return wrap_add(a, abs_of(x));
-    else if constexpr (K == ReduceKind::kL2 || K == ReduceKind::kSumSquare) return wrap_add(a, wrap_mul(x, x));
-    else if constexpr (K == ReduceKind::kLogSumExp) return a + std::exp(x - m);
+    if constexpr (K == ReduceKind::kMax)
+      return max_of(a, x);
+    else if constexpr (K == ReduceKind::kMin)
+      return min_of(a, x);
+    else if constexpr (K == ReduceKind::kProd)
+      return wrap_mul(a, x);
+    else if constexpr (K == ReduceKind::kL1)
+      return wrap_add(a, abs_of(x));
+    else if constexpr (K == ReduceKind::kL2 || K == ReduceKind::kSumSquare)
+      return wrap_add(a, wrap_mul(x, x));
+    else if constexpr (K == ReduceKind::kLogSumExp)
+      return a + std::exp(x - m);
     else if constexpr (K == ReduceKind::kLp) {
       double ax = std::fabs(static_cast<double>(x));
       return a + (p == 2 ? ax * ax : p == 1 ? ax : std::pow(ax, p));
-    } else return wrap_add(a, x);  // Sum, Mean, LogSum
+    } else
+      return wrap_add(a, x);  // Sum, Mean, LogSum
   }
   A combine(A a, A b) const {
-    if constexpr (K == ReduceKind::kMax) return max_of(a, b);
-    else if constexpr (K == ReduceKind::kMin) return min_of(a, b);
-    else if constexpr (K == ReduceKind::kProd) return wrap_mul(a, b);
-    else return wrap_add(a, b);
+    if constexpr (K == ReduceKind::kMax)
+      return max_of(a, b);
+    else if constexpr (K == ReduceKind::kMin)
+      return min_of(a, b);
+    else if constexpr (K == ReduceKind::kProd)
+      return wrap_mul(a, b);
+    else
+      return wrap_add(a, b);
   }
   T finish(A a, [[maybe_unused]] int64_t n, [[maybe_unused]] double m) const {
     if constexpr (K == ReduceKind::kMean) {
-      if constexpr (kFloat) return store_as<T>(a / static_cast<double>(n));
-      else return n == 0 ? T{0} : static_cast<T>(a / static_cast<A>(n));
+      if constexpr (kFloat)
+        return store_as<T>(a / static_cast<double>(n));
+      else
+        return n == 0 ? T{0} : static_cast<T>(a / static_cast<A>(n));
     } else if constexpr (K == ReduceKind::kL2) {
       return saturate_cast<T>(std::sqrt(static_cast<double>(a)));
     } else if constexpr (K == ReduceKind::kLogSum) {
@@ -161,7 +208,10 @@ void reduce_ori(const Op& op, const T* x, T* y, int64_t O, int64_t R, int64_t I,
     const T* base = x + o * R * I + j0;
     double m[kBlock];
     A acc[kBlock];
-    for (int64_t j = 0; j < jn; ++j) { m[j] = kNoShift; acc[j] = op.init(); }
+    for (int64_t j = 0; j < jn; ++j) {
+      m[j] = kNoShift;
+      acc[j] = op.init();
+    }
     if constexpr (Op::kNeedsMax) {
       for (int64_t j = 0; j < jn; ++j) m[j] = -std::numeric_limits<double>::infinity();
       for (int64_t r = 0; r < R; ++r)
@@ -220,26 +270,40 @@ void reduce_masked(const Op& op, const Tensor& x, Tensor& y, const std::vector<b
   std::vector<bool> flags;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
-    if (!flags.empty() && flags.back() == reduce_mask[d]) sizes.back() *= shape[d];
-    else { sizes.push_back(shape[d]); flags.push_back(reduce_mask[d]); }
+    if (!flags.empty() && flags.back() == reduce_mask[d])
+      sizes.back() *= shape[d];
+    else {
+      sizes.push_back(shape[d]);
+      flags.push_back(reduce_mask[d]);
+    }
   }
   int64_t reduced_groups = std::count(flags.begin(), flags.end(), true);
   if (reduced_groups <= 1) {
     int64_t O = 1, R = 1, I = 1;
     bool seen = false;
     for (size_t g = 0; g < sizes.size(); ++g) {
-      if (flags[g]) { R = sizes[g]; seen = true; }
-      else if (seen) I = sizes[g];
-      else O = sizes[g];
+      if (flags[g]) {
+        R = sizes[g];
+        seen = true;
+      } else if (seen)
+        I = sizes[g];
+      else
+        O = sizes[g];
     }
-    if (!seen) { O *= I; I = 1; }  // nothing to reduce (all reduced dims were 1)
+    if (!seen) {
+      O *= I;
+      I = 1;
+    }  // nothing to reduce (all reduced dims were 1)
     reduce_ori(op, x.data<T>(), yp, O, R, I, threads);
     return;
   }
   std::vector<int64_t> kd, ks, rd, rs;
   int64_t stride = 1;
   std::vector<int64_t> strides(sizes.size());
-  for (int64_t g = static_cast<int64_t>(sizes.size()) - 1; g >= 0; --g) { strides[g] = stride; stride *= sizes[g]; }
+  for (int64_t g = static_cast<int64_t>(sizes.size()) - 1; g >= 0; --g) {
+    strides[g] = stride;
+    stride *= sizes[g];
+  }
   for (size_t g = 0; g < sizes.size(); ++g) {
     (flags[g] ? rd : kd).push_back(sizes[g]);
     (flags[g] ? rs : ks).push_back(strides[g]);
@@ -248,8 +312,8 @@ void reduce_masked(const Op& op, const Tensor& x, Tensor& y, const std::vector<b
 }
 
 template <ReduceKind K>
-Status run_reduce(KernelContext& ctx, const Tensor& x, const std::vector<bool>& mask, Shape out_shape,
-                  double p = 2) {
+Status run_reduce(KernelContext& ctx, const Tensor& x, const std::vector<bool>& mask,
+                  Shape out_shape, double p = 2) {
   return dispatch_all(ctx, x.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {
@@ -299,8 +363,10 @@ Status reduce_kernel(KernelContext& ctx) {
   }
   Shape out;
   for (int64_t d = 0; d < rank; ++d) {
-    if (!mask[d]) out.push_back(x->dim(d));
-    else if (keepdims) out.push_back(1);
+    if (!mask[d])
+      out.push_back(x->dim(d));
+    else if (keepdims)
+      out.push_back(1);
   }
   return run_reduce<K>(ctx, *x, mask, std::move(out));
 }
@@ -311,7 +377,8 @@ template <ReduceKind K>
 Status global_pool_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
   if (x->rank() < 2)
-    return ctx.fail("input 0 'X' must have rank >= 2 ([N, C, ...]), got shape {}", shape_to_string(x->shape()));
+    return ctx.fail("input 0 'X' must have rank >= 2 ([N, C, ...]), got shape {}",
+                    shape_to_string(x->shape()));
   TJ_RETURN_IF_ERROR(dispatch_float(ctx, x->dtype(), "input 0 'X'", [](auto) { return Status(); }));
   std::vector<bool> mask(static_cast<size_t>(x->rank()), true);
   mask[0] = mask[1] = false;

@@ -31,30 +31,38 @@ using ComputeOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
 /// Element -> compute type C (float16/bfloat16 widen exactly to float).
 template <class C, class T>
 inline C load_as(T v) {
-  if constexpr (kIsHalfLike<T>) return static_cast<C>(to_float(v));
-  else return static_cast<C>(v);
+  if constexpr (kIsHalfLike<T>)
+    return static_cast<C>(to_float(v));
+  else
+    return static_cast<C>(v);
 }
 
 /// Compute value -> element; float16/bfloat16 round to nearest even.
 template <class T, class C>
 inline T store_as(C v) {
-  if constexpr (std::is_same_v<T, Half>) return Half{support::float_to_half(static_cast<float>(v))};
+  if constexpr (std::is_same_v<T, Half>)
+    return Half{support::float_to_half(static_cast<float>(v))};
   else if constexpr (std::is_same_v<T, BFloat16>)
     return BFloat16{support::float_to_bfloat16(static_cast<float>(v))};
-  else return static_cast<T>(v);
+  else
+    return static_cast<T>(v);
 }
 
 /// Calls f(T{}) for the float dtypes (float32, float64, float16, bfloat16); error otherwise.
 template <class F>
 Status dispatch_float(const KernelContext& ctx, DType dt, const char* what, F&& f) {
   switch (dt) {
-    case DType::kFloat32: return f(float{});
-    case DType::kFloat64: return f(double{});
-    case DType::kFloat16: return f(Half{});
-    case DType::kBFloat16: return f(BFloat16{});
+    case DType::kFloat32:
+      return f(float{});
+    case DType::kFloat64:
+      return f(double{});
+    case DType::kFloat16:
+      return f(Half{});
+    case DType::kBFloat16:
+      return f(BFloat16{});
     default:
-      return ctx.fail("{} must be a float tensor (float32, float64, float16, bfloat16), got {}", what,
-                      dtype_name(dt));
+      return ctx.fail("{} must be a float tensor (float32, float64, float16, bfloat16), got {}",
+                      what, dtype_name(dt));
   }
 }
 
@@ -67,15 +75,19 @@ inline OriView ori_view(const Shape& shape, int64_t begin, int64_t end) {
   OriView v;
   for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
     int64_t n = shape[static_cast<size_t>(d)];
-    if (d < begin) v.outer *= n;
-    else if (d < end) v.reduce *= n;
-    else v.inner *= n;
+    if (d < begin)
+      v.outer *= n;
+    else if (d < end)
+      v.reduce *= n;
+    else
+      v.inner *= n;
   }
   return v;
 }
 
 /// Offsets (in elements) of every index of the sub-shape `dims` (row-major), given their strides.
-inline std::vector<int64_t> offsets_of(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
+inline std::vector<int64_t> offsets_of(const std::vector<int64_t>& dims,
+                                       const std::vector<int64_t>& strides) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
   std::vector<int64_t> off(static_cast<size_t>(n), 0);
@@ -95,12 +107,12 @@ inline bool nan_greater(C x, C y) {
 }
 
 // Registration hooks, one per file; reduction.cc calls them all.
-void register_reduce_ops(KernelRegistry& r);         // reduce.cc
-void register_argminmax_ops(KernelRegistry& r);      // argminmax.cc
-void register_softmax_ops(KernelRegistry& r);        // softmax.cc
+void register_reduce_ops(KernelRegistry& r);               // reduce.cc
+void register_argminmax_ops(KernelRegistry& r);            // argminmax.cc
+void register_softmax_ops(KernelRegistry& r);              // softmax.cc
 void register_normalization_ops(KernelRegistry& r);        // normalization.cc
 void register_local_normalization_ops(KernelRegistry& r);  // normalization_local.cc
-void register_loss_ops(KernelRegistry& r);           // loss.cc
-void register_cumsum_ops(KernelRegistry& r);         // cumsum.cc
+void register_loss_ops(KernelRegistry& r);                 // loss.cc
+void register_cumsum_ops(KernelRegistry& r);               // cumsum.cc
 
 }  // namespace tierjit::interp

@@ -29,11 +29,17 @@ void soft_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, int threads) {
     T* yb = y + o * R * I + j0;
     C m[kBlock];
     int64_t arg[kBlock];
-    for (int64_t j = 0; j < jn; ++j) { m[j] = load_as<C>(xb[j]); arg[j] = 0; }
+    for (int64_t j = 0; j < jn; ++j) {
+      m[j] = load_as<C>(xb[j]);
+      arg[j] = 0;
+    }
     for (int64_t r = 1; r < R; ++r) {
       for (int64_t j = 0; j < jn; ++j) {
         C v = load_as<C>(xb[r * I + j]);
-        if (nan_greater(v, m[j])) { m[j] = v; arg[j] = r; }
+        if (nan_greater(v, m[j])) {
+          m[j] = v;
+          arg[j] = r;
+        }
       }
     }
     if constexpr (K == SoftKind::kHardmax) {
@@ -56,8 +62,10 @@ void soft_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, int threads) {
       for (int64_t r = 0; r < R; ++r) {
         for (int64_t j = 0; j < jn; ++j) {
           C e;
-          if constexpr (kInPlace) e = yb[r * I + j];
-          else e = std::exp(load_as<C>(xb[r * I + j]) - m[j]);
+          if constexpr (kInPlace)
+            e = yb[r * I + j];
+          else
+            e = std::exp(load_as<C>(xb[r * I + j]) - m[j]);
           yb[r * I + j] = store_as<T>(e * inv[j]);
         }
       }
@@ -94,7 +102,8 @@ Status soft_kernel(KernelContext& ctx) {
     using T = decltype(tag);
     TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, x->dtype(), x->shape()));
     if (y->numel() == 0) return Status();
-    soft_ori<K, T>(x->data<T>(), y->data<T>(), v.outer, v.reduce, v.inner, ctx.options().intra_op_threads);
+    soft_ori<K, T>(x->data<T>(), y->data<T>(), v.outer, v.reduce, v.inner,
+                   ctx.options().intra_op_threads);
     return Status();
   });
 }
