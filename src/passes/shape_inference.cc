@@ -30,7 +30,7 @@ const RuleTable& rule_table() {
   return table;
 }
 
-bool is_int_dtype(DType t) { return dtype_is_integer(t); }
+bool is_int_dtype(DType t) { return dtype_is_integer(t) || t == DType::kBool; }
 
 std::optional<SymInts> contents_of(const Tensor& t) {
   if (!is_int_dtype(t.dtype()) || t.rank() > 1 || t.numel() > kMaxTrackedElements) return std::nullopt;

@@ -2,6 +2,8 @@
 // predicates (bool), Cast/CastLike, multidirectional-broadcast binary and variadic ops, Where,
 // Clip, Dropout, and the *Like random ops. Integer Add/Sub/Mul/Div on tracked shape tensors also
 // propagate their contents (shape arithmetic). Source: ONNX operator specs, opsets 1..17.
+#include <algorithm>
+
 #include "passes/shape_rules.h"
 
 namespace tierjit::passes::shapes {
@@ -105,19 +107,56 @@ Status arith(RuleContext& c) {
 
 Status pow_rule(RuleContext& c) { return broadcast_rule(c, c.dtype(0), 0, false); }
 
-Status compare(RuleContext& c) { return broadcast_rule(c, DType::kBool, 0, true); }
+// Equal on shape tensors (exporters test shape entries against -1 before Expand/Reshape).
+SymInt sym_equal(const SymInt& a, const SymInt& b) {
+  if (a.is_constant() && b.is_constant()) return SymInt::constant(a.value == b.value);
+  if (a.is_symbol() && b.is_symbol() && a.symbol == b.symbol) return SymInt::constant(1);
+  if ((a.is_symbol() && b.is_constant() && b.value < 0) || (b.is_symbol() && a.is_constant() && a.value < 0))
+    return SymInt::constant(0);  // symbols are dims, never negative
+  return SymInt::unknown();
+}
+
+Status compare(RuleContext& c) {
+  TJ_RETURN_IF_ERROR(broadcast_rule(c, DType::kBool, 0, true));
+  if (c.node().op() == OpKind::Equal && dtype_is_integer(c.dtype(0))) propagate_binary(c, sym_equal);
+  return Status();
+}
 
 Status variadic(RuleContext& c) {
   size_t first = 0;
   while (first < c.num_inputs() && !c.has_input(first)) ++first;
-  return broadcast_rule(c, c.dtype(first), first, true);
+  TJ_RETURN_IF_ERROR(broadcast_rule(c, c.dtype(first), first, true));
+  bool is_max = c.node().op() == OpKind::Max;
+  if ((is_max || c.node().op() == OpKind::Min) && c.num_inputs() == 2 && dtype_is_integer(c.dtype(0))) {
+    propagate_binary(c, [is_max](const SymInt& a, const SymInt& b) {
+      if (a.is_constant() && b.is_constant()) return SymInt::constant(is_max ? std::max(a.value, b.value) : std::min(a.value, b.value));
+      if (is_max && a.is_symbol() && b.is_constant() && b.value <= 0) return a;
+      if (is_max && b.is_symbol() && a.is_constant() && a.value <= 0) return b;
+      return SymInt::unknown();
+    });
+  }
+  return Status();
 }
 
 Status where(RuleContext& c) {
   TJ_RETURN_IF_ERROR(c.same_dtype(1, 2));
   if (c.dtype(0) != DType::kUndefined && c.dtype(0) != DType::kBool)
     return c.fail("input 0 'condition' has dtype {}, expected bool", dtype_name(c.dtype(0)));
-  return broadcast_rule(c, c.dtype(1), 1, false);
+  TJ_RETURN_IF_ERROR(broadcast_rule(c, c.dtype(1), 1, false));
+  const SymInts* k[3] = {c.known(0), c.known(1), c.known(2)};
+  if (!k[0] || !k[1] || !k[2]) return Status();
+  size_t n = std::max({k[0]->size(), k[1]->size(), k[2]->size()});
+  for (const SymInts* v : k)
+    if (v->empty() || (v->size() != n && v->size() != 1)) return Status();
+  SymInts r(n);
+  for (size_t i = 0; i < n; ++i) {
+    const SymInt& cond = (*k[0])[k[0]->size() == 1 ? 0 : i];
+    const SymInt& x = (*k[1])[k[1]->size() == 1 ? 0 : i];
+    const SymInt& y = (*k[2])[k[2]->size() == 1 ? 0 : i];
+    r[i] = !cond.is_constant() ? SymInt::unknown() : (cond.value != 0 ? x : y);
+  }
+  c.set_known(0, std::move(r));
+  return Status();
 }
 
 Status prelu(RuleContext& c) {

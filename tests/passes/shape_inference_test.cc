@@ -262,6 +262,22 @@ TEST(ShapeInference, ReshapeTargetBuiltFromShapeOps) {
   EXPECT_EQ(str_of(sz), "[]");
 }
 
+TEST(ShapeInference, ExpandTargetThroughEqualAndWhere) {
+  // PyTorch's expand(-1, 4, -1) export: Where(Equal(t, -1), Shape(x), t) with t = [-1, 4, -1]
+  // gives [N, 4, 5] (the symbol N never equals -1).
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{S("N"), C(1), C(5)});
+  auto* t = b.ints_const({-1, 4, -1});
+  auto* eq = b.op(OpKind::Equal, {t, b.ints_const({-1})});
+  auto* tgt = b.op(OpKind::Where, {eq, b.op(OpKind::Shape, {x}), t});
+  auto* ex = b.op(OpKind::Expand, {x, tgt});
+  auto* mx = b.op(OpKind::Max, {b.op(OpKind::Shape, {x}), b.ints_const({2, 0, 7})});  // [max(N,2)?, 1, 7]
+  auto* mxr = b.op(OpKind::ConstantOfShape, {mx});
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(ex), "[N, 4, 5]");
+  EXPECT_EQ(str_of(mxr), "[?, 1, 7]");
+}
+
 TEST(ShapeInference, SliceEndFromShapeGivesBoundedSymbol) {
   // Position ids [1, 512] sliced to S, gathered, then added to [N, S, 128]: result [N, S, 128].
   Builder b;
