@@ -56,12 +56,12 @@ Status check_bias(const KernelContext& ctx, const Tensor* b, int64_t m, const ch
 
 // float32 convolution: oneDNN for spatial rank 1..3 with every dim > 0, loops otherwise.
 Status conv_f32(const KernelContext& ctx, const ConvGeometry& g, const float* x, const float* w,
-                const float* bias, float* y) {
+                const Tensor* constant_w, const float* bias, float* y) {
   const int64_t out_numel = shape_numel(conv_out_shape(g));
   if (out_numel == 0) return Status();
   const int64_t spatial_in = shape_numel(g.in_spatial);
   if (g.in_spatial.size() <= 3 && g.in_channels > 0 && spatial_in > 0)
-    return dnnl_conv_f32(g, x, w, bias, y, ctx.options().intra_op_threads);
+    return dnnl_conv_f32(g, x, w, constant_w, bias, y, ctx.options().intra_op_threads);
   conv_ref<float>(g, x, w, y);
   if (bias) add_channel_bias(g, bias, y);
   return Status();
@@ -78,9 +78,13 @@ Status conv_kernel(KernelContext& ctx) {
   TJ_RETURN_IF_ERROR(check_bias(ctx, b, g.out_channels, "bias B"));
   TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, x->dtype(), conv_out_shape(g)));
   switch (x->dtype()) {
-    case DType::kFloat32:
-      return conv_f32(ctx, g, x->data<float>(), w->data<float>(), b ? b->data<float>() : nullptr,
-                      y->data<float>());
+    case DType::kFloat32: {
+      // Weights that are graph constants get their oneDNN-layout copy cached across calls.
+      const ir::Value* wv = ctx.node().input(1);
+      const bool constant = wv && wv->is_constant() && w->shares_storage_with(wv->constant());
+      return conv_f32(ctx, g, x->data<float>(), w->data<float>(), constant ? w : nullptr,
+                      b ? b->data<float>() : nullptr, y->data<float>());
+    }
     case DType::kFloat16: {
       auto cvt = [](const Tensor& t) {
         std::vector<float> v(static_cast<size_t>(t.numel()));
@@ -89,7 +93,7 @@ Status conv_kernel(KernelContext& ctx) {
       };
       std::vector<float> fx = cvt(*x), fw = cvt(*w), fb = b ? cvt(*b) : std::vector<float>();
       std::vector<float> fy(static_cast<size_t>(y->numel()));
-      TJ_RETURN_IF_ERROR(conv_f32(ctx, g, fx.data(), fw.data(), b ? fb.data() : nullptr, fy.data()));
+      TJ_RETURN_IF_ERROR(conv_f32(ctx, g, fx.data(), fw.data(), nullptr, b ? fb.data() : nullptr, fy.data()));
       for (size_t i = 0; i < fy.size(); ++i) y->data<uint16_t>()[i] = support::float_to_half(fy[i]);
       return Status();
     }

@@ -41,13 +41,16 @@ dnnl::memory::format_tag grouped_weight_tag(size_t rank) {  // rank of the ungro
   }
 }
 
-// A convolution primitive with the memory descriptors it runs on. Source/destination stay in the
-// plain layout the tensors use; weights use the layout oneDNN prefers (reordered per call).
+// A convolution primitive with the memory descriptors it runs on. Kernels other than 1x1 run
+// in oneDNN's preferred (blocked) layouts, with the source / destination reordered per call
+// (measured 1.3-4x faster for 3x3, 7x7 and depthwise); 1x1 kernels run directly on the plain
+// layout (its GEMM path is faster there). Weights are reordered per call, or once per constant
+// weight tensor (see WeightCache).
 struct ConvEntry {
   dnnl::convolution_forward prim;
-  dnnl::memory::desc src_md, dst_md, bias_md, user_w_md, w_md;
-  bool needs_w_reorder = false;
-  dnnl::reorder w_reorder;
+  dnnl::memory::desc user_src_md, user_dst_md, user_w_md, src_md, dst_md, w_md, bias_md;
+  bool src_reorder = false, dst_reorder = false, w_reorder = false;
+  dnnl::reorder src_r, dst_r, w_r;
 };
 
 struct ConvKey {
@@ -78,25 +81,52 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias) {
   Dims strides = to_dims(g.strides), pad_l = to_dims(g.pad_begin), pad_r = to_dims(g.pad_end);
   Dims dil;
   for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts dilation from 0
+  bool pointwise = true;
+  for (int64_t k : g.kernel) pointwise = pointwise && k == 1;
 
   auto e = std::make_shared<ConvEntry>();
-  e->src_md = dnnl::memory::desc(src_dims, dt::f32, plain_tag(rank));
-  e->dst_md = dnnl::memory::desc(dst_dims, dt::f32, plain_tag(rank));
+  e->user_src_md = dnnl::memory::desc(src_dims, dt::f32, plain_tag(rank));
+  e->user_dst_md = dnnl::memory::desc(dst_dims, dt::f32, plain_tag(rank));
   e->user_w_md = dnnl::memory::desc(w_dims, dt::f32, grouped_weight_tag(rank));
+  dnnl::memory::desc src_q = pointwise ? e->user_src_md : dnnl::memory::desc(src_dims, dt::f32, tag::any);
+  dnnl::memory::desc dst_q = pointwise ? e->user_dst_md : dnnl::memory::desc(dst_dims, dt::f32, tag::any);
   dnnl::memory::desc w_any(w_dims, dt::f32, tag::any);
   e->bias_md = has_bias ? dnnl::memory::desc({g.out_channels}, dt::f32, tag::x) : dnnl::memory::desc();
   dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
-                                    dnnl::algorithm::convolution_direct, e->src_md, w_any,
-                                    e->bias_md, e->dst_md, strides, dil, pad_l, pad_r);
+                                    dnnl::algorithm::convolution_direct, src_q, w_any, e->bias_md,
+                                    dst_q, strides, dil, pad_l, pad_r);
   dnnl::convolution_forward::primitive_desc pd(d, cpu_engine());
+  e->src_md = pd.src_desc();
+  e->dst_md = pd.dst_desc();
   e->w_md = pd.weights_desc();
-  e->needs_w_reorder = e->w_md != e->user_w_md;
-  if (e->needs_w_reorder) {
-    e->w_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), e->user_w_md,
-                                                               cpu_engine(), e->w_md));
-  }
+  auto make_reorder = [](const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+    return dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to));
+  };
+  if ((e->src_reorder = e->src_md != e->user_src_md)) e->src_r = make_reorder(e->user_src_md, e->src_md);
+  if ((e->dst_reorder = e->dst_md != e->user_dst_md)) e->dst_r = make_reorder(e->dst_md, e->user_dst_md);
+  if ((e->w_reorder = e->w_md != e->user_w_md)) e->w_r = make_reorder(e->user_w_md, e->w_md);
   e->prim = dnnl::convolution_forward(pd);
   return e;
+}
+
+// Reordered copies of constant weight tensors, keyed by (primitive, weight data). Each entry
+// holds a handle to the weight tensor, so its storage (and address) cannot be reused while
+// cached; only tensors the graph marks constant (initializers) are cached. Bounded in bytes.
+struct WeightCache {
+  struct Item {
+    std::shared_ptr<ConvEntry> conv;
+    Tensor keep;
+    dnnl::memory reordered;
+  };
+  std::mutex mu;
+  std::map<std::pair<const ConvEntry*, const void*>, Item> items;
+  size_t bytes = 0;
+  static constexpr size_t kBudget = size_t{1} << 30;
+};
+
+WeightCache& weight_cache() {
+  static WeightCache c;
+  return c;
 }
 
 }  // namespace
@@ -123,8 +153,8 @@ Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
   return Status();
 }
 
-Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                     float* y, int threads) {
+Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
+                     const Tensor* constant_w, const float* bias, float* y, int threads) {
   static std::mutex mu;
   static std::map<ConvKey, std::shared_ptr<ConvEntry>> cache;
   set_dnnl_threads(threads);
@@ -144,18 +174,47 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w, cons
     }
     dnnl::engine& eng = cpu_engine();
     dnnl::stream s(eng);
-    dnnl::memory src(e->src_md, eng, const_cast<float*>(x));
-    dnnl::memory dst(e->dst_md, eng, y);
-    dnnl::memory user_w(e->user_w_md, eng, const_cast<float*>(w));
-    dnnl::memory wm = user_w;
-    if (e->needs_w_reorder) {
-      wm = dnnl::memory(e->w_md, eng);
-      e->w_reorder.execute(s, user_w, wm);
+    dnnl::memory user_src(e->user_src_md, eng, const_cast<float*>(x));
+    dnnl::memory user_dst(e->user_dst_md, eng, y);
+    dnnl::memory src = user_src, dst = user_dst;
+    if (e->src_reorder) {
+      src = dnnl::memory(e->src_md, eng);
+      e->src_r.execute(s, user_src, src);
+    }
+    if (e->dst_reorder) dst = dnnl::memory(e->dst_md, eng);
+    dnnl::memory wm(e->user_w_md, eng, const_cast<float*>(w));
+    if (e->w_reorder) {
+      WeightCache& wc = weight_cache();
+      const auto wkey = std::make_pair(static_cast<const ConvEntry*>(e.get()), static_cast<const void*>(w));
+      bool found = false;
+      if (constant_w) {
+        std::lock_guard<std::mutex> lock(wc.mu);
+        auto it = wc.items.find(wkey);
+        if (it != wc.items.end()) {
+          wm = it->second.reordered;
+          found = true;
+        }
+      }
+      if (!found) {
+        dnnl::memory user_w = wm;
+        wm = dnnl::memory(e->w_md, eng);
+        e->w_r.execute(s, user_w, wm);
+        if (constant_w) {
+          const size_t nbytes = e->w_md.get_size();
+          std::lock_guard<std::mutex> lock(wc.mu);
+          if (wc.bytes + nbytes > WeightCache::kBudget) {
+            wc.items.clear();
+            wc.bytes = 0;
+          }
+          if (wc.items.emplace(wkey, WeightCache::Item{e, *constant_w, wm}).second) wc.bytes += nbytes;
+        }
+      }
     }
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, dst}};
     if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(e->bias_md, eng, const_cast<float*>(bias)));
     e->prim.execute(s, args);
+    if (e->dst_reorder) e->dst_r.execute(s, dst, user_dst);
     s.wait();
   } catch (const dnnl::error& err) {
     return internal_error("oneDNN convolution failed: {}", err.what());

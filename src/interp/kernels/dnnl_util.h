@@ -31,8 +31,10 @@ struct ConvGeometry {
 };
 
 /// y = conv(x, w) + bias (bias may be nullptr), float32 via a cached oneDNN primitive.
+/// `constant_w`, when non-null, is the weight tensor (holding `w`) and promises that its
+/// contents never change (a graph initializer): its reordered copy is then cached across calls.
 /// Requires every dim > 0. Errors: oneDNN failures as kInternal.
-Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                     float* y, int threads);
+Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
+                     const Tensor* constant_w, const float* bias, float* y, int threads);
 
 }  // namespace tierjit::interp::nn

@@ -76,6 +76,52 @@ Expected<PoolSetup> setup_pool(const KernelContext& ctx, const Tensor& x, bool c
   return s;
 }
 
+// 2-D max / average pooling without the generic window walk (the common CNN case).
+template <class T>
+void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, const T* x, T* y,
+                 int64_t* indices, bool col_major, bool include_pad) {
+  using C = compute_t<T>;
+  const std::vector<AxisTaps> ax = make_taps(s.win, s.in_spatial);
+  const AxisTaps& ah = ax[0];
+  const AxisTaps& aw = ax[1];
+  const int64_t ih = s.in_spatial[0], iw = s.in_spatial[1], oh = s.win.out[0], ow = s.win.out[1];
+  const int64_t work = s.planes * oh * ow * shape_numel(s.win.kernel);
+#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (work > (1 << 16))
+  for (int64_t pl = 0; pl < s.planes; ++pl) {
+    const T* xp = x + pl * ih * iw;
+    T* yp = y + pl * oh * ow;
+    for (int64_t i = 0; i < oh; ++i) {
+      const int64_t h0 = ah.begin[i], h1 = ah.begin[i + 1];
+      for (int64_t j = 0; j < ow; ++j) {
+        const int64_t w0 = aw.begin[j], w1 = aw.begin[j + 1];
+        if (is_max) {
+          C best = std::numeric_limits<C>::lowest();
+          int64_t bh = -1, bw = 0;
+          for (int64_t th = h0; th < h1; ++th) {
+            const T* row = xp + ah.coords[th] * iw;
+            for (int64_t tw = w0; tw < w1; ++tw) {
+              const C v = load(row[aw.coords[tw]]);
+              if (bh < 0 || v > best) { best = v; bh = ah.coords[th]; bw = aw.coords[tw]; }
+            }
+          }
+          yp[i * ow + j] = store<T>(best);
+          if (indices)
+            indices[(pl * oh + i) * ow + j] =
+                pl * ih * iw + (bh < 0 ? 0 : col_major ? bh + bw * ih : bh * iw + bw);
+        } else {
+          C sum = 0;
+          for (int64_t th = h0; th < h1; ++th) {
+            const T* row = xp + ah.coords[th] * iw;
+            for (int64_t tw = w0; tw < w1; ++tw) sum += load(row[aw.coords[tw]]);
+          }
+          const int64_t n = include_pad ? ah.padded[i] * aw.padded[j] : (h1 - h0) * (w1 - w0);
+          yp[i * ow + j] = store<T>(n > 0 ? sum / static_cast<C>(n) : C(0));
+        }
+      }
+    }
+  }
+}
+
 template <class T>
 void run_pool(const KernelContext& ctx, PoolKind kind, const PoolSetup& s, const T* x, T* y,
               int64_t* indices, bool col_major, bool include_pad, double p) {
@@ -145,8 +191,13 @@ Status pool_typed(KernelContext& ctx, PoolKind kind, const PoolSetup& s, const T
     if (!(p > 0)) return ctx.fail("p must be positive, got {}", p);
   }
   if (y->numel() == 0) return Status();
-  run_pool<T>(ctx, kind, s, x.data<T>(), y->data<T>(), indices, node.attr_int("storage_order", 0) != 0,
-              node.attr_int("count_include_pad", 0) != 0, p);
+  const bool col_major = node.attr_int("storage_order", 0) != 0;
+  const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
+  if (kind != PoolKind::kLp && s.in_spatial.size() == 2) {
+    run_pool_2d<T>(ctx, kind == PoolKind::kMax, s, x.data<T>(), y->data<T>(), indices, col_major, include_pad);
+  } else {
+    run_pool<T>(ctx, kind, s, x.data<T>(), y->data<T>(), indices, col_major, include_pad, p);
+  }
   return Status();
 }
 
