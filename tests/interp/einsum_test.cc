@@ -71,6 +71,27 @@ TEST(EinsumTest, OuterProductAndEmpty) {
   expect_tensor_near((*empty)[0], f({2, 2}, {0, 0, 0, 0}));
 }
 
+TEST(EinsumTest, TwoInputGemmPathMatchesGenericPath) {
+  // "bij,bjk->bik" runs as a batched GEMM; the same product with a third all-ones operand
+  // "bij,bjk,k->bik" runs the generic odometer. Odd sizes, a diagonal ("ii,ij->ij") and a
+  // summed-away label of one input ("ij,k->i") too.
+  std::vector<float> a(3 * 5 * 7), b(3 * 7 * 4);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 37) % 11) - 5;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 13) % 7) - 3;
+  auto gemm = einsum("bij,bjk->bik", {f({3, 5, 7}, a), f({3, 7, 4}, b)});
+  auto gen = einsum("bij,bjk,k->bik", {f({3, 5, 7}, a), f({3, 7, 4}, b), f({4}, {1, 1, 1, 1})});
+  ASSERT_TRUE(gemm.ok() && gen.ok());
+  expect_tensor_near((*gemm)[0], (*gen)[0], 0, 0);
+  // diag(A)[i] * B[i][j]: A = [[1,2],[3,4]] -> diag 1, 4.
+  auto dg = einsum("ii,ij->ij", {f({2, 2}, {1, 2, 3, 4}), f({2, 3}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_TRUE(dg.ok()) << dg.status().message();
+  expect_tensor_near((*dg)[0], f({2, 3}, {1, 2, 3, 16, 20, 24}));
+  // sum_j A[i][j] * sum_k c[k]: rows 3 and 7 times 10.
+  auto sm = einsum("ij,k->i", {f({2, 2}, {1, 2, 3, 4}), f({2}, {4, 6})});
+  ASSERT_TRUE(sm.ok()) << sm.status().message();
+  expect_tensor_near((*sm)[0], f({2}, {30, 70}));
+}
+
 TEST(EinsumTest, BadEquationsAreErrors) {
   auto count = einsum("ij,jk->ik", {f({2, 2}, {1, 2, 3, 4})});
   ASSERT_FALSE(count.ok());

@@ -76,6 +76,95 @@ void store_value(T* p, int64_t i, Acc<T> v) {
     p[i] = static_cast<T>(v);
 }
 
+// Offsets of every index of `dims` (row-major order) under element strides `st`.
+std::vector<int64_t> offsets(const std::vector<int64_t>& dims, const std::vector<int64_t>& st) {
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  std::vector<int64_t> r(static_cast<size_t>(total));
+  std::vector<int64_t> idx(dims.size(), 0);
+  int64_t off = 0;
+  for (int64_t q = 0; q < total; ++q) {
+    r[q] = off;
+    for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+      ++idx[d];
+      off += st[d];
+      if (idx[d] < dims[d]) break;
+      off -= st[d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+  return r;
+}
+
+// Two-input contraction as a batched GEMM: labels split into batch (output, both inputs),
+// m (output, A only), n (output, B only) and k (summed). A and B are packed to [batch, M, K] and
+// [batch, K, N] in the accumulator type through their label strides (which already encode
+// diagonals and broadcasting), multiplied row by row, and scattered into the output layout.
+template <class T>
+bool contract2(const T* a, const T* b, T* out, const std::vector<int>& all,
+               const std::vector<int64_t>& dims, const std::vector<std::vector<int64_t>>& strides,
+               const std::vector<int>& out_labels, const std::vector<std::vector<int>>& labels,
+               int threads, int64_t memory_limit) {
+  using A = Acc<T>;
+  auto has = [&](size_t i, int l) {
+    return std::find(labels[i].begin(), labels[i].end(), l) != labels[i].end();
+  };
+  Shape out_shape;
+  for (int l : out_labels)
+    out_shape.push_back(dims[std::find(all.begin(), all.end(), l) - all.begin()]);
+  const std::vector<int64_t> out_st_all = row_major_strides(out_shape);
+  // Per group: dims, A strides, B strides, output strides.
+  std::vector<int64_t> bd, bsa, bsb, bso, md, msa, mso, nd, nsb, nso, kd, ksa, ksb;
+  for (size_t j = 0; j < all.size(); ++j) {
+    const int l = all[j];
+    const auto op = std::find(out_labels.begin(), out_labels.end(), l);
+    if (op != out_labels.end()) {
+      const int64_t os = out_st_all[op - out_labels.begin()];
+      if (has(0, l) && has(1, l)) {
+        bd.push_back(dims[j]);
+        bsa.push_back(strides[0][j]);
+        bsb.push_back(strides[1][j]);
+        bso.push_back(os);
+      } else if (has(0, l)) {
+        md.push_back(dims[j]);
+        msa.push_back(strides[0][j]);
+        mso.push_back(os);
+      } else {
+        nd.push_back(dims[j]);
+        nsb.push_back(strides[1][j]);
+        nso.push_back(os);
+      }
+    } else {
+      kd.push_back(dims[j]);
+      ksa.push_back(strides[0][j]);
+      ksb.push_back(strides[1][j]);
+    }
+  }
+  const std::vector<int64_t> ba = offsets(bd, bsa), bb = offsets(bd, bsb), bo = offsets(bd, bso);
+  const std::vector<int64_t> ma = offsets(md, msa), mo = offsets(md, mso);
+  const std::vector<int64_t> nb = offsets(nd, nsb), no = offsets(nd, nso);
+  const std::vector<int64_t> ka = offsets(kd, ksa), kb = offsets(kd, ksb);
+  const int64_t nbatch = static_cast<int64_t>(ba.size()), m = static_cast<int64_t>(ma.size());
+  const int64_t n = static_cast<int64_t>(nb.size()), kk = static_cast<int64_t>(ka.size());
+  if (kk * n > memory_limit / static_cast<int64_t>(sizeof(A))) return false;  // packed B too big
+#pragma omp parallel for num_threads(threads) if (nbatch * m * n * kk > 65536)
+  for (int64_t bi = 0; bi < nbatch; ++bi) {
+    std::vector<A> bp(static_cast<size_t>(kk * n)), acc(static_cast<size_t>(n));
+    for (int64_t p = 0; p < kk; ++p)
+      for (int64_t j = 0; j < n; ++j) bp[p * n + j] = load<T>(b, bb[bi] + kb[p] + nb[j]);
+    for (int64_t i = 0; i < m; ++i) {
+      std::fill(acc.begin(), acc.end(), A{0});
+      for (int64_t p = 0; p < kk; ++p) {
+        const A av = load<T>(a, ba[bi] + ma[i] + ka[p]);
+        const A* row = bp.data() + p * n;
+        for (int64_t j = 0; j < n; ++j) acc[j] += av * row[j];
+      }
+      for (int64_t j = 0; j < n; ++j) store_value<T>(out, bo[bi] + mo[i] + no[j], acc[j]);
+    }
+  }
+  return true;
+}
+
 // Equation: "ij,jk->ik". Inputs: one tensor per term, one dtype. Output: the contraction.
 Status einsum_kernel(KernelContext& ctx) {
   std::string eq;
@@ -192,6 +281,10 @@ Status einsum_kernel(KernelContext& ctx) {
         for (int64_t q = 0; q < out_total; ++q) store_value<T>(o, q, A{0});
         return Status();
       }
+      if (n_in == 2 &&
+          contract2<T>(src[0], src[1], o, all, dims, strides, out_labels, labels,
+                       ctx.options().intra_op_threads, ctx.options().memory_limit_bytes))
+        return Status();
       std::vector<int64_t> idx(k, 0), off(n_in, 0);
       const int64_t inner = k ? dims[k - 1] : 1;
       const int64_t total = out_total * reduce_total;
