@@ -265,7 +265,7 @@ Status concat(RuleContext& c) {
     c.set_output(0, c.dtype(0), std::nullopt);
     return Status();
   }
-  int64_t axis = c.node().attr_int("axis", 0);
+  int64_t axis = c.node().attr_int("axis", c.opset() < 4 ? 1 : 0);  // Concat-1 defaults to 1
   TJ_RETURN_IF_ERROR(c.normalize_axis(axis, static_cast<int64_t>(*rank), "axis"));
   SymShape out = unknown_dims(*rank);
   Dim sum = Dim::constant(0);
@@ -363,6 +363,15 @@ Status tile(RuleContext& c) {
     return Status();
   }
   SymShape out = *in;
+  if (c.opset() < 6) {  // Tile-1: inputs (input, tiles, axis): one axis repeated `tiles` times
+    const SymInts* axis = c.known(2);
+    int64_t a = axis && axis->size() == 1 && (*axis)[0].is_constant() ? (*axis)[0].value : -1;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (static_cast<int64_t>(i) == a || a < 0)
+        out[i] = a >= 0 && reps && reps->size() == 1 ? sym_mul(SymInt::from_dim(out[i]), (*reps)[0]).to_dim() : Dim::unknown();
+    c.set_output(0, c.dtype(0), std::move(out));
+    return Status();
+  }
   for (size_t i = 0; i < out.size(); ++i)
     out[i] = reps && reps->size() == out.size() ? sym_mul(SymInt::from_dim(out[i]), (*reps)[i]).to_dim() : Dim::unknown();
   if (reps && reps->size() != out.size()) return c.fail("repeats has {} entries for rank {}", reps->size(), out.size());
