@@ -429,6 +429,11 @@ Status range(RuleContext& c) {
       if (count < 0) count = 0;
       if (count < 1e15) n = Dim::constant(static_cast<int64_t>(count));
     }
+  } else if (const SymInts *ks = c.known(0), *kl = c.known(1), *kd = c.known(2);
+             ks && kl && kd && ks->size() == 1 && kl->size() == 1 && kd->size() == 1) {
+    // arange(0, S, 1) over a dim read from a shape: S elements (position ids).
+    if ((*ks)[0] == SymInt::constant(0) && (*kd)[0] == SymInt::constant(1) && (*kl)[0].is_symbol())
+      n = (*kl)[0].to_dim();
   }
   c.set_output(0, c.dtype(0), SymShape{n});
   return Status();

@@ -273,9 +273,15 @@ TEST(ShapeInference, ExpandTargetThroughEqualAndWhere) {
   auto* ex = b.op(OpKind::Expand, {x, tgt});
   auto* mx = b.op(OpKind::Max, {b.op(OpKind::Shape, {x}), b.ints_const({2, 0, 7})});  // [max(N,2)?, 1, 7]
   auto* mxr = b.op(OpKind::ConstantOfShape, {mx});
+  auto* n = b.op(OpKind::Gather, {b.op(OpKind::Shape, {x}), b.ints_const({0}, true)});
+  auto* ar = b.op(OpKind::Range, {b.ints_const({0}, true), n, b.ints_const({1}, true)});  // [N]
+  auto* ar2 = b.op(OpKind::Range, {b.ints_const({1}, true), n, b.ints_const({1}, true)});  // N - 1: unknown
   ASSERT_TRUE(b.run().ok());
   EXPECT_EQ(str_of(ex), "[N, 4, 5]");
   EXPECT_EQ(str_of(mxr), "[?, 1, 7]");
+  EXPECT_EQ(str_of(ar), "[N]");
+  EXPECT_EQ(str_of(ar2), "[?]");
+  EXPECT_EQ(ar->type().dtype, DType::kInt64);
 }
 
 TEST(ShapeInference, SliceEndFromShapeGivesBoundedSymbol) {
