@@ -14,18 +14,22 @@ namespace {
 template <class T>
 void row_stats(const T* x, int64_t rows, int64_t row_stride, int64_t len, double& mean,
                double& var) {
-  double s = 0;
-  for (int64_t k = 0; k < rows; ++k)
-    for (int64_t i = 0; i < len; ++i) s += load_as<double>(x[k * row_stride + i]);
-  const double n = static_cast<double>(rows * len);
-  mean = s / n;
-  double q = 0;
-  for (int64_t k = 0; k < rows; ++k)
-    for (int64_t i = 0; i < len; ++i) {
-      double d = load_as<double>(x[k * row_stride + i]) - mean;
-      q += d * d;
+  // 4 partial sums per pass: independent dependency chains (and a 4-wide vector) per row.
+  auto sum_rows = [&](auto term) {
+    double p[4] = {0, 0, 0, 0};
+    for (int64_t k = 0; k < rows; ++k) {
+      const T* row = x + k * row_stride;
+      int64_t i = 0;
+      for (; i + 4 <= len; i += 4)
+        for (int u = 0; u < 4; ++u) p[u] += term(load_as<double>(row[i + u]));
+      for (; i < len; ++i) p[0] += term(load_as<double>(row[i]));
     }
-  var = q / n;
+    return (p[0] + p[1]) + (p[2] + p[3]);
+  };
+  const double n = static_cast<double>(rows * len);
+  mean = sum_rows([](double v) { return v; }) / n;
+  const double mu = mean;
+  var = sum_rows([mu](double v) { return (v - mu) * (v - mu); }) / n;
 }
 
 /// y[i] = x[i] * a + b over one contiguous row.

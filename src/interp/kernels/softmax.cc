@@ -13,11 +13,62 @@ namespace {
 
 enum class SoftKind { kSoftmax, kLogSoftmax, kHardmax };
 
+/// y = f(x) over each contiguous row of length R (the common last-axis case).
+template <SoftKind K, class T>
+void soft_rows(const T* x, T* y, int64_t O, int64_t R, int threads) {
+  using C = ComputeOf<T>;
+  constexpr bool kInPlace = std::is_same_v<T, C>;  // y can hold exp(x - m) between passes
+#pragma omp parallel for num_threads(threads) if (O * R > kParallelWork)
+  for (int64_t o = 0; o < O; ++o) {
+    const T* xr = x + o * R;
+    T* yr = y + o * R;
+    if constexpr (K == SoftKind::kHardmax) {
+      C m = load_as<C>(xr[0]);
+      int64_t arg = 0;
+      for (int64_t r = 1; r < R; ++r) {
+        C v = load_as<C>(xr[r]);
+        if (nan_greater(v, m)) {
+          m = v;
+          arg = r;
+        }
+      }
+      for (int64_t r = 0; r < R; ++r) yr[r] = store_as<T>(C(r == arg ? 1 : 0));
+      continue;
+    }
+    C m = load_as<C>(xr[0]);
+    bool nan = false;
+    for (int64_t r = 0; r < R; ++r) {
+      C v = load_as<C>(xr[r]);
+      m = v > m ? v : m;
+      nan |= v != v;
+    }
+    if (nan) m = std::numeric_limits<C>::quiet_NaN();
+    double s = 0;
+    for (int64_t r = 0; r < R; ++r) {
+      C e = std::exp(load_as<C>(xr[r]) - m);
+      s += e;
+      if constexpr (kInPlace && K == SoftKind::kSoftmax) yr[r] = e;
+    }
+    if constexpr (K == SoftKind::kSoftmax) {
+      const C inv = static_cast<C>(1.0 / s);
+      if constexpr (kInPlace) {
+        for (int64_t r = 0; r < R; ++r) yr[r] *= inv;
+      } else {
+        for (int64_t r = 0; r < R; ++r) yr[r] = store_as<T>(std::exp(load_as<C>(xr[r]) - m) * inv);
+      }
+    } else {
+      const C log_s = static_cast<C>(std::log(s));
+      for (int64_t r = 0; r < R; ++r) yr[r] = store_as<T>((load_as<C>(xr[r]) - m) - log_s);
+    }
+  }
+}
+
 /// y = f(x) along the middle axis of [O, R, I]; T the element type, C the compute type.
 template <SoftKind K, class T>
 void soft_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, int threads) {
   using C = ComputeOf<T>;
   constexpr bool kInPlace = std::is_same_v<T, C>;  // y can hold exp(x - m) between passes
+  if (I == 1) return soft_rows<K, T>(x, y, O, R, threads);
   constexpr int64_t kBlock = 64;
   const int64_t blocks = (I + kBlock - 1) / kBlock;
 #pragma omp parallel for num_threads(threads) if (O * R * I > kParallelWork)
