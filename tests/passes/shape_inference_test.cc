@@ -396,6 +396,47 @@ TEST(ShapeInference, TensorOps) {
   EXPECT_EQ(str_of(oh), "[N, 7]");
 }
 
+ir::Attribute floats(std::vector<float> v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kFloats;
+  a.floats = std::move(v);
+  return a;
+}
+
+TEST(ShapeInference, OpsetAttributeVersusInputForms) {
+  Builder old;  // attributes where later opsets take inputs
+  old.opset = 9;
+  auto* x = old.input("x", DType::kFloat32, SymShape{S("N"), C(10), C(6)});
+  auto* sl = old.op(OpKind::Slice, {x}, {{"starts", ints({1, -4})}, {"ends", ints({8, 100})}, {"axes", ints({1, 2})}});
+  auto* sp = old.node(OpKind::Split, {x}, 2, {{"axis", int1(1)}, {"split", ints({3, 7})}});
+  auto* rs = old.op(OpKind::ReduceSum, {x}, {{"axes", ints({0, 2})}});
+  auto* pd = old.op(OpKind::Pad, {x}, {{"pads", ints({0, 1, 0, 0, 1, 2})}});
+  old.opset = 1;
+  auto* tk = old.node(OpKind::TopK, {x}, 2, {{"k", int1(4)}});
+  old.opset = 7;
+  auto* up = old.op(OpKind::Upsample, {old.input("u", DType::kFloat32, SymShape{C(1), C(1), C(3), S("W")})},
+                    {{"scales", floats({1, 1, 2.5f, 1})}});
+  ASSERT_TRUE(old.run().ok());
+  EXPECT_EQ(str_of(sl), "[N, 7, 4]");  // 1..8 -> 7; -4 -> 2..6 -> 4
+  EXPECT_EQ(str_of(sp->output(0)), "[N, 3, 6]");
+  EXPECT_EQ(str_of(sp->output(1)), "[N, 7, 6]");
+  EXPECT_EQ(str_of(rs), "[1, 10, 1]");
+  EXPECT_EQ(str_of(pd), "[N, 12, 8]");  // 10 + 1 + 1, 6 + 0 + 2
+  EXPECT_EQ(str_of(tk->output(0)), "[N, 10, 4]");
+  EXPECT_EQ(str_of(up), "[1, 1, 7, W]");  // floor(3 * 2.5) = 7; scale 1 keeps W
+
+  Builder now;  // opset 13+: inputs
+  auto* y = now.input("y", DType::kFloat32, SymShape{S("N"), C(10), C(6)});
+  auto* noop = now.op(OpKind::ReduceSum, {y}, {{"noop_with_empty_axes", int1(1)}});
+  auto* all = now.op(OpKind::ReduceSum, {y}, {{"keepdims", int1(0)}});
+  auto* rsz = now.op(OpKind::Resize, {now.input("r", DType::kFloat32, SymShape{S("N"), C(3), C(4), C(4)}), nullptr,
+                                      nullptr, now.ints_const({2, 3, 8, 2})});
+  ASSERT_TRUE(now.run().ok());
+  EXPECT_EQ(str_of(noop), "[N, 10, 6]");
+  EXPECT_EQ(str_of(all), "[]");
+  EXPECT_EQ(str_of(rsz), "[2, 3, 8, 2]");
+}
+
 TEST(ShapeInference, RecurrentAndNorms) {
   Builder b;
   auto* x = b.input("x", DType::kFloat32, SymShape{S("S"), S("N"), C(64)});
