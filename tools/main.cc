@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "cli_util.h"
+#include "cmd_explain.h"
 
 namespace {
 
@@ -71,10 +72,23 @@ int run_main(int argc, char** argv) {
   test_cmd->add_option("--filter", test.filter, "run only tests whose name contains SUBSTR");
   test_cmd->add_option("--threads", test.threads, "threads per kernel (0 = all cores; default 1)")
       ->check(CLI::Range(0, 1024));
+  test_cmd->add_option("--timeout", test.timeout_seconds,
+                       "seconds one test may take (default 300, 0 = none); a test over it ends the run")
+      ->check(CLI::Range(0, 86400));
   test_cmd->add_flag("-v,--verbose", test.verbose, "print every test with its time");
 
-  if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "run" && std::string(argv[1]) != "onnx-test") {
-    fmt::print(stderr, "tierjit: error: unknown command '{}' (commands: run, onnx-test; see tierjit --help)\n",
+  // ---- explain ----
+  cli::ExplainOptions explain;
+  CLI::App* explain_cmd = app.add_subcommand(
+      "explain", "Print the regions (fusion groups) of a model after the graph passes: id, kind, "
+                 "ops, input/output values with symbolic shapes, and a summary per kind.");
+  explain_cmd->add_option("model", explain.model, "ONNX model file (.onnx)")->required();
+  explain_cmd->add_flag("--no-fuse", explain.no_fuse, "one region per node (no fusion)");
+  explain_cmd->add_flag("--graph", explain.print_graph, "also print the graph after the passes");
+
+  if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "run" && std::string(argv[1]) != "onnx-test" &&
+      std::string(argv[1]) != "explain") {
+    fmt::print(stderr, "tierjit: error: unknown command '{}' (commands: run, onnx-test, explain; see tierjit --help)\n",
                argv[1]);
     return cli::kExitError;
   }
@@ -101,6 +115,7 @@ int run_main(int argc, char** argv) {
     return cli::cmd_run(run);
   }
   if (*test_cmd) return cli::cmd_onnx_test(test);
+  if (*explain_cmd) return cli::cmd_explain(explain);
   return cli::kExitError;
 }
 

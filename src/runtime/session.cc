@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "interp/evaluate_node.h"
 #include "interp/executor.h"
 #include "onnx/loader.h"
 #include "passes/pipeline.h"
@@ -46,6 +47,14 @@ Session::Session(const std::string& model_path, SessionOptions options)
   load.memory_limit_bytes = options.memory_limit_bytes;
   impl_->model = onnx_import::load_model(model_path, load).value_or_throw();
   passes::PassContext pctx;
+  pctx.memory_limit_bytes = options.memory_limit_bytes;
+  // Constant folding evaluates nodes through the tier-0 kernels (passes cannot link interp).
+  pctx.evaluate_node = [limit = options.memory_limit_bytes](const ir::Node& node,
+                                                            const std::vector<Tensor>& inputs) {
+    interp::ExecOptions fold;
+    fold.memory_limit_bytes = limit;
+    return interp::evaluate_node(node, inputs, fold);
+  };
   passes::run_tier0_pipeline(*impl_->model.graph, pctx).throw_if_error();
   interp::check_kernels(*impl_->model.graph).with_prefix(model_path).throw_if_error();
   impl_->exec.intra_op_threads = options.intra_op_threads > 0 ? options.intra_op_threads : omp_get_num_procs();
