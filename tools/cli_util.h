@@ -84,6 +84,7 @@ Tensor random_tensor(DType dtype, const Shape& shape, const std::string& name,
 /// Checks a fed tensor against the declared input: dtype, rank and constant dims. The message
 /// names the input and the file.
 Status check_feed(const TensorInfo& info, const Tensor& t, const std::string& source);
+Status check_feed(const TensorInfo& info, DType dtype, const Shape& shape, const std::string& source);
 
 // ---- Comparison (compare.cc) -----------------------------------------------------------------
 struct Tolerance {
@@ -124,6 +125,7 @@ struct OnnxTestOptions {
   std::string filter;
   bool verbose = false;
   int threads = 1;
+  int timeout_seconds = 300;  ///< per test; 0 = none. A test over it ends the run (exit 1).
 };
 /// `tierjit onnx-test`: 0 when every test passed, was skipped or failed as expected; 1 on an
 /// unexpected failure or an XPASS; 2 on bad usage (missing path, unreadable list).

@@ -67,8 +67,24 @@ void crash_handler(int sig) {
   std::raise(sig);
 }
 
+// Per-test timeout: a test that hangs cannot be cancelled in-process, so the run ends, naming it.
+void timeout_handler(int) {
+  char buf[700];
+  int n = 0;
+  auto put = [&](const char* s) {
+    while (*s && n < static_cast<int>(sizeof(buf)) - 2) buf[n++] = *s++;
+  };
+  put("FAIL  ");
+  put(g_current_test);
+  put(": did not finish within the --timeout; stopping the run\n");
+  ssize_t ignored = write(STDOUT_FILENO, buf, static_cast<size_t>(n));
+  (void)ignored;
+  _exit(kExitTestFailures);
+}
+
 void install_crash_handler() {
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, crash_handler);
+  std::signal(SIGALRM, timeout_handler);
 }
 
 void set_current_test(const std::string& name) {
@@ -280,7 +296,9 @@ int onnx_test_impl(const OnnxTestOptions& opts) {
       std::fflush(stdout);
     }
     auto t0 = std::chrono::steady_clock::now();
+    if (opts.timeout_seconds > 0) alarm(static_cast<unsigned>(opts.timeout_seconds));
     TestResult r = run_test(tc, opts.threads);
+    alarm(0);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     bool listed = expected.reasons.count(tc.name) > 0;
     switch (r.outcome) {

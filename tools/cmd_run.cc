@@ -128,7 +128,7 @@ void run_impl(const RunOptions& opts) {
       Shape shape;
       if (it != specs.end()) {
         shape = *it->random_shape;
-        check_feed(info, Tensor::empty(info.dtype, shape), "random:" + shape_to_string(shape))
+        check_feed(info, info.dtype, shape, "the random feed")
             .with_prefix(opts.model).throw_if_error();
       } else {
         auto s = resolve_shape(info, dims);

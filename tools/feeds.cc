@@ -210,6 +210,17 @@ Tensor random_tensor(DType dtype, const Shape& shape, const std::string& name,
 }
 
 Status check_feed(const TensorInfo& info, const Tensor& t, const std::string& source) {
+  return check_feed(info, t.dtype(), t.shape(), source);
+}
+
+Status check_feed(const TensorInfo& info, DType dtype, const Shape& shape, const std::string& source) {
+  struct View {
+    DType d;
+    const Shape& s;
+    DType dtype() const { return d; }
+    const Shape& shape() const { return s; }
+    int64_t rank() const { return static_cast<int64_t>(s.size()); }
+  } t{dtype, shape};
   if (t.dtype() != info.dtype)
     return invalid_argument("input '{}': {} has dtype {}, the model expects {}", info.name, source,
                             dtype_name(t.dtype()), dtype_name(info.dtype));
