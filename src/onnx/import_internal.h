@@ -45,6 +45,10 @@ struct ImportContext {
 
 // ---- tensor_proto.cc ----------------------------------------------------------------------
 
+/// Reads the whole regular file `path` into `bytes` in one read. Errors (prefixed by the path):
+/// kNotFound (missing), kInvalidModel (not a regular file), kIoError (open or read failure).
+Status read_file(const std::string& path, std::string* bytes);
+
 /// Checks that a tensor of `dtype` and `shape` fits `limit_bytes`: kInvalidModel for negative
 /// dims, kResourceExhausted "WHAT: shape [..] (float32) needs N bytes, over the memory limit of L
 /// bytes" otherwise.

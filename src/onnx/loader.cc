@@ -2,7 +2,6 @@
 // version, graph present, opset imports 1..17 for the default domain), model-local functions,
 // then graph_import.cc converts the main graph. Every error is prefixed by the file path.
 #include <filesystem>
-#include <fstream>
 #include <limits>
 
 #include <fmt/format.h>
@@ -89,14 +88,8 @@ Expected<ir::Model> load_model_from_bytes(const std::string& bytes, const std::s
 }
 
 Expected<ir::Model> load_model(const std::string& path, const LoadOptions& options) {
-  std::error_code ec;
-  fs::file_status st = fs::status(path, ec);
-  if (!fs::exists(st)) return not_found("{}: no such file", path);
-  if (!fs::is_regular_file(st)) return invalid_model("{}: not a regular file", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error("{}: cannot open for reading", path);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return io_error("{}: read failed", path);
+  std::string bytes;
+  TJ_RETURN_IF_ERROR(read_file(path, &bytes));
   std::string dir = fs::path(path).parent_path().string();
   return load_model_from_bytes(bytes, path, dir.empty() ? "." : dir, options);
 }

@@ -17,6 +17,21 @@ namespace tierjit::onnx_import {
 
 namespace fs = std::filesystem;
 
+Status read_file(const std::string& path, std::string* bytes) {
+  std::error_code ec;
+  fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) return not_found("{}: no such file", path);
+  if (!fs::is_regular_file(st)) return invalid_model("{}: not a regular file", path);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return io_error("{}: cannot open for reading", path);
+  const std::streamoff size = in.tellg();
+  if (size < 0) return io_error("{}: cannot read the file size", path);
+  bytes->resize(static_cast<size_t>(size));
+  in.seekg(0);
+  if (size > 0 && !in.read(bytes->data(), size)) return io_error("{}: read failed", path);
+  return Status();
+}
+
 Status check_tensor_size(DType dtype, const Shape& shape, int64_t limit_bytes,
                          const std::string& what) {
   int64_t es = static_cast<int64_t>(dtype_size(dtype));
@@ -224,11 +239,8 @@ void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto
 }
 
 Expected<Tensor> read_tensor_pb(const std::string& path, const LoadOptions& options) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return not_found("{}: no such file", path);
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) return io_error("{}: read failed", path);
+  std::string bytes;
+  TJ_RETURN_IF_ERROR(read_file(path, &bytes));
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
     return unsupported("{}: TensorProto files over 2 GiB are not supported", path);
   onnx::TensorProto p;
