@@ -153,6 +153,16 @@ Status sequence_like(RuleContext& c) {
   return Status();
 }
 
+// SequenceMap: each output is a sequence of the body's matching output (dtype only).
+Status sequence_map(RuleContext& c) {
+  ir::Graph* body = c.body("body");
+  if (!body) return c.fail("missing body");
+  TJ_RETURN_IF_ERROR(c.infer_body(*body));
+  for (size_t i = 0; i < c.num_outputs() && i < body->outputs().size(); ++i)
+    c.set_output(i, type_of(body->outputs()[i]).dtype, std::nullopt);
+  return Status();
+}
+
 Status sequence_empty(RuleContext& c) {
   int64_t code = c.node().attr_int("dtype", static_cast<int64_t>(DType::kFloat32));
   c.set_output(0, dtype_is_valid(static_cast<int32_t>(code)) ? static_cast<DType>(code) : DType::kUndefined,
@@ -185,6 +195,7 @@ void register_control_rules(RuleTable& t) {
                     OpKind::SplitToSequence, OpKind::ConcatFromSequence})
     add_rule(t, op, sequence_like);
   add_rule(t, OpKind::SequenceEmpty, sequence_empty);
+  add_rule(t, OpKind::SequenceMap, sequence_map);
   add_rule(t, OpKind::SequenceLength, sequence_length);
   add_rule(t, OpKind::Optional, optional_rule);
   add_rule(t, OpKind::OptionalGetElement, optional_rule);
