@@ -51,6 +51,7 @@ struct ConvEntry {
   dnnl::memory::desc user_src_md, user_dst_md, user_w_md, src_md, dst_md, w_md, bias_md;
   bool src_reorder = false, dst_reorder = false, w_reorder = false;
   dnnl::reorder src_r, dst_r, w_r;
+  dnnl::memory::desc scratch_md;  // per-call scratchpad: concurrent runs share no buffers
 };
 
 struct ConvKey {
@@ -95,12 +96,18 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias) {
   dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
                                     dnnl::algorithm::convolution_direct, src_q, w_any, e->bias_md,
                                     dst_q, strides, dil, pad_l, pad_r);
-  dnnl::convolution_forward::primitive_desc pd(d, cpu_engine());
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::convolution_forward::primitive_desc pd(d, attr, cpu_engine());
+  e->scratch_md = pd.scratchpad_desc();
   e->src_md = pd.src_desc();
   e->dst_md = pd.dst_desc();
   e->w_md = pd.weights_desc();
   auto make_reorder = [](const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
-    return dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to));
+    dnnl::reorder::primitive_desc rpd(cpu_engine(), from, cpu_engine(), to);
+    if (rpd.scratchpad_desc().get_size() != 0)  // plain reorders need none; refuse shared ones
+      throw dnnl::error(dnnl_unimplemented, "reorder needs a scratchpad");
+    return dnnl::reorder(rpd);
   };
   if ((e->src_reorder = e->src_md != e->user_src_md)) e->src_r = make_reorder(e->user_src_md, e->src_md);
   if ((e->dst_reorder = e->dst_md != e->user_dst_md)) e->dst_r = make_reorder(e->dst_md, e->user_dst_md);
@@ -213,6 +220,7 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, dst}};
     if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(e->bias_md, eng, const_cast<float*>(bias)));
+    if (e->scratch_md.get_size() != 0) args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(e->scratch_md, eng));
     e->prim.execute(s, args);
     if (e->dst_reorder) e->dst_r.execute(s, dst, user_dst);
     s.wait();
