@@ -170,7 +170,15 @@ TEST(ReduceOps, AccuracyOf2To26Ones) {
   expect_tensor_near(reduce(OpKind::ReduceSum, cols, {0}, 0), f32({2}, {33554432.0f, 33554432.0f}),
                      0, 0);
   expect_tensor_near(reduce(OpKind::ReduceMean, cols, {0}, 0), f32({2}, {1, 1}), 0, 0);
-  // and with two threads
+  // and with two threads: one long row split in chunks, then two rows
+  interp::ExecOptions two_threads;
+  two_threads.intra_op_threads = 2;
+  auto full =
+      run_all(spec(OpKind::ReduceSum, {ones}, {{"keepdims", attr_int(0)}}, 11), two_threads);
+  EXPECT_EQ(full[0].data<float>()[0], 67108864.0f);
+  auto lse =
+      run_all(spec(OpKind::ReduceLogSumExp, {ones}, {{"keepdims", attr_int(0)}}, 11), two_threads);
+  EXPECT_NEAR(lse[0].data<float>()[0], 1 + 26 * std::log(2.0), 1e-5);  // 1 + ln(2^26)
   interp::ExecOptions two;
   two.intra_op_threads = 2;
   auto r = run_all(spec(OpKind::ReduceSum, {cols.reshaped({2, n / 2})},

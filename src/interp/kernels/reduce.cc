@@ -171,12 +171,62 @@ double max_shift(double m, T x) {
   return (v > m || std::isnan(v)) ? v : m;
 }
 
+/// Accumulates row[0..R) with 8 independent partial accumulators (shorter dependency chains,
+/// vectorizable; same accuracy class as one double accumulator).
+template <class Op, class T>
+typename Op::A accumulate_row(const Op& op, const T* row, int64_t R, double m) {
+  using A = typename Op::A;
+  A acc[8];
+  for (auto& a : acc) a = op.init();
+  int64_t r = 0;
+  for (; r + 8 <= R; r += 8)
+    for (int k = 0; k < 8; ++k) acc[k] = op.step(acc[k], row[r + k], m);
+  for (; r < R; ++r) acc[0] = op.step(acc[0], row[r], m);
+  return op.combine(op.combine(op.combine(acc[0], acc[1]), op.combine(acc[2], acc[3])),
+                    op.combine(op.combine(acc[4], acc[5]), op.combine(acc[6], acc[7])));
+}
+
+/// One long row reduced by `threads` threads, each over a contiguous chunk (used when there are
+/// fewer outputs than threads, e.g. a reduction over every axis).
+template <class Op, class T>
+T reduce_row_parallel(const Op& op, const T* row, int64_t R, int threads) {
+  using A = typename Op::A;
+  constexpr int kMaxChunks = 64;
+  const int chunks = std::min(threads, kMaxChunks);
+  double m = 0;
+  if constexpr (Op::kNeedsMax) {
+    double part_max[kMaxChunks];
+#pragma omp parallel for num_threads(chunks)
+    for (int c = 0; c < chunks; ++c) {
+      double mc = -std::numeric_limits<double>::infinity();
+      for (int64_t r = R * c / chunks; r < R * (c + 1) / chunks; ++r) mc = max_shift(mc, row[r]);
+      part_max[c] = mc;
+    }
+    m = -std::numeric_limits<double>::infinity();
+    for (int c = 0; c < chunks; ++c)
+      m = (part_max[c] > m || std::isnan(part_max[c])) ? part_max[c] : m;
+  }
+  A parts[kMaxChunks];
+#pragma omp parallel for num_threads(chunks)
+  for (int c = 0; c < chunks; ++c) {
+    const int64_t r0 = R * c / chunks, r1 = R * (c + 1) / chunks;
+    parts[c] = accumulate_row(op, row + r0, r1 - r0, m);
+  }
+  A a = parts[0];
+  for (int c = 1; c < chunks; ++c) a = op.combine(a, parts[c]);
+  return op.finish(a, R, m);
+}
+
 /// [outer, reduce, inner] driver: y[o, j] = reduce_r x[o, r, j].
 template <class Op, class T>
 void reduce_ori(const Op& op, const T* x, T* y, int64_t O, int64_t R, int64_t I, int threads) {
   using A = typename Op::A;
   constexpr int64_t kBlock = 64;
   constexpr double kNoShift = 0;
+  if (I == 1 && O < threads && R > 4 * kParallelWork) {
+    for (int64_t o = 0; o < O; ++o) y[o] = reduce_row_parallel(op, x + o * R, R, threads);
+    return;
+  }
   if (I == 1) {
 #pragma omp parallel for num_threads(threads) if (O * R > kParallelWork)
     for (int64_t o = 0; o < O; ++o) {
@@ -186,16 +236,7 @@ void reduce_ori(const Op& op, const T* x, T* y, int64_t O, int64_t R, int64_t I,
         m = -std::numeric_limits<double>::infinity();
         for (int64_t r = 0; r < R; ++r) m = max_shift(m, row[r]);
       }
-      // 8 independent partial accumulators: shorter dependency chains, same accuracy class.
-      A acc[8];
-      for (auto& a : acc) a = op.init();
-      int64_t r = 0;
-      for (; r + 8 <= R; r += 8)
-        for (int k = 0; k < 8; ++k) acc[k] = op.step(acc[k], row[r + k], m);
-      for (; r < R; ++r) acc[0] = op.step(acc[0], row[r], m);
-      A a = op.combine(op.combine(op.combine(acc[0], acc[1]), op.combine(acc[2], acc[3])),
-                       op.combine(op.combine(acc[4], acc[5]), op.combine(acc[6], acc[7])));
-      y[o] = op.finish(a, R, m);
+      y[o] = op.finish(accumulate_row(op, row, R, m), R, m);
     }
     return;
   }
