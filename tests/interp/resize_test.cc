@@ -125,6 +125,31 @@ TEST(ResizeTest, MemoryLimitCoversOutputButNotTransposedGrowth) {
   EXPECT_EQ(big.status().code(), StatusCode::kResourceExhausted);
 }
 
+TEST(ResizeTest, Opset7UpsampleAndOpset10ResizeAreAsymmetric) {
+  // Linear, x = y / 2 = 0, 0.5, 1, 1.5 over [1, 2] (edge-clamped): 1, 1.5, 2, 2.
+  auto up =
+      run_node(NodeSpec{ir::OpKind::Upsample,
+                        {f({1, 2}, {1, 2})},
+                        1,
+                        {{"mode", attr_string("linear")}, {"scales", testing::attr_floats({1, 2})}},
+                        7});
+  ASSERT_TRUE(up.ok()) << up.status().message();
+  expect_tensor_near((*up)[0], f({1, 4}, {1, 1.5, 2, 2}));
+  auto r10 = run_node(NodeSpec{ir::OpKind::Resize,
+                               {f({1, 2}, {1, 2}), f({2}, {1, 2})},
+                               1,
+                               {{"mode", attr_string("linear")}},
+                               10});
+  ASSERT_TRUE(r10.ok()) << r10.status().message();
+  expect_tensor_near((*r10)[0], f({1, 4}, {1, 1.5, 2, 2}));
+  auto cubic10 = run_node(NodeSpec{ir::OpKind::Resize,
+                                   {f({1, 2}, {1, 2}), f({2}, {1, 2})},
+                                   1,
+                                   {{"mode", attr_string("cubic")}},
+                                   10});
+  ASSERT_FALSE(cubic10.ok());  // opset 10 knows only nearest and linear
+}
+
 TEST(ResizeTest, BothScalesAndSizesIsAnError) {
   auto r = resize(x2x2(), scales4(), Tensor::from_vector<int64_t>({4}, {1, 1, 4, 4}),
                   {{"mode", attr_string("nearest")}});
