@@ -356,3 +356,84 @@ TEST(ScanTest, Opset8BatchedWithSequenceLens) {
 
 }  // namespace
 }  // namespace tierjit
+
+namespace tierjit {
+namespace {
+
+TEST(ScanTest, BadInputsAreErrors) {
+  // Scan input lengths 3 and 2 along axis 0 disagree.
+  ir::Graph main("main");
+  ir::Value* s0 = main.add_value("s0", f32({2}));
+  ir::Value* x1 = main.add_value("x1", {DType::kFloat32, std::nullopt});
+  ir::Value* x2 = main.add_value("x2", {DType::kFloat32, std::nullopt});
+  main.inputs() = {s0, x1, x2};
+  auto body = std::make_shared<ir::Graph>("body", &main);
+  ir::Value* s = body->add_value("s", f32({2}));
+  ir::Value* a = body->add_value("a", f32({2}));
+  ir::Value* b = body->add_value("b", f32({2}));
+  body->inputs() = {s, a, b};
+  body->outputs() = {s};
+  ir::Value* sf = main.add_value("sf");
+  ir::Node* n = main.add_node(ir::OpKind::Scan, {s0, x1, x2}, {sf}, "scan");
+  n->set_opset(16);
+  n->set_attr("body", graph_attr(body));
+  n->set_attr("num_scan_inputs", testing::attr_int(2));
+  main.outputs() = {sf};
+  auto r = interp::run_graph(main,
+                             {f({2}, {0, 0}), Tensor::zeros(DType::kFloat32, {3, 2}),
+                              Tensor::zeros(DType::kFloat32, {2, 2})},
+                             {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("has length 2 along axis 0, expected 3"), std::string::npos)
+      << r.status().message();
+  // num_scan_inputs larger than the inputs; missing attribute.
+  n->set_attr("num_scan_inputs", testing::attr_int(4));
+  auto r2 = interp::run_graph(main,
+                              {f({2}, {0, 0}), Tensor::zeros(DType::kFloat32, {3, 2}),
+                               Tensor::zeros(DType::kFloat32, {3, 2})},
+                              {});
+  ASSERT_FALSE(r2.ok());
+  EXPECT_NE(r2.status().message().find("num_scan_inputs 4"), std::string::npos)
+      << r2.status().message();
+}
+
+TEST(LoopTest, TripCountMustBeOneElement) {
+  ir::Graph main("main");
+  ir::Value* m = main.add_value("M", {DType::kInt64, std::nullopt});
+  ir::Value* v0 = main.add_value("v0", f32({1}));
+  main.inputs() = {m, v0};
+  auto body = std::make_shared<ir::Graph>("body", &main);
+  ir::Value* it = body->add_value("i", {DType::kInt64, ir::SymShape{}});
+  ir::Value* c = body->add_value("c", {DType::kBool, ir::SymShape{}});
+  ir::Value* v = body->add_value("v", f32({1}));
+  body->inputs() = {it, c, v};
+  body->outputs() = {c, v};
+  ir::Value* vf = main.add_value("vf");
+  ir::Node* n = main.add_node(ir::OpKind::Loop, {m, nullptr, v0}, {vf}, "loop");
+  n->set_opset(16);
+  n->set_attr("body", graph_attr(body));
+  main.outputs() = {vf};
+  auto r = interp::run_graph(main, {Tensor::from_vector<int64_t>({2}, {1, 2}), f({1}, {0})}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("input 0 'M' must hold one element"), std::string::npos)
+      << r.status().message();
+  // Body passing values straight through: M = 3 leaves v unchanged.
+  auto ok = interp::run_graph(main, {Tensor::scalar<int64_t>(3), f({1}, {4})}, {});
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  expect_tensor_near((*ok)[0], f({1}, {4}));
+}
+
+TEST(IfTest, MissingBranchIsAnError) {
+  ir::Graph main("main");
+  ir::Value* cond = main.add_value("cond", {DType::kBool, std::nullopt});
+  main.inputs() = {cond};
+  ir::Value* out = main.add_value("out");
+  main.add_node(ir::OpKind::If, {cond}, {out}, "if")->set_opset(16);
+  main.outputs() = {out};
+  auto r = interp::run_graph(main, {Tensor::scalar<bool>(true)}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'then_branch'"), std::string::npos) << r.status().message();
+}
+
+}  // namespace
+}  // namespace tierjit
