@@ -128,7 +128,7 @@ struct WeightCache {
   std::mutex mu;
   std::map<std::pair<const ConvEntry*, const void*>, Item> items;
   size_t bytes = 0;
-  static constexpr size_t kBudget = size_t{1} << 30;
+  static constexpr size_t kBudget = size_t{256} << 20;  // reordered + retained original bytes
 };
 
 WeightCache& weight_cache() {
@@ -207,7 +207,7 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
         wm = dnnl::memory(e->w_md, eng);
         e->w_r.execute(s, user_w, wm);
         if (constant_w) {
-          const size_t nbytes = e->w_md.get_size();
+          const size_t nbytes = e->w_md.get_size() + constant_w->nbytes();
           std::lock_guard<std::mutex> lock(wc.mu);
           if (wc.bytes + nbytes > WeightCache::kBudget) {
             wc.items.clear();
