@@ -3,6 +3,7 @@
 // topological order, opsets, and the one-line errors for inconsistent models.
 #include <gtest/gtest.h>
 
+#include "interp/executor.h"
 #include "model_builder.h"
 
 namespace tierjit::onnx_test {
@@ -201,7 +202,7 @@ TEST(GraphImport, AttributesOfEveryKind) {
 }
 
 // A Loop whose body reads `outer` (a value of the main graph) and, in a nested If, `w`.
-onnx::GraphProto loop_model() {
+onnx::GraphProto loop_model(const std::string& body_op = "Add", const std::string& cond = "") {
   onnx::GraphProto then_g;
   then_g.set_name("then");
   add_node(then_g, "Mul", {"acc2", "w"}, {"t_out"});  // reads body value acc2 and main value w
@@ -215,7 +216,7 @@ onnx::GraphProto loop_model() {
   add_input(body, "iter", TP::INT64, {});
   add_input(body, "cond_in", TP::BOOL, {});
   add_input(body, "acc", TP::FLOAT, {2});
-  add_node(body, "Add", {"acc", "outer"}, {"acc2"});
+  add_node(body, body_op, {"acc", "outer"}, {"acc2"});
   auto* iff = add_node(body, "If", {"cond_in"}, {"acc3"}, "if");
   attr_graph(iff, "then_branch", then_g);
   attr_graph(iff, "else_branch", else_g);
@@ -228,7 +229,8 @@ onnx::GraphProto loop_model() {
   add_input(g, "x", TP::FLOAT, {2});
   add_float_init(g, "w", {2}, {2, 3});
   add_node(g, "Neg", {"x"}, {"outer"});
-  auto* loop = add_node(g, "Loop", {"n", "", "x"}, {"y"}, "loop");
+  if (!cond.empty()) add_input(g, cond, TP::BOOL, {});
+  auto* loop = add_node(g, "Loop", {"n", cond, "x"}, {"y"}, "loop");
   attr_graph(loop, "body", body);
   add_output(g, "y", TP::FLOAT, {2});
   return g;
@@ -270,6 +272,20 @@ TEST(GraphImport, SubgraphOuterReadsBecomeCapturesOfTheImmediateParent) {
   ASSERT_EQ(else_g->outputs().size(), 1u);
   EXPECT_EQ(else_g->outputs()[0], else_g->captures()[0]);
   EXPECT_TRUE(main.captures().empty());
+}
+
+TEST(GraphImport, CapturesRunAtTier0) {
+  // x = [1, 2], w = [2, 3], outer = -x. Each iteration: acc = (acc - outer) * w (cond is true).
+  // iter 1: ([1,2] + [1,2]) * [2,3] = [4, 12]; iter 2: ([4,12] + [1,2]) * [2,3] = [10, 42].
+  auto m = load(make_model(loop_model("Sub", "c")));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::vector<Tensor> feeds = {Tensor::scalar<int64_t>(2), Tensor::from_vector<float>({2}, {1, 2}),
+                               Tensor::scalar<bool>(true)};
+  auto out = interp::run_graph(*m->graph, feeds, interp::ExecOptions{});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ((*out)[0].data<float>()[0], 10.0f);
+  EXPECT_EQ((*out)[0].data<float>()[1], 42.0f);
 }
 
 TEST(GraphImport, NodesAreSortedTopologically) {
