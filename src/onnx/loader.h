@@ -18,11 +18,19 @@ struct LoadOptions {
   int64_t memory_limit_bytes = int64_t{16} << 30;
 };
 
-/// Loads and validates `path`. Errors are one line naming the file, and the node and op where
-/// one is involved: missing file (kNotFound), not an ONNX model / truncated (kInvalidModel),
-/// unknown op or unsupported opset (kUnsupported), inconsistent types (kInvalidModel), tensor
-/// over the memory limit (kResourceExhausted), external data path leaving the model's folder
-/// (kInvalidModel).
+/// Loads and validates `path` (ONNX IR versions 1..9, default-domain opsets 1..17; "ai.onnx" is
+/// the default domain). Errors are one line "PATH: ..." naming the node and op where one is
+/// involved ("node 'x' (op Foo, domain 'bar'): unknown operator"):
+///  - kNotFound: missing model file, missing external data file;
+///  - kInvalidModel: not an ONNX model (parse failure, truncated, no graph), inconsistent
+///    declarations (a value declared with two dtypes/shapes, an output nothing produces, an input
+///    name nothing defines, a name defined twice, a cycle), bad tensor encodings, external data
+///    paths that are absolute or leave the model's folder, short external data;
+///  - kUnsupported: unknown op or domain, default-domain opset > 17, sequence/map/optional/sparse
+///    types, complex dtypes, sparse tensors, legacy broadcast whose ranks are undeclared;
+///  - kResourceExhausted: an initializer or fully declared tensor over memory_limit_bytes.
+/// On success: initializers are constant Values (also when listed as inputs), Constant nodes
+/// stay nodes with a decoded tensor attribute, omitted optional inputs/outputs are nullptr.
 Expected<ir::Model> load_model(const std::string& path, const LoadOptions& options = {});
 
 /// Same, from bytes in memory (`path` only names the source in messages; external data is
