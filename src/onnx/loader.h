@@ -18,7 +18,7 @@ struct LoadOptions {
   int64_t memory_limit_bytes = int64_t{16} << 30;
 };
 
-/// Loads and validates `path` (ONNX IR versions 1..9, default-domain opsets 1..17; "ai.onnx" is
+/// Loads and validates `path` (any ONNX IR version, default-domain opsets 1..17; "ai.onnx" is
 /// the default domain). Errors are one line "PATH: ..." naming the node and op where one is
 /// involved ("node 'x' (op Foo, domain 'bar'): unknown operator"):
 ///  - kNotFound: missing model file, missing external data file;
