@@ -108,6 +108,25 @@ TEST(NnConv, Float64MatchesFloat32) {
   for (int64_t i = 0; i < fy.numel(); ++i) EXPECT_NEAR(fy.value_as_double(i), dy.value_as_double(i), 1e-4);
 }
 
+TEST(NnConv, RepeatedShapeWithNewWeightsAndThreads) {
+  // The primitive cache is keyed by shape: a second run with other (non-constant) weights must
+  // use them. 3x3 kernel of ones over image3 with pads 1: centre = 45, corner (0,0) = 1+2+4+5 = 12.
+  Attrs pads = {{"pads", attr_ints({1, 1, 1, 1})}};
+  auto ones = run(OpKind::Conv, {image3(), f32({1, 1, 3, 3}, std::vector<float>(9, 1.f))}, 1, pads);
+  ASSERT_TRUE(ones.ok()) << ones.status().message();
+  EXPECT_FLOAT_EQ((*ones)[0].data<float>()[4], 45.f);
+  EXPECT_FLOAT_EQ((*ones)[0].data<float>()[0], 12.f);
+  auto twos = run(OpKind::Conv, {image3(), f32({1, 1, 3, 3}, std::vector<float>(9, 2.f))}, 1, pads);
+  ASSERT_TRUE(twos.ok()) << twos.status().message();
+  EXPECT_FLOAT_EQ((*twos)[0].data<float>()[4], 90.f);
+  // Two threads give the same answer.
+  interp::ExecOptions opts;
+  opts.intra_op_threads = 2;
+  auto par = run_node(NodeSpec{OpKind::Conv, {image3(), f32({1, 1, 3, 3}, std::vector<float>(9, 1.f))}, 1, pads, 17}, opts);
+  ASSERT_TRUE(par.ok()) << par.status().message();
+  expect_tensor_near((*par)[0], (*ones)[0]);
+}
+
 TEST(NnConv, Errors) {
   // channel mismatch: X has 1 channel, W expects 2
   auto ch = run(OpKind::Conv, {image3(), f32({1, 2, 2, 2}, std::vector<float>(8, 1))});
