@@ -170,6 +170,17 @@ TEST(StringNormalizerTest, StopwordsAndCase) {
                                  10});
   ASSERT_TRUE(empty.ok());
   expect_tensor_near((*empty)[0], strs({1}, {""}));
+  // UTF-8: Latin-1, Latin Extended-A, Greek and Cyrillic letters change case; CJK and invalid
+  // bytes pass through.
+  auto utf = run_node(
+      NodeSpec{ir::OpKind::StringNormalizer,
+               {strs({2}, {"\xC3\xA9t\xC3\xA9 \xC5\x82\xCE\xB1\xD0\xB6", "\xE4\xB8\xAD\xFFx"})},
+               1,
+               {{"case_change_action", attr_string("UPPER")}},
+               10});
+  ASSERT_TRUE(utf.ok()) << utf.status().message();
+  expect_tensor_near(
+      (*utf)[0], strs({2}, {"\xC3\x89T\xC3\x89 \xC5\x81\xCE\x91\xD0\x96", "\xE4\xB8\xAD\xFFX"}));
   auto bad = run_node(NodeSpec{ir::OpKind::StringNormalizer, {f({1}, {1})}, 1, {}, 10});
   ASSERT_FALSE(bad.ok());
 }

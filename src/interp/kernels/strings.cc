@@ -1,10 +1,12 @@
 // Tier-0 kernels: string and text-feature ops. StringNormalizer (opset 10): stop-word removal and
-// case change on a [C] or [1, C] string tensor (ASCII case mapping). TfIdfVectorizer (opset 9):
+// case change on a [C] or [1, C] UTF-8 string tensor (simple case mapping of the Latin, Greek
+// and Cyrillic alphabets). TfIdfVectorizer (opset 9):
 // counts the pool's n-grams (with skips) in each row of a string or integer tensor and weighs
 // them (TF, IDF, TFIDF), as onnx.reference / ONNX Runtime do.
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,18 +18,84 @@ namespace tierjit::interp {
 
 namespace {
 
-std::string ascii_lower(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
+// Simple case mapping of one code point: ASCII, Latin-1, Latin Extended-A, Greek and Cyrillic
+// (the alphabets whose case pairs are plain offsets); others map to themselves.
+char32_t map_case(char32_t c, bool upper) {
+  auto shift = [&](char32_t lo_first, char32_t lo_last, char32_t delta) -> std::optional<char32_t> {
+    if (upper && c >= lo_first && c <= lo_last) return c - delta;
+    if (!upper && c >= lo_first - delta && c <= lo_last - delta) return c + delta;
+    return std::nullopt;
+  };
+  if (c < 0x80) {
+    if (upper && c >= 'a' && c <= 'z') return c - 32;
+    if (!upper && c >= 'A' && c <= 'Z') return c + 32;
+    return c;
+  }
+  if (c == 0xD7 || c == 0xF7) return c;             // multiplication and division signs
+  if (auto r = shift(0xE0, 0xFE, 0x20)) return *r;  // Latin-1 letters
+  if (auto r = shift(0x3B1, 0x3C9, 0x20)) return c == 0x3C2 ? c : *r;  // Greek (final sigma stays)
+  if (auto r = shift(0x430, 0x44F, 0x20)) return *r;                   // Cyrillic basic
+  if (auto r = shift(0x450, 0x45F, 0x50)) return *r;                   // Cyrillic with diacritics
+  // Latin Extended-A: alternating upper/lower pairs.
+  const bool even_upper = (c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177);
+  const bool odd_upper = (c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E);
+  if (even_upper || odd_upper) {
+    const bool is_upper = (c % 2 == 0) == even_upper;
+    if (upper && !is_upper) return c - 1;
+    if (!upper && is_upper) return c + 1;
+  }
+  return c;
 }
-std::string ascii_upper(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return s;
+
+// Case-maps UTF-8 text; invalid UTF-8 bytes are copied unchanged.
+std::string change_case(const std::string& s, bool upper) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char b = static_cast<unsigned char>(s[i]);
+    size_t len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+    bool valid = len > 0 && i + len <= s.size();
+    char32_t c = len == 1 ? b : len == 2 ? b & 0x1F : len == 3 ? b & 0x0F : b & 0x07;
+    for (size_t k = 1; valid && k < len; ++k) {
+      const unsigned char cb = static_cast<unsigned char>(s[i + k]);
+      valid = (cb & 0xC0) == 0x80;
+      c = (c << 6) | (cb & 0x3F);
+    }
+    if (!valid) {
+      out.push_back(s[i++]);
+      continue;
+    }
+    c = map_case(c, upper);
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+    } else if (c < 0x800) {
+      out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else if (c < 0x10000) {
+      out.push_back(static_cast<char>(0xE0 | (c >> 12)));
+      out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else {
+      out.push_back(static_cast<char>(0xF0 | (c >> 18)));
+      out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    }
+    i += len;
+  }
+  return out;
+}
+std::string to_lower(const std::string& s) {
+  return change_case(s, false);
+}
+std::string to_upper(const std::string& s) {
+  return change_case(s, true);
 }
 
 // Input X string [C] or [1, C]. Attributes: case_change_action (NONE | LOWER | UPPER),
-// is_case_sensitive (default 0), stopwords, locale (ignored: ASCII only). Output: the kept
-// strings, case-changed, shape [C'] or [1, C']; when nothing is kept, [1] or [1, 1] holding "".
+// is_case_sensitive (default 0), stopwords, locale (ignored: one built-in mapping). Output: the
+// kept strings, case-changed, shape [C'] or [1, C']; when nothing is kept, [1] or [1, 1] holding
+// "".
 Status string_normalizer_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
   if (x->dtype() != DType::kString)
@@ -40,13 +108,13 @@ Status string_normalizer_kernel(KernelContext& ctx) {
   const bool sensitive = ctx.node().attr_int("is_case_sensitive", 0) != 0;
   std::set<std::string> stops;
   for (const std::string& s : ctx.node().attr_strings("stopwords"))
-    stops.insert(sensitive ? s : ascii_lower(s));
+    stops.insert(sensitive ? s : to_lower(s));
   std::vector<std::string> kept;
   const std::string* in = x->data<std::string>();
   for (int64_t i = 0; i < x->numel(); ++i) {
-    if (!stops.empty() && stops.count(sensitive ? in[i] : ascii_lower(in[i]))) continue;
-    kept.push_back(action == "LOWER"   ? ascii_lower(in[i])
-                   : action == "UPPER" ? ascii_upper(in[i])
+    if (!stops.empty() && stops.count(sensitive ? in[i] : to_lower(in[i]))) continue;
+    kept.push_back(action == "LOWER"   ? to_lower(in[i])
+                   : action == "UPPER" ? to_upper(in[i])
                                        : in[i]);
   }
   if (kept.empty()) kept.push_back("");
