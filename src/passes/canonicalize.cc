@@ -82,7 +82,9 @@ Status canonicalize(ir::Graph& graph, const PassContext& /*ctx*/) {
               out->type().dtype != in->type().dtype)
             break;
         }
-        if (node->op() == OpKind::Identity && in->type().dtype != out->type().dtype) break;
+        if (node->op() == OpKind::Identity && in->type().dtype != DType::kUndefined &&
+            out->type().dtype != DType::kUndefined && in->type().dtype != out->type().dtype)
+          break;  // a declared type that contradicts the input: leave it for the kernel to report
         if (!replace_value_uses(graph, out, in)) break;
         graph.remove_node(node);
         break;
