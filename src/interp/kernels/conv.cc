@@ -59,6 +59,7 @@ Status conv_f32(const KernelContext& ctx, const ConvGeometry& g, const float* x,
                 const Tensor* constant_w, const float* bias, float* y) {
   const int64_t out_numel = shape_numel(conv_out_shape(g));
   if (out_numel == 0) return Status();
+  set_dnnl_threads(ctx.options().intra_op_threads);  // also for the sgemm in conv_ref
   const int64_t spatial_in = shape_numel(g.in_spatial);
   if (g.in_spatial.size() <= 3 && g.in_channels > 0 && spatial_in > 0)
     return dnnl_conv_f32(g, x, w, constant_w, bias, y, ctx.options().intra_op_threads);
