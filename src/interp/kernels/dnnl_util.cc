@@ -116,17 +116,18 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias) {
   return e;
 }
 
-// Reordered copies of constant weight tensors, keyed by (primitive, weight data). Each entry
-// holds a handle to the weight tensor, so its storage (and address) cannot be reused while
-// cached; only tensors the graph marks constant (initializers) are cached. Bounded in bytes.
+// Reordered copies of constant weight tensors, keyed by weight data and target layout (shared
+// by every primitive, i.e. input shape, that wants the same layout). Each item holds a handle to
+// the weight tensor, so its storage (and address) cannot be reused while cached; only tensors
+// the graph marks constant (initializers) are cached. Bounded in bytes.
 struct WeightCache {
   struct Item {
-    std::shared_ptr<ConvEntry> conv;
+    dnnl::memory::desc md;
     Tensor keep;
     dnnl::memory reordered;
   };
   std::mutex mu;
-  std::map<std::pair<const ConvEntry*, const void*>, Item> items;
+  std::map<const void*, std::vector<Item>> items;
   size_t bytes = 0;
   static constexpr size_t kBudget = size_t{256} << 20;  // reordered + retained original bytes
 };
@@ -192,15 +193,18 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
     dnnl::memory wm(e->user_w_md, eng, const_cast<float*>(w));
     if (e->w_reorder) {
       WeightCache& wc = weight_cache();
-      const auto wkey = std::make_pair(static_cast<const ConvEntry*>(e.get()), static_cast<const void*>(w));
+      const void* wkey = w;
       bool found = false;
       if (constant_w) {
         std::lock_guard<std::mutex> lock(wc.mu);
         auto it = wc.items.find(wkey);
-        if (it != wc.items.end()) {
-          wm = it->second.reordered;
-          found = true;
-        }
+        if (it != wc.items.end())
+          for (const WeightCache::Item& item : it->second)
+            if (item.md == e->w_md) {
+              wm = item.reordered;
+              found = true;
+              break;
+            }
       }
       if (!found) {
         dnnl::memory user_w = wm;
@@ -213,7 +217,8 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
             wc.items.clear();
             wc.bytes = 0;
           }
-          if (wc.items.emplace(wkey, WeightCache::Item{e, *constant_w, wm}).second) wc.bytes += nbytes;
+          wc.items[wkey].push_back(WeightCache::Item{e->w_md, *constant_w, wm});
+          wc.bytes += nbytes;
         }
       }
     }
