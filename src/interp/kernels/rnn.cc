@@ -199,6 +199,27 @@ Status run_rnn(KernelContext& ctx, Cell cell, const RnnShape& s, const std::vect
       std::copy(xw.begin() + t * N * GH, xw.begin() + (t + 1) * N * GH, gates.begin());
       const int64_t rec = cell == Cell::kGru ? 2 * H : GH;
       gemm_nt<T>(N, rec, H, hbuf.data(), H, rd, H, true, gates.data(), GH);
+      if (cell == Cell::kGru) {
+        // Batched over all rows: z, r; then the h gate's recurrent term (one GEMM).
+        const T* rbh = bd ? bd + GH + 2 * H : nullptr;
+        const T* rhw = rd + 2 * H * H;  // Rh [H, H]
+        for (int64_t b = 0; b < N; ++b) {
+          T* g = gates.data() + b * GH;
+          if (has_clip)
+            for (int64_t j = 0; j < 2 * H; ++j) g[j] = std::clamp(g[j], static_cast<T>(-clip), static_cast<T>(clip));
+          apply(act[0], g, 2 * H);
+          if (!lbr)
+            for (int64_t j = 0; j < H; ++j) tmp[b * H + j] = g[H + j] * hbuf[b * H + j];
+        }
+        gemm_nt<T>(N, H, H, lbr ? hbuf.data() : tmp.data(), H, rhw, H, false, rh.data(), H);
+        for (int64_t b = 0; b < N; ++b) {
+          T* g = gates.data() + b * GH;
+          for (int64_t j = 0; j < H; ++j) {
+            const T rec = rh[b * H + j] + (rbh ? rbh[j] : T(0));
+            g[2 * H + j] += lbr ? g[H + j] * rec : rec;
+          }
+        }
+      }
       for (int64_t b = 0; b < N; ++b) {
         if (t >= lens[b]) continue;
         T* g = gates.data() + b * GH;
@@ -224,20 +245,8 @@ Status run_rnn(KernelContext& ctx, Cell cell, const RnnShape& s, const std::vect
           for (int64_t j = 0; j < H; ++j) tmp[j] = cb[j];
           apply(act[2], tmp.data(), H);
           for (int64_t j = 0; j < H; ++j) hb[j] = go[j] * tmp[j];
-        } else if (cell == Cell::kGru) {  // gate order z, r, h
-          T *gz = g, *gr = g + H, *gh = g + 2 * H;
-          do_clip(gz, 2 * H);
-          apply(act[0], gz, 2 * H);
-          const T* rbh = bd ? bd + GH + 2 * H : nullptr;
-          const T* rhw = rd + 2 * H * H;  // Rh [H, H]
-          if (lbr) {
-            gemm_nt<T>(1, H, H, hb, H, rhw, H, false, rh.data(), H);
-            for (int64_t j = 0; j < H; ++j) gh[j] += gr[j] * (rh[j] + (rbh ? rbh[j] : T(0)));
-          } else {
-            for (int64_t j = 0; j < H; ++j) tmp[j] = gr[j] * hb[j];
-            gemm_nt<T>(1, H, H, tmp.data(), H, rhw, H, false, rh.data(), H);
-            for (int64_t j = 0; j < H; ++j) gh[j] += rh[j] + (rbh ? rbh[j] : T(0));
-          }
+        } else if (cell == Cell::kGru) {  // gate order z, r, h; z and r activated above
+          T *gz = g, *gh = g + 2 * H;
           do_clip(gh, H);
           apply(act[1], gh, H);
           for (int64_t j = 0; j < H; ++j) hb[j] = (T(1) - gz[j]) * gh[j] + gz[j] * hb[j];
