@@ -1,0 +1,157 @@
+// Tests of `tierjit onnx-test` on small test folders built in a temporary directory from the
+// bundled demo model: pass/fail reporting, the final "N passed, N failed, N skipped" line,
+// expected failures (XFAIL, XPASS), --write-expected-failures, --filter and exit codes.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli_util.h"
+
+namespace tierjit::cli {
+namespace {
+namespace fs = std::filesystem;
+
+class OnnxTestCmd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tierjit_onnx_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "suite");
+    std::string ref = std::string(TIERJIT_SOURCE_DIR) + "/models/demo_ref/";
+    auto x = read_npy(ref + "input_x.npy");
+    auto y = read_npy(ref + "output_0.npy");
+    ASSERT_TRUE(x.ok() && y.ok());
+    x_ = *x;
+    y_ = *y;
+    // test_good: the reference pair; test_bad: expected output off by 0.5 at one element.
+    make_test("test_good", {x_}, {y_});
+    Tensor off = y_.clone();
+    off.data<float>()[7] += 0.5f;
+    make_test("test_bad", {x_}, {off});
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void make_test(const std::string& name, const std::vector<Tensor>& ins, const std::vector<Tensor>& outs,
+                 bool with_data = true) {
+    fs::path t = dir_ / "suite" / name;
+    fs::create_directories(t);
+    fs::copy_file(std::string(TIERJIT_SOURCE_DIR) + "/models/demo_mlp.onnx", t / "model.onnx");
+    if (!with_data) return;
+    fs::create_directories(t / "test_data_set_0");
+    for (size_t i = 0; i < ins.size(); ++i)
+      ASSERT_TRUE(write_pb_file((t / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb")).string(), ins[i], "x").ok());
+    for (size_t i = 0; i < outs.size(); ++i)
+      ASSERT_TRUE(write_pb_file((t / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb")).string(), outs[i], "logits").ok());
+  }
+
+  struct Result {
+    int rc;
+    std::string out, err;
+    std::string last_line() const {
+      std::string s = out;
+      while (!s.empty() && s.back() == '\n') s.pop_back();
+      return s.substr(s.rfind('\n') + 1);
+    }
+  };
+  Result run(const std::string& args) {
+    std::string o = (dir_ / "out.txt").string(), e = (dir_ / "err.txt").string();
+    std::string cmd = std::string("'") + TIERJIT_CLI_PATH + "' onnx-test " + args + " >'" + o + "' 2>'" + e + "'";
+    int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(o), slurp(e)};
+  }
+  static std::string slurp(const fs::path& p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+  std::string suite() const { return "'" + (dir_ / "suite").string() + "'"; }
+  std::string write_list(const std::string& text) {
+    fs::path p = dir_ / "xfail.txt";
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  fs::path dir_;
+  Tensor x_, y_;
+};
+
+TEST_F(OnnxTestCmd, PassAndFail) {
+  Result r = run(suite());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_EQ(r.last_line(), "1 passed, 1 failed, 0 skipped") << r.out;
+  EXPECT_NE(r.out.find("FAIL  test_bad: output 0 'logits': max abs diff 0.5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("at [0, 7]"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("test_good"), std::string::npos) << "passing tests are quiet without --verbose";
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST_F(OnnxTestCmd, SingleFolderAndFilterAndVerbose) {
+  Result one = run("'" + (dir_ / "suite" / "test_good").string() + "'");
+  EXPECT_EQ(one.rc, 0) << one.out;
+  EXPECT_EQ(one.last_line(), "1 passed, 0 failed, 0 skipped");
+  Result f = run(suite() + " --filter good --verbose");
+  EXPECT_EQ(f.rc, 0);
+  EXPECT_NE(f.out.find("PASS  test_good"), std::string::npos) << f.out;
+  Result none = run(suite() + " --filter nothing_matches");
+  EXPECT_EQ(none.rc, 2);
+  EXPECT_NE(none.err.find("no test matches"), std::string::npos) << none.err;
+}
+
+TEST_F(OnnxTestCmd, ExpectedFailuresXfailAndXpass) {
+  std::string list = write_list("# comment\n\ntest_bad  # off by 0.5\ntest_elsewhere  # another suite\n");
+  Result r = run(suite() + " --expected-failures '" + list + "'");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("XFAIL test_bad:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 failed (1 expected, 0 unexpected)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.last_line(), "1 passed, 1 failed, 0 skipped");
+
+  list = write_list("test_bad  # off\ntest_good  # was broken once\n");
+  Result x = run(suite() + " --expected-failures '" + list + "'");
+  EXPECT_EQ(x.rc, 1) << x.out;
+  EXPECT_NE(x.out.find("XPASS test_good: passes but is listed in"), std::string::npos) << x.out;
+  EXPECT_NE(x.out.find("remove it from the list"), std::string::npos);
+  EXPECT_EQ(x.last_line(), "1 passed, 1 failed, 0 skipped");
+}
+
+TEST_F(OnnxTestCmd, WriteExpectedFailuresMergesOtherSuites) {
+  std::string list = write_list("# header kept\ntest_good  # stale\ntest_other_suite  # kept\n");
+  Result r = run(suite() + " --expected-failures '" + list + "' --write-expected-failures '" + list + "'");
+  EXPECT_EQ(r.rc, 1);  // test_good XPASSes in this run
+  std::string text = slurp(list);
+  EXPECT_EQ(text.rfind("# header kept\n", 0), 0u) << text;
+  EXPECT_NE(text.find("test_bad  # output 0 'logits': max abs diff 0.5"), std::string::npos) << text;
+  EXPECT_NE(text.find("test_other_suite  # kept"), std::string::npos) << text;
+  EXPECT_EQ(text.find("test_good"), std::string::npos) << text;
+  Result again = run(suite() + " --expected-failures '" + list + "'");
+  EXPECT_EQ(again.rc, 0) << again.out;
+}
+
+TEST_F(OnnxTestCmd, BrokenTestDataFailsThatTestOnly) {
+  make_test("test_no_data", {}, {}, /*with_data=*/false);
+  make_test("test_two_inputs", {x_, x_}, {y_});
+  make_test("test_wrong_dtype", {Tensor::zeros(DType::kInt64, {3, 64})}, {y_});
+  make_test("test_two_outputs", {x_}, {y_, y_});
+  make_test("test_out_shape", {x_}, {Tensor::zeros(DType::kFloat32, {3, 11})});
+  fs::create_directories(dir_ / "suite" / "test_corrupt_model" / "test_data_set_0");
+  std::ofstream(dir_ / "suite" / "test_corrupt_model" / "model.onnx") << "garbage";
+  Result r = run(suite());
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.last_line(), "1 passed, 7 failed, 0 skipped") << r.out;
+  EXPECT_NE(r.out.find("FAIL  test_no_data: no test_data_set_* folder"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL  test_two_inputs: test data has 2 inputs, the model takes 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL  test_wrong_dtype: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL  test_two_outputs: model gave 1 outputs, test data has 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL  test_out_shape: output 0 'logits': shape [3, 10], expected [3, 11]"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("FAIL  test_corrupt_model: "), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tierjit::cli
