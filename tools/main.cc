@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "cli_util.h"
+#include "cmd_bench.h"
 #include "cmd_explain.h"
 
 namespace {
@@ -86,9 +87,35 @@ int run_main(int argc, char** argv) {
   explain_cmd->add_flag("--no-fuse", explain.no_fuse, "one region per node (no fusion)");
   explain_cmd->add_flag("--graph", explain.print_graph, "also print the graph after the passes");
 
+  // ---- bench ----
+  cli::BenchOptions bench;
+  CLI::App* bench_cmd = app.add_subcommand(
+      "bench", "Replay a shape trace (or --shapes cycled --requests times) on random inputs and print "
+               "per-shape latency (nearest-rank p50/p90/p99), first-request, session-creation and total "
+               "wall time, compile events and the tier timeline (see docs/bench.md).");
+  bench_cmd->add_option("model", bench.model, "ONNX model file (.onnx)")->required();
+  bench_cmd->add_option("--trace", bench.trace, "trace file: one request per line, name=DxD;name=DxD ('#' comments)");
+  bench_cmd->add_option("--shapes", bench.shapes, "request lines such as x=8x64 (repeatable), cycled --requests times");
+  bench_cmd->add_option("--requests", bench.requests, "number of requests with --shapes (default: one per SPEC)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  bench_cmd->add_option("--mode", bench.mode,
+                        "adaptive (default) or interpret-only; this build has only tier 0, so both run "
+                        "every request in the interpreter")
+      ->check(CLI::IsMember({"adaptive", "interpret-only"}));
+  bench_cmd->add_option("--tier", bench.tier, "pin every region at tier N (0-3; only 0 is available yet)")
+      ->check(CLI::Range(0, 3));
+  bench_cmd->add_option("--json", bench.json_out, "write the results as one JSON object (docs/bench.md)");
+  bench_cmd->add_option("--chrome-trace", bench.chrome_trace_out, "write a Chrome trace-event JSON (opens in Perfetto)");
+  bench_cmd->add_option("--int-range", bench.int_ranges,
+                        "NAME=LO:HI: random integers for input NAME in [LO, HI) (repeatable)");
+  bench_cmd->add_option("--threads", bench.threads, "threads per kernel (0 = all cores; default 1)")
+      ->check(CLI::Range(0, 1024));
+  bench_cmd->add_option("--seed", bench.seed, "seed of the random inputs (default 0)");
+  bench_cmd->add_flag("--no-progress", bench.no_progress, "no progress bar (it is drawn only when stderr is a terminal)");
+
   if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "run" && std::string(argv[1]) != "onnx-test" &&
-      std::string(argv[1]) != "explain") {
-    fmt::print(stderr, "tierjit: error: unknown command '{}' (commands: run, onnx-test, explain; see tierjit --help)\n",
+      std::string(argv[1]) != "explain" && std::string(argv[1]) != "bench") {
+    fmt::print(stderr, "tierjit: error: unknown command '{}' (commands: run, onnx-test, explain, bench; see tierjit --help)\n",
                argv[1]);
     return cli::kExitError;
   }
@@ -116,6 +143,7 @@ int run_main(int argc, char** argv) {
   }
   if (*test_cmd) return cli::cmd_onnx_test(test);
   if (*explain_cmd) return cli::cmd_explain(explain);
+  if (*bench_cmd) return cli::cmd_bench(bench);
   return cli::kExitError;
 }
 

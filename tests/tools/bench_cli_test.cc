@@ -1,0 +1,182 @@
+// End-to-end tests of `tierjit bench` (the built binary on the committed demo model, input x
+// [N, 64]): the table, the --json fields of ../shared/bench/README.md plus tierjit's own, the
+// Chrome trace, and every bad input giving one error line and exit 2.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct BenchResult {
+  int rc = -1;
+  std::string out, err;
+};
+
+class BenchCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tierjit_bench_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  BenchResult run(const std::string& args) {
+    std::string out = (dir_ / "stdout.txt").string(), err = (dir_ / "stderr.txt").string();
+    std::string cmd = std::string("'") + TIERJIT_CLI_PATH + "' bench " + args + " >'" + out + "' 2>'" + err + "'";
+    int status = std::system(cmd.c_str());
+    BenchResult r;
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+  static std::string slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  static std::string demo() { return std::string(TIERJIT_SOURCE_DIR) + "/models/demo_mlp.onnx"; }
+
+  void expect_one_line_error(const BenchResult& r, const std::string& mention) {
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("tierjit: error: ", 0), 0u) << r.err;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(mention), std::string::npos) << "stderr: " << r.err;
+  }
+
+  fs::path dir_;
+};
+
+// A 20-request trace over 4 shapes: x=1x64 x8, x=8x64 x6, x=3x64 x5, x=0x64 x1.
+std::string twenty_requests() {
+  std::string t = "# 20 requests\n\n";
+  const char* order[] = {"1", "8", "1", "3", "8", "1", "1", "3", "8", "0",
+                         "1", "3", "8", "1", "8", "3", "1", "1", "8", "3"};
+  for (const char* n : order) t += std::string("x=") + n + "x64\n";
+  return t;
+}
+
+TEST_F(BenchCliTest, JsonHasTheSharedFieldsAndCountsSumToRequests) {
+  std::string trace = write("t20.txt", twenty_requests());
+  BenchResult r = run("'" + demo() + "' --trace '" + trace + "' --json '" + path("out.json") + "' --chrome-trace '" +
+                      path("chrome.json") + "' --mode interpret-only");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;  // stderr is a file here: no progress bar
+  for (const char* s : {"x=1x64", "x=8x64", "x=3x64", "x=0x64", "overall", "session_create_ms", "first_run_ms",
+                        "total_wall_ms", "compile events: none (tier 0 only)", "tier timeline:"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+
+  json j = json::parse(slurp(path("out.json")));
+  for (const char* k : {"peer", "peer_version", "model", "trace", "threads", "n_requests", "n_shapes",
+                        "session_create_ms", "first_run_ms", "total_wall_ms", "overall", "shapes", "tierjit"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["peer"], "tierjit");
+  EXPECT_EQ(j["model"], "demo_mlp");
+  EXPECT_EQ(j["trace"], "t20");
+  EXPECT_EQ(j["threads"], 1);
+  EXPECT_EQ(j["n_requests"], 20);
+  EXPECT_EQ(j["n_shapes"], 4);
+  for (const char* k : {"p50_ms", "p90_ms", "p99_ms", "mean_ms", "max_ms"}) EXPECT_TRUE(j["overall"].contains(k)) << k;
+  ASSERT_EQ(j["shapes"].size(), 4u);
+  // First-appearance order; counts as written in twenty_requests().
+  const char* want_shape[] = {"x=1x64", "x=8x64", "x=3x64", "x=0x64"};
+  const int want_count[] = {8, 6, 5, 1};
+  int64_t total = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    const json& s = j["shapes"][k];
+    for (const char* f : {"shape", "count", "first_ms", "p50_ms", "p90_ms", "p99_ms", "mean_ms", "max_ms",
+                          "mean_after_first_ms"})
+      EXPECT_TRUE(s.contains(f)) << f;
+    EXPECT_EQ(s["shape"], want_shape[k]);
+    EXPECT_EQ(s["count"], want_count[k]);
+    EXPECT_LE(s["p50_ms"].get<double>(), s["max_ms"].get<double>());
+    total += s["count"].get<int64_t>();
+  }
+  EXPECT_EQ(total, 20);
+  EXPECT_TRUE(j["shapes"][3]["mean_after_first_ms"].is_null());  // a single request
+  EXPECT_LE(j["first_run_ms"].get<double>(), j["total_wall_ms"].get<double>());
+
+  const json& t = j["tierjit"];
+  EXPECT_EQ(t["mode"], "interpret-only");
+  EXPECT_EQ(t["tiers_available"], json::array({0}));
+  EXPECT_TRUE(t["compile_events"].is_array() && t["compile_events"].empty());
+  EXPECT_TRUE(t["tier_timeline"].is_array() && t["tier_timeline"].empty());
+  ASSERT_EQ(t["latencies_ms"].size(), 20u);
+  ASSERT_EQ(t["request_shape_index"].size(), 20u);
+  EXPECT_EQ(t["request_shape_index"][9], 3);  // the 10th request is x=0x64
+  EXPECT_EQ(t["latencies_ms"][0], j["first_run_ms"]);
+
+  json c = json::parse(slurp(path("chrome.json")));
+  ASSERT_TRUE(c["traceEvents"].is_array());
+  int requests = 0;
+  for (const auto& e : c["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "request") {
+      ++requests;
+      EXPECT_TRUE(e["args"].contains("shape"));
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+    }
+  EXPECT_EQ(requests, 20);
+}
+
+TEST_F(BenchCliTest, ShapesCycleToRequests) {
+  BenchResult r = run("'" + demo() + "' --shapes x=2x64 x=5x64 --requests 7 --json '" + path("o.json") + "'");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(slurp(path("o.json")));
+  EXPECT_EQ(j["n_requests"], 7);
+  EXPECT_EQ(j["trace"], "shapes");
+  EXPECT_EQ(j["tierjit"]["mode"], "adaptive");
+  ASSERT_EQ(j["shapes"].size(), 2u);
+  EXPECT_EQ(j["shapes"][0]["count"], 4);  // requests 1, 3, 5, 7
+  EXPECT_EQ(j["shapes"][1]["count"], 3);
+}
+
+TEST_F(BenchCliTest, TierZeroWorksHigherTiersAreNotAvailableYet) {
+  EXPECT_EQ(run("'" + demo() + "' --shapes x=1x64 --tier 0").rc, 0);
+  expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 --tier 1"), "--tier 1: not available yet");
+  expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 --tier 2 --mode interpret-only"),
+                        "contradicts --mode interpret-only");
+  BenchResult r = run("'" + demo() + "' --shapes x=1x64 --tier 7");
+  EXPECT_EQ(r.rc, 2);
+}
+
+TEST_F(BenchCliTest, Errors) {
+  expect_one_line_error(run("'" + demo() + "' --trace '" + path("missing.txt") + "'"), "missing.txt: no such file");
+  expect_one_line_error(run("'" + demo() + "' --trace '" + write("bad.txt", "x=1x64\n# c\nx=1xz64\n") + "'"),
+                        "bad.txt:3: input 'x': bad dim");
+  expect_one_line_error(run("'" + demo() + "' --trace '" + write("e.txt", "# nothing\n\n") + "'"),
+                        "e.txt: empty trace");
+  expect_one_line_error(run("'" + demo() + "' --trace '" + write("n.txt", "x=1x64\ny=1x64\n") + "'"),
+                        "n.txt:2: the model has no input 'y'");
+  expect_one_line_error(run("'" + demo() + "' --trace '" + write("r.txt", "x=1x64x1\n") + "'"),
+                        "r.txt:1: input 'x': the request has rank 3");
+  expect_one_line_error(run("'" + demo() + "' --trace '" + write("d.txt", "x=4x32\n") + "'"),
+                        "d.txt:1: input 'x': the request has shape [4, 32], the model expects dim 1 = 64");
+  expect_one_line_error(run("'" + demo() + "' --requests 5"), "--requests needs --shapes");
+  expect_one_line_error(run("'" + demo() + "' --trace '" + write("t.txt", "x=1x64\n") + "' --requests 5"),
+                        "--requests needs --shapes");
+  expect_one_line_error(run("'" + demo() + "'"), "--trace FILE or --shapes");
+  expect_one_line_error(run("'" + demo() + "' --trace '" + write("t2.txt", "x=1x64\n") + "' --shapes x=1x64"),
+                        "not both");
+  expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 --int-range y=0:5"), "unknown input 'y'");
+  expect_one_line_error(run("'" + path("nope.onnx") + "' --shapes x=1x64"), "nope.onnx");
+}
+
+}  // namespace

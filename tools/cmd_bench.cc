@@ -1,0 +1,305 @@
+// `tierjit bench`: replays a shape trace through the public Session API and reports latency per
+// shape (nearest-rank p50/p90/p99), first-request and session-creation time, total wall time,
+// compile events and the tier timeline; --json writes the fields of ../shared/bench/README.md
+// plus tierjit's own, --chrome-trace a Perfetto-readable timeline. Today every request runs at
+// tier 0, so compile events and tier changes are empty; the fields are there for the JIT tiers.
+#include "cmd_bench.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unordered_map>
+
+#include "bench_stats.h"
+#include "cli_util.h"
+#include "trace.h"
+
+namespace tierjit::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::ordered_json;
+
+/// Tiers this build can run a region at (the JIT tiers 1-3 come with the adaptive runtime).
+constexpr int kMaxTierAvailable = 0;
+constexpr int kMaxTier = 3;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+/// Rounds to 1 microsecond, as the shared runners do for `*_ms` fields.
+double round_ms(double v) { return std::round(v * 1000.0) / 1000.0; }
+
+std::string stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+/// Progress bar on stderr, drawn only when stderr is a terminal, at most every 100 ms.
+class ProgressBar {
+ public:
+  ProgressBar(int64_t total, bool enabled) : total_(total), enabled_(enabled && ::isatty(::fileno(stderr))) {}
+  void update(int64_t done, const std::string& shape) {
+    if (!enabled_) return;
+    auto now = Clock::now();
+    if (done < total_ && drawn_ && ms_between(last_, now) < 100) return;
+    last_ = now;
+    drawn_ = true;
+    constexpr int kWidth = 30;
+    int fill = static_cast<int>(kWidth * done / std::max<int64_t>(1, total_));
+    std::string bar(static_cast<size_t>(fill), '=');
+    bar.resize(kWidth, ' ');
+    fmt::print(stderr, "\r\033[K[{}] {}/{}  {}", bar, done, total_, shape);
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (enabled_ && drawn_) {
+      fmt::print(stderr, "\r\033[K");
+      std::fflush(stderr);
+    }
+  }
+
+ private:
+  int64_t total_;
+  bool enabled_;
+  bool drawn_ = false;
+  Clock::time_point last_;
+};
+
+json stats_json(const LatencyStats& s) {
+  return json{{"p50_ms", round_ms(s.p50_ms)},
+              {"p90_ms", round_ms(s.p90_ms)},
+              {"p99_ms", round_ms(s.p99_ms)},
+              {"mean_ms", round_ms(s.mean_ms)},
+              {"max_ms", round_ms(s.max_ms)}};
+}
+
+void write_text_file(const std::string& path, const std::string& text, const char* what) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw Error(StatusCode::kIoError, fmt::format("{} {}: cannot open for writing", what, path));
+  f << text;
+  f.flush();
+  if (!f) throw Error(StatusCode::kIoError, fmt::format("{} {}: write failed", what, path));
+}
+
+std::string fmt_ms(double v) { return fmt::format("{:.3f}", v); }
+
+void check_options(const BenchOptions& opts) {
+  if (opts.mode != "adaptive" && opts.mode != "interpret-only")
+    throw Error(StatusCode::kInvalidArgument, "--mode must be adaptive or interpret-only, got '" + opts.mode + "'");
+  if (!opts.trace.empty() && !opts.shapes.empty())
+    throw Error(StatusCode::kInvalidArgument, "give either --trace FILE or --shapes SPEC..., not both");
+  if (opts.requests >= 0 && opts.shapes.empty())
+    throw Error(StatusCode::kInvalidArgument, "--requests needs --shapes (a --trace file sets its own requests)");
+  if (opts.trace.empty() && opts.shapes.empty())
+    throw Error(StatusCode::kInvalidArgument, "give the requests: --trace FILE or --shapes SPEC... [--requests N]");
+  if (opts.threads < 0) throw Error(StatusCode::kInvalidArgument, "--threads must be >= 0");
+  if (opts.tier >= 0) {
+    if (opts.tier > kMaxTier)
+      throw Error(StatusCode::kInvalidArgument, fmt::format("--tier {}: no such tier (tiers are 0-{})", opts.tier, kMaxTier));
+    if (opts.tier > 0 && opts.mode == "interpret-only")
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("--tier {} contradicts --mode interpret-only (tier 0)", opts.tier));
+    if (opts.tier > kMaxTierAvailable)
+      throw Error(StatusCode::kUnsupported,
+                  fmt::format("--tier {}: not available yet; this build runs every region at tier 0 (the "
+                              "interpreter); use --tier 0 or omit --tier",
+                              opts.tier));
+  }
+}
+
+void bench_impl(const BenchOptions& opts) {
+  check_options(opts);
+  Trace trace = opts.trace.empty()
+                    ? trace_from_specs(opts.shapes, opts.requests >= 0 ? opts.requests
+                                                                       : static_cast<int64_t>(opts.shapes.size()))
+                          .value_or_throw()
+                    : read_trace_file(opts.trace).value_or_throw();
+  std::map<std::string, IntRange> ranges;
+  for (const auto& r : opts.int_ranges) {
+    auto p = parse_int_range(r);
+    if (!p.ok()) p.status().throw_if_error();
+    ranges[p->first] = p->second;
+  }
+
+  // ---- Session creation (timed) ----
+  SessionOptions so;
+  so.intra_op_threads = opts.threads;
+  const Clock::time_point t_origin = Clock::now();
+  Session session(opts.model, so);
+  const Clock::time_point t_created = Clock::now();
+  const double session_create_ms = ms_between(t_origin, t_created);
+
+  const auto& model_inputs = session.inputs();
+  for (const auto& [name, r] : ranges)
+    if (std::none_of(model_inputs.begin(), model_inputs.end(), [&, &n = name](const TensorInfo& i) { return i.name == n; }))
+      throw Error(StatusCode::kInvalidArgument, opts.model + ": --int-range names unknown input '" + name + "'");
+
+  // ---- Requests -> distinct shapes; inputs generated once per shape, before the timed loop ----
+  const size_t n = trace.requests.size();
+  std::vector<std::string> key_of(n);
+  std::vector<size_t> feed_of(n);
+  std::unordered_map<std::string, size_t> feed_index;
+  std::vector<NamedTensors> feeds;
+  std::mt19937_64 rng(opts.seed);
+  for (size_t i = 0; i < n; ++i) {
+    const TraceRequest& req = trace.requests[i];
+    key_of[i] = format_request(req);
+    auto [it, inserted] = feed_index.emplace(key_of[i], feeds.size());
+    feed_of[i] = it->second;
+    if (!inserted) continue;
+    check_request(model_inputs, req).with_prefix(opts.model).throw_if_error();
+    NamedTensors feed;
+    for (const auto& info : model_inputs) {
+      const auto& shape = std::find_if(req.inputs.begin(), req.inputs.end(),
+                                       [&](const auto& in) { return in.first == info.name; })->second;
+      const int64_t numel = shape_numel(shape);
+      const int64_t elem = static_cast<int64_t>(std::max<size_t>(1, dtype_size(info.dtype)));
+      if (numel > so.memory_limit_bytes / elem)
+        throw Error(StatusCode::kResourceExhausted,
+                    fmt::format("{}: input '{}': shape {} exceeds the memory limit", req.location, info.name,
+                                shape_to_string(shape)));
+      auto r = ranges.find(info.name);
+      std::optional<IntRange> range;
+      if (r != ranges.end()) range = r->second;
+      feed.emplace_back(info.name, random_tensor(info.dtype, shape, info.name, range, rng));
+    }
+    feeds.push_back(std::move(feed));
+  }
+
+  // ---- The timed loop ----
+  std::vector<double> latency(n), start_ms(n);
+  ProgressBar progress(static_cast<int64_t>(n), !opts.no_progress);
+  const Clock::time_point t_loop = Clock::now();
+  for (size_t i = 0; i < n; ++i) {
+    progress.update(static_cast<int64_t>(i), key_of[i]);
+    NamedTensors outputs;
+    const Clock::time_point t0 = Clock::now();
+    try {
+      outputs = session.run(feeds[feed_of[i]]);
+    } catch (const Error& e) {
+      progress.finish();
+      throw Error(e.code(), fmt::format("request {} ({}, {}): {}", i + 1, trace.requests[i].location, key_of[i],
+                                        e.what()));
+    }
+    const Clock::time_point t1 = Clock::now();
+    latency[i] = ms_between(t0, t1);
+    start_ms[i] = ms_between(t_origin, t0);
+  }
+  const double total_wall_ms = ms_between(t_loop, Clock::now());
+  progress.update(static_cast<int64_t>(n), "");
+  progress.finish();
+
+  BenchStats stats = compute_bench_stats(key_of, latency);
+  const int threads = opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::string trace_name = opts.trace.empty() ? "shapes" : stem(opts.trace);
+
+  // ---- Table ----
+  size_t w = std::string("overall").size();
+  for (const auto& s : stats.shapes) w = std::max(w, s.shape.size());
+  fmt::print("tierjit bench: {} on {} ({} requests, {} distinct shapes), mode {}{}, {} thread{}\n", opts.model,
+             opts.trace.empty() ? "--shapes" : opts.trace, n, stats.shapes.size(), opts.mode,
+             opts.tier >= 0 ? fmt::format(" --tier {}", opts.tier) : std::string(" (tier 0 only in this build)"),
+             threads, threads == 1 ? "" : "s");
+  fmt::print("\n{:<{}}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>16}\n", "shape", w, "count", "first_ms",
+             "p50_ms", "p90_ms", "p99_ms", "mean_ms", "max_ms", "mean_after_first");
+  auto row = [&](const std::string& name, const LatencyStats& s) {
+    fmt::print("{:<{}}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>16}\n", name, w, s.count,
+               fmt_ms(s.first_ms), fmt_ms(s.p50_ms), fmt_ms(s.p90_ms), fmt_ms(s.p99_ms), fmt_ms(s.mean_ms),
+               fmt_ms(s.max_ms), s.mean_after_first_ms ? fmt_ms(*s.mean_after_first_ms) : "-");
+  };
+  // Most frequent shapes first (ties: first appearance); the JSON keeps first-appearance order.
+  std::vector<size_t> order(stats.shapes.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return stats.shapes[a].stats.count > stats.shapes[b].stats.count; });
+  for (size_t k : order) row(stats.shapes[k].shape, stats.shapes[k].stats);
+  row("overall", stats.overall);
+  fmt::print("\nsession_create_ms  {}\nfirst_run_ms       {}\ntotal_wall_ms      {}\n", fmt_ms(session_create_ms),
+             fmt_ms(latency.front()), fmt_ms(total_wall_ms));
+  fmt::print("compile events: none (tier 0 only)\n");
+  fmt::print("tier timeline: requests 1-{} all at tier 0 (the interpreter; no promotions in this build)\n", n);
+
+  // ---- --json ----
+  if (!opts.json_out.empty()) {
+    json shapes = json::array();
+    for (const auto& s : stats.shapes) {
+      json j{{"shape", s.shape}, {"count", s.stats.count}, {"first_ms", round_ms(s.stats.first_ms)}};
+      j.update(stats_json(s.stats));
+      j["mean_after_first_ms"] =
+          s.stats.mean_after_first_ms ? json(round_ms(*s.stats.mean_after_first_ms)) : json(nullptr);
+      shapes.push_back(std::move(j));
+    }
+    json lat = json::array();
+    for (double v : latency) lat.push_back(round_ms(v));
+    json out{
+        {"peer", "tierjit"},
+        {"peer_version", version_string()},
+        {"model", stem(opts.model)},
+        {"trace", trace_name},
+        {"threads", threads},
+        {"n_requests", n},
+        {"n_shapes", stats.shapes.size()},
+        {"session_create_ms", round_ms(session_create_ms)},
+        {"first_run_ms", round_ms(latency.front())},
+        {"total_wall_ms", round_ms(total_wall_ms)},
+        {"overall", stats_json(stats.overall)},
+        {"shapes", std::move(shapes)},
+        {"tierjit",
+         {{"mode", opts.mode},
+          {"tier_pinned", opts.tier >= 0 ? json(opts.tier) : json(nullptr)},
+          {"tiers_available", json::array({0})},
+          {"model_path", opts.model},
+          {"trace_path", opts.trace.empty() ? json(nullptr) : json(opts.trace)},
+          {"seed", opts.seed},
+          {"compile_events", json::array()},
+          {"compile_ms_total", 0.0},
+          {"tier_timeline", json::array()},
+          {"latencies_ms", std::move(lat)},
+          {"request_shape_index", stats.shape_index}}},
+    };
+    write_text_file(opts.json_out, out.dump() + "\n", "--json");
+    fmt::print("wrote {}\n", opts.json_out);
+  }
+
+  // ---- --chrome-trace (Trace Event Format; times in microseconds from session creation) ----
+  if (!opts.chrome_trace_out.empty()) {
+    json events = json::array();
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1},
+                      {"args", {{"name", "tierjit bench " + stem(opts.model) + " " + trace_name}}}});
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "requests"}}}});
+    events.push_back({{"name", "session_create"}, {"cat", "session"}, {"ph", "X"}, {"ts", 0.0},
+                      {"dur", session_create_ms * 1000.0}, {"pid", 1}, {"tid", 1},
+                      {"args", {{"model", opts.model}}}});
+    for (size_t i = 0; i < n; ++i)
+      events.push_back({{"name", key_of[i]}, {"cat", "request"}, {"ph", "X"}, {"ts", start_ms[i] * 1000.0},
+                        {"dur", latency[i] * 1000.0}, {"pid", 1}, {"tid", 1},
+                        {"args", {{"request", i + 1}, {"shape", key_of[i]}, {"tier", 0}}}});
+    json doc{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+    write_text_file(opts.chrome_trace_out, doc.dump() + "\n", "--chrome-trace");
+    fmt::print("wrote {}\n", opts.chrome_trace_out);
+  }
+}
+
+}  // namespace
+
+int cmd_bench(const BenchOptions& opts) {
+  try {
+    bench_impl(opts);
+    return kExitOk;
+  } catch (const Error& e) {
+    fmt::print(stderr, "tierjit: error: {}\n", one_line(e.what()));
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "tierjit: error: {}: out of memory\n", opts.model);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tierjit: error: {}: {}\n", opts.model, one_line(e.what()));
+  }
+  return kExitError;
+}
+
+}  // namespace tierjit::cli
