@@ -13,6 +13,7 @@ packages=(
   libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
   libxxhash-dev libhiredis-dev
   python3 python3-numpy
+  pybind11-dev python3-dev python3-venv
 )
 
 missing=()

@@ -1,0 +1,307 @@
+"""tierjit.InferenceSession against ONNX Runtime's Python API: results on the demo model,
+metadata, output selection, feed conversion of every dtype, options, providers and errors."""
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import tierjit
+
+
+def load_demo_ref(ref_dir):
+    return np.load(ref_dir / "input_x.npy"), np.load(ref_dir / "output_0.npy")
+
+
+# --- results ----------------------------------------------------------------------------------
+
+def test_demo_model_matches_reference(demo_model, demo_ref):
+    x, expected = load_demo_ref(demo_ref)
+    sess = tierjit.InferenceSession(demo_model, providers=["CPUExecutionProvider"])
+    (logits,) = sess.run(None, {"x": x})
+    assert isinstance(logits, np.ndarray)
+    assert logits.dtype == np.float32 and logits.shape == (3, 10)
+    np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_symbolic_batch_dim_runs_other_sizes(demo_model, demo_ref):
+    x, expected = load_demo_ref(demo_ref)
+    sess = tierjit.InferenceSession(demo_model)
+    (one,) = sess.run(["logits"], {"x": x[1:2]})
+    np.testing.assert_allclose(one, expected[1:2], rtol=1e-5, atol=1e-5)
+    (none,) = sess.run(["logits"], {"x": x[:0]})
+    assert none.shape == (0, 10)
+
+
+def test_non_contiguous_feed_is_made_contiguous(demo_model, demo_ref):
+    x, expected = load_demo_ref(demo_ref)
+    wide = np.zeros((3, 128), np.float32)
+    wide[:, ::2] = x
+    strided = wide[:, ::2]
+    assert not strided.flags.c_contiguous
+    (out,) = tierjit.InferenceSession(demo_model).run(None, {"x": strided})
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    fortran = np.asfortranarray(x)
+    (out,) = tierjit.InferenceSession(demo_model).run(None, {"x": fortran})
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_list_feed_converted_to_declared_dtype(demo_model, demo_ref):
+    # ONNX Runtime converts a non-array feed to the input's declared dtype (float here).
+    x, expected = load_demo_ref(demo_ref)
+    (out,) = tierjit.InferenceSession(demo_model).run(None, {"x": x.astype(np.float64).tolist()})
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_outputs_are_independent_copies(demo_model, demo_ref):
+    x, _ = load_demo_ref(demo_ref)
+    sess = tierjit.InferenceSession(demo_model)
+    (a,) = sess.run(None, {"x": x})
+    a[:] = 0  # writable, like ONNX Runtime's outputs
+    (b,) = sess.run(None, {"x": x})
+    assert np.abs(b).max() > 0
+    assert not np.shares_memory(a, b)
+
+
+def test_model_given_as_bytes_and_pathlike(demo_model, demo_ref):
+    x, expected = load_demo_ref(demo_ref)
+    data = pathlib.Path(demo_model).read_bytes()
+    (out,) = tierjit.InferenceSession(data).run(None, {"x": x})
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    (out,) = tierjit.InferenceSession(pathlib.Path(demo_model)).run(None, {"x": x})
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+# --- metadata -----------------------------------------------------------------------------------
+
+def test_inputs_and_outputs_metadata(demo_model):
+    sess = tierjit.InferenceSession(demo_model)
+    (inp,) = sess.get_inputs()
+    (out,) = sess.get_outputs()
+    assert (inp.name, inp.shape, inp.type) == ("x", ["N", 64], "tensor(float)")
+    assert (out.name, out.shape, out.type) == ("logits", ["N", 10], "tensor(float)")
+    assert isinstance(inp.shape[1], int)
+    assert repr(inp) == "NodeArg(name='x', type='tensor(float)', shape=['N', 64])"
+    assert sess.get_providers() == ["CPUExecutionProvider"]
+    assert tierjit.get_available_providers() == ["CPUExecutionProvider"]
+
+
+def test_metadata_of_every_dtype_and_unknown_dim(data_dir):
+    sess = tierjit.InferenceSession(str(data_dir / "identity_all.onnx"))
+    types = {i.name: i.type for i in sess.get_inputs()}
+    assert types["in_float32"] == "tensor(float)"
+    assert types["in_float64"] == "tensor(double)"
+    assert types["in_float16"] == "tensor(float16)"
+    assert types["in_uint64"] == "tensor(uint64)"
+    assert types["in_bool"] == "tensor(bool)"
+    assert types["in_string"] == "tensor(string)"
+    shapes = {i.name: i.shape for i in sess.get_inputs()}
+    assert shapes["in_int8"] == ["N", 2]
+    assert shapes["u"] == [None]  # an unnamed unknown dim, as ONNX Runtime shows it
+
+
+# --- feeds of every dtype -----------------------------------------------------------------------
+
+NUMERIC = ["float32", "float64", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16",
+           "uint32", "uint64", "bool"]
+
+
+def identity_feeds(n):
+    feeds = {}
+    for name in NUMERIC:
+        values = np.arange(n * 2).reshape(n, 2) % 5
+        if name == "bool":
+            feeds[f"in_{name}"] = values % 2 == 1
+        elif name.startswith("int"):
+            feeds[f"in_{name}"] = (values - 2).astype(name)  # negatives too
+        else:
+            feeds[f"in_{name}"] = values.astype(name)
+    feeds["in_string"] = np.array([[f"s{i}", "é"] for i in range(n)])
+    feeds["u"] = np.array([1.5, -2.0, 0.0], np.float32)
+    return feeds
+
+
+def test_every_dtype_round_trips(data_dir):
+    sess = tierjit.InferenceSession(str(data_dir / "identity_all.onnx"))
+    feeds = identity_feeds(3)
+    names = [f"out_{n}" for n in NUMERIC] + ["out_string", "neg_u"]
+    results = dict(zip(names, sess.run(names, feeds)))
+    for name in NUMERIC:
+        got = results[f"out_{name}"]
+        assert got.dtype == np.dtype(name), name
+        np.testing.assert_array_equal(got, feeds[f"in_{name}"])
+    assert results["out_string"].dtype == object
+    assert results["out_string"].tolist() == feeds["in_string"].tolist()
+    np.testing.assert_array_equal(results["neg_u"], np.array([-1.5, 2.0, -0.0], np.float32))
+
+
+def test_string_feed_as_object_and_bytes(data_dir):
+    sess = tierjit.InferenceSession(str(data_dir / "identity_all.onnx"))
+    feeds = identity_feeds(1)
+    feeds["in_string"] = np.array([["a", "bc"]], dtype=object)
+    (out,) = sess.run(["out_string"], feeds)
+    assert out.tolist() == [["a", "bc"]]
+    feeds["in_string"] = np.array([[b"x", b"yz"]])
+    (out,) = sess.run(["out_string"], feeds)
+    assert out.tolist() == [["x", "yz"]]
+    feeds["in_string"] = np.array([["a", 3]], dtype=object)
+    with pytest.raises(TypeError, match="in_string"):
+        sess.run(["out_string"], feeds)
+
+
+def test_big_endian_feed_is_converted(demo_model, demo_ref):
+    x, expected = load_demo_ref(demo_ref)
+    (out,) = tierjit.InferenceSession(demo_model).run(None, {"x": x.astype(">f4")})
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+# --- output selection ---------------------------------------------------------------------------
+
+def test_output_names_subset_and_order(data_dir):
+    sess = tierjit.InferenceSession(str(data_dir / "multi_out.onnx"))
+    assert [o.name for o in sess.get_outputs()] == ["sum", "neg", "sq"]
+    a = np.array([[1, -2, 3], [0.5, 4, -1]], np.float32)
+    s, n, q = sess.run(None, {"a": a})
+    np.testing.assert_array_equal(s, a + a)
+    np.testing.assert_array_equal(n, -a)
+    np.testing.assert_array_equal(q, a * a)
+    q2, s2 = sess.run(["sq", "sum"], {"a": a})
+    np.testing.assert_array_equal(q2, a * a)
+    np.testing.assert_array_equal(s2, a + a)
+    (n2,) = sess.run(("neg",), {"a": a})
+    np.testing.assert_array_equal(n2, -a)
+    assert len(sess.run([], {"a": a})) == 3  # [] means every output, as in ONNX Runtime
+
+
+# --- options and providers ----------------------------------------------------------------------
+
+def test_session_options_fields(demo_model, demo_ref):
+    so = tierjit.SessionOptions()
+    assert so.intra_op_threads == 1
+    assert so.memory_limit_bytes == 16 << 30
+    so.intra_op_num_threads = 2  # ONNX Runtime's name for intra_op_threads
+    assert so.intra_op_threads == 2
+    so.inter_op_num_threads = 4  # accepted, unused
+    so.graph_optimization_level = tierjit.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.execution_mode = tierjit.ExecutionMode.ORT_SEQUENTIAL
+    so.log_severity_level = 3
+    assert so.inter_op_num_threads == 4
+    with pytest.raises(AttributeError, match="no attribute 'intra_op_thread'"):
+        so.intra_op_thread = 3  # a typo is an error, not a silent no-op
+    with pytest.raises(TypeError):
+        so.intra_op_threads = "2"
+    with pytest.raises(ValueError):
+        so.memory_limit_bytes = -1
+    x, expected = load_demo_ref(demo_ref)
+    sess = tierjit.InferenceSession(demo_model, sess_options=so)
+    assert sess.get_session_options() is so
+    (out,) = sess.run(None, {"x": x})
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    assert "intra_op_threads=2" in repr(tierjit.SessionOptions(intra_op_threads=2))
+
+
+def test_every_core_option_is_exposed():
+    # CoreSessionOptions binds tierjit::SessionOptions field by field (python/tierjit_py.cc).
+    so = tierjit.SessionOptions()
+    for field in tierjit._tierjit.CoreSessionOptions._fields:
+        setattr(so, field, getattr(so, field))
+    assert set(tierjit._tierjit.CoreSessionOptions._fields) >= {"intra_op_threads",
+                                                               "memory_limit_bytes"}
+
+
+def test_memory_limit_is_enforced(demo_model):
+    so = tierjit.SessionOptions(memory_limit_bytes=64)  # the weights are bigger than 64 bytes
+    with pytest.raises(tierjit.ResourceExhausted) as info:
+        tierjit.InferenceSession(demo_model, sess_options=so)
+    assert "demo_mlp.onnx" in str(info.value)
+
+
+def test_providers(demo_model):
+    tierjit.InferenceSession(demo_model, providers=["CPUExecutionProvider"])
+    tierjit.InferenceSession(demo_model, providers=[("CPUExecutionProvider", {})])
+    tierjit.InferenceSession(demo_model, providers=["CPUExecutionProvider"], provider_options=[{}])
+    with pytest.raises(ValueError, match="CUDAExecutionProvider"):
+        tierjit.InferenceSession(demo_model, providers=["CUDAExecutionProvider"])
+    with pytest.raises(ValueError, match="only CPUExecutionProvider"):
+        tierjit.InferenceSession(demo_model, providers=["CPUExecutionProvider", "Foo"])
+    with pytest.raises(TypeError):
+        tierjit.InferenceSession(demo_model, providers="CPUExecutionProvider")
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+def test_missing_file(tmp_path):
+    path = str(tmp_path / "no_such_model.onnx")
+    with pytest.raises(tierjit.TierjitError) as info:
+        tierjit.InferenceSession(path)
+    assert isinstance(info.value, tierjit.NotFound)
+    assert isinstance(info.value, RuntimeError)
+    assert path in str(info.value)
+    assert "\n" not in str(info.value)
+    assert info.value.code == "NotFound"
+
+
+def test_not_an_onnx_file(tmp_path):
+    path = tmp_path / "garbage.onnx"
+    path.write_bytes(b"\x00\x01 this is not a model")
+    with pytest.raises(tierjit.InvalidModel) as info:
+        tierjit.InferenceSession(str(path))
+    assert str(path) in str(info.value)
+
+
+def test_wrong_dtype_feed(demo_model):
+    sess = tierjit.InferenceSession(demo_model)
+    with pytest.raises(tierjit.InvalidArgument) as info:
+        sess.run(None, {"x": np.zeros((2, 64), np.float64)})
+    assert "'x'" in str(info.value) or " x" in str(info.value)
+    assert isinstance(info.value, ValueError)  # as ONNX Runtime's feed checks
+    with pytest.raises(TypeError, match="complex"):
+        sess.run(None, {"x": np.zeros((2, 64), np.complex64)})
+
+
+def test_wrong_shape_feed(demo_model):
+    sess = tierjit.InferenceSession(demo_model)
+    with pytest.raises(tierjit.InvalidArgument):
+        sess.run(None, {"x": np.zeros((2, 63), np.float32)})
+    with pytest.raises(tierjit.InvalidArgument):
+        sess.run(None, {"x": np.zeros((64,), np.float32)})
+
+
+def test_missing_and_unknown_feed(demo_model):
+    sess = tierjit.InferenceSession(demo_model)
+    with pytest.raises(tierjit.InvalidArgument, match="'x' is missing"):
+        sess.run(None, {})
+    with pytest.raises(tierjit.InvalidArgument, match="no input 'y'"):
+        sess.run(None, {"x": np.zeros((1, 64), np.float32), "y": np.zeros(1, np.float32)})
+
+
+def test_unknown_output_name(demo_model):
+    sess = tierjit.InferenceSession(demo_model)
+    with pytest.raises(tierjit.InvalidArgument, match="no output 'probs'"):
+        sess.run(["probs"], {"x": np.zeros((1, 64), np.float32)})
+
+
+def test_bad_argument_types(demo_model):
+    sess = tierjit.InferenceSession(demo_model)
+    with pytest.raises(TypeError):
+        sess.run(None, [np.zeros((1, 64), np.float32)])
+    with pytest.raises(TypeError):
+        sess.run("logits", {"x": np.zeros((1, 64), np.float32)})
+    with pytest.raises(TypeError):
+        sess.run(None, {1: np.zeros((1, 64), np.float32)})
+    with pytest.raises(TypeError):
+        tierjit.InferenceSession(42)
+    with pytest.raises(TypeError):
+        tierjit.InferenceSession(demo_model, sess_options={"intra_op_threads": 1})
+    with pytest.raises(TypeError):
+        tierjit.InferenceSession(demo_model, not_an_option=1)
+
+
+def test_get_modelmeta_is_a_clear_not_implemented(demo_model):
+    with pytest.raises(NotImplementedError, match="metadata"):
+        tierjit.InferenceSession(demo_model).get_modelmeta()
+
+
+def test_version():
+    assert tierjit.__version__.count(".") == 2
+    assert tierjit.get_version().startswith(tierjit.__version__)

@@ -1,0 +1,64 @@
+"""Concurrent runs: one session shared by many Python threads, with the GIL released in run."""
+import sys
+import threading
+import time
+
+import numpy as np
+
+import tierjit
+
+
+def test_threads_share_one_session(demo_model, demo_ref):
+    x = np.load(demo_ref / "input_x.npy")
+    expected = np.load(demo_ref / "output_0.npy")
+    sess = tierjit.InferenceSession(demo_model)
+    errors = []
+
+    def worker(k):
+        try:
+            for i in range(30):
+                row = (k + i) % 3
+                (y,) = sess.run(None, {"x": x[row:row + 1]})
+                np.testing.assert_allclose(y, expected[row:row + 1], rtol=1e-5, atol=1e-5)
+        except Exception as e:  # reported below: an assert in a thread does not fail the test
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_run_releases_the_gil(demo_model):
+    # With a 10 s switch interval, a waiting thread only gets the GIL when its holder releases it.
+    # The counter thread advances during run() only if run() releases the GIL.
+    sess = tierjit.InferenceSession(demo_model)
+    x = np.random.default_rng(0).standard_normal((20000, 64)).astype(np.float32)
+    sess.run(None, {"x": x})  # warm-up
+    count = [0]
+    stop = threading.Event()
+
+    def counter():
+        while not stop.is_set():
+            count[0] += 1
+            time.sleep(0)
+
+    old = sys.getswitchinterval()
+    thread = threading.Thread(target=counter)
+    thread.start()
+    try:
+        time.sleep(0.05)
+        sys.setswitchinterval(10.0)
+        time.sleep(0.01)  # let the counter run before the window opens
+        deltas = []
+        for _ in range(3):
+            before = count[0]
+            sess.run(None, {"x": x})
+            deltas.append(count[0] - before)
+    finally:
+        sys.setswitchinterval(old)
+        stop.set()
+        thread.join()
+    assert max(deltas) > 0, deltas

@@ -1,0 +1,364 @@
+"""tierjit: ONNX Runtime's Python API over tierjit, the adaptive tiered JIT for ONNX on CPU.
+
+An ONNX Runtime script runs on tierjit by changing only its import::
+
+    import tierjit as ort
+    sess = ort.InferenceSession("model.onnx", providers=["CPUExecutionProvider"])
+    (logits,) = sess.run(None, {"x": x})
+
+Everything runs through tierjit::Session (include/tierjit/session.h); the C++ core is the
+extension module tierjit._tierjit (python/tierjit_py.cc). See docs/python.md.
+"""
+
+import os
+import tempfile
+
+import numpy as np
+
+from . import _tierjit
+from ._tierjit import (  # noqa: F401  (re-exported: the exception hierarchy)
+    TierjitError,
+    InvalidArgument,
+    InvalidModel,
+    NotFound,
+    Unsupported,
+    ResourceExhausted,
+    InternalError,
+    IoError,
+)
+
+__all__ = [
+    "InferenceSession", "SessionOptions", "RunOptions", "NodeArg", "GraphOptimizationLevel",
+    "ExecutionMode", "get_available_providers", "get_all_providers", "get_device", "get_version",
+    "TierjitError", "InvalidArgument", "InvalidModel", "NotFound", "Unsupported",
+    "ResourceExhausted", "InternalError", "IoError",
+]
+
+__version__ = _tierjit.version().split(" ")[0]
+
+_CPU = "CPUExecutionProvider"
+
+
+def get_version():
+    """Full version string, e.g. '0.1.0 (git abc1234)'."""
+    return _tierjit.version()
+
+
+def get_available_providers():
+    """ONNX Runtime's list of usable providers: tierjit has one, the CPU."""
+    return [_CPU]
+
+
+def get_all_providers():
+    return [_CPU]
+
+
+def get_device():
+    return "CPU"
+
+
+class GraphOptimizationLevel:
+    """ONNX Runtime's enum; accepted by SessionOptions and unused (tierjit always optimizes)."""
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_ALL = 99
+
+
+class ExecutionMode:
+    """ONNX Runtime's enum; accepted by SessionOptions and unused."""
+    ORT_SEQUENTIAL = 0
+    ORT_PARALLEL = 1
+
+
+# ONNX Runtime SessionOptions attributes that tierjit accepts and ignores (name -> default).
+_ORT_IGNORED_OPTIONS = {
+    "inter_op_num_threads": 0,
+    "graph_optimization_level": GraphOptimizationLevel.ORT_ENABLE_ALL,
+    "execution_mode": ExecutionMode.ORT_SEQUENTIAL,
+    "execution_order": 0,
+    "enable_cpu_mem_arena": True,
+    "enable_mem_pattern": True,
+    "enable_mem_reuse": True,
+    "enable_profiling": False,
+    "profile_file_prefix": "onnxruntime_profile_",
+    "log_severity_level": 2,
+    "log_verbosity_level": 0,
+    "logid": "",
+    "optimized_model_filepath": "",
+    "use_deterministic_compute": False,
+}
+
+
+class SessionOptions(_tierjit.CoreSessionOptions):
+    """Options of an InferenceSession.
+
+    tierjit's own fields (tierjit::SessionOptions, every field of include/tierjit/session.h):
+      intra_op_threads     threads one kernel may use; 0 = all cores (default 1)
+      memory_limit_bytes   largest single tensor accepted, in bytes (default 16 GiB)
+    ONNX Runtime's fields:
+      intra_op_num_threads another name for intra_op_threads (note: tierjit's default is 1,
+                           ONNX Runtime's is 0 = all cores; set it explicitly when comparing)
+      inter_op_num_threads, graph_optimization_level, execution_mode, log_severity_level, ...
+                           accepted and unused.
+    Setting any other attribute raises AttributeError (a typo must not pass silently).
+    Keyword arguments set fields: SessionOptions(intra_op_threads=2).
+    """
+
+    def __init__(self, **fields):
+        super().__init__()
+        object.__setattr__(self, "_ort", dict(_ORT_IGNORED_OPTIONS))
+        object.__setattr__(self, "_config", {})
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    @property
+    def intra_op_num_threads(self):
+        return self.intra_op_threads
+
+    @intra_op_num_threads.setter
+    def intra_op_num_threads(self, value):
+        self.intra_op_threads = value
+
+    def __getattr__(self, name):  # only called when normal lookup fails
+        ort = self.__dict__.get("_ort", {})
+        if name in ort:
+            return ort[name]
+        raise AttributeError(f"tierjit.SessionOptions has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        if name in _ORT_IGNORED_OPTIONS:
+            self._ort[name] = value
+        elif name in self._core_fields() or name == "intra_op_num_threads":
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"SessionOptions.{name} must be an int, got {type(value).__name__}")
+            if value < 0:
+                raise ValueError(f"SessionOptions.{name} must be >= 0, got {value}")
+            object.__setattr__(self, name, value)
+        else:
+            raise AttributeError(
+                f"tierjit.SessionOptions has no attribute '{name}' (tierjit fields: "
+                f"{', '.join(self._core_fields())}; ONNX Runtime fields accepted: "
+                f"intra_op_num_threads, {', '.join(_ORT_IGNORED_OPTIONS)})")
+
+    @staticmethod
+    def _core_fields():
+        return list(_tierjit.CoreSessionOptions._fields)
+
+    def add_session_config_entry(self, key, value):
+        """ONNX Runtime's config entries: stored, unused."""
+        self._config[str(key)] = str(value)
+
+    def get_session_config_entry(self, key):
+        if key not in self._config:
+            raise TierjitError(f"SessionOptions: no config entry '{key}'")
+        return self._config[key]
+
+    def __repr__(self):
+        core = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._core_fields())
+        return f"tierjit.SessionOptions({core})"
+
+
+class RunOptions:
+    """ONNX Runtime's RunOptions: accepted by run() and unused."""
+
+    def __init__(self):
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.logid = ""
+        self.run_tag = ""
+        self.terminate = False
+        self.only_execute_path_to_fetches = False
+
+    def add_run_config_entry(self, key, value):
+        pass
+
+
+class NodeArg:
+    """An input or output of the model, as ONNX Runtime's NodeArg.
+
+    name: str; type: 'tensor(float)', 'tensor(int64)', ...; shape: a list of ints, the name of
+    a symbolic dim as a str, or None for an unnamed unknown dim ([] when the model has no shape).
+    """
+
+    __slots__ = ("name", "type", "shape")
+
+    def __init__(self, name, type, shape):
+        self.name = name
+        self.type = type
+        self.shape = shape
+
+    def __repr__(self):
+        return f"NodeArg(name='{self.name}', type='{self.type}', shape={self.shape})"
+
+
+def _check_providers(providers, provider_options):
+    """Accepts ONNX Runtime's provider forms: None, ['CPUExecutionProvider'],
+    [('CPUExecutionProvider', {...})]. Anything else is a ValueError."""
+    if providers is None:
+        return
+    if isinstance(providers, str):
+        raise TypeError("providers must be a list of provider names, e.g. ['CPUExecutionProvider']")
+    for p in providers:
+        name = p[0] if isinstance(p, (tuple, list)) and len(p) == 2 else p
+        if not isinstance(name, str):
+            raise TypeError(f"provider {p!r} is not a name or a (name, options) pair")
+        if name != _CPU:
+            raise ValueError(
+                f"tierjit supports only {_CPU}; '{name}' is not available "
+                f"(available: {get_available_providers()})")
+    if provider_options is not None and len(provider_options) != len(providers):
+        raise ValueError("provider_options must have one dict per provider")
+
+
+class InferenceSession:
+    """ONNX Runtime's InferenceSession on tierjit.
+
+    InferenceSession(path_or_bytes, sess_options=None, providers=None, provider_options=None)
+      path_or_bytes: a model path (str or os.PathLike) or the serialized model (bytes: written
+        to a temporary file and loaded from there, so external data files are not found).
+      sess_options: tierjit.SessionOptions (None = defaults).
+      providers: None or a list holding only 'CPUExecutionProvider' (or ('CPUExecutionProvider',
+        {...})); any other provider raises ValueError.
+    Errors while loading raise tierjit.TierjitError subclasses (NotFound for a missing file,
+    InvalidModel, Unsupported, ResourceExhausted) whose message names the file.
+    """
+
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None,
+                 **kwargs):
+        unknown = set(kwargs) - {"disabled_optimizers"}
+        if unknown:
+            raise TypeError(f"InferenceSession got unexpected keyword arguments {sorted(unknown)}")
+        _check_providers(providers, provider_options)
+        if sess_options is None:
+            sess_options = SessionOptions()
+        elif not isinstance(sess_options, _tierjit.CoreSessionOptions):
+            raise TypeError(
+                f"sess_options must be a tierjit.SessionOptions, got {type(sess_options).__name__}")
+        self._sess_options = sess_options
+        self._providers = [_CPU]
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            self._model_path = None
+            self._model_bytes = bytes(path_or_bytes)
+            self._session = self._load_bytes(self._model_bytes, sess_options)
+        elif isinstance(path_or_bytes, (str, os.PathLike)):
+            self._model_path = os.fspath(path_or_bytes)
+            self._model_bytes = None
+            self._session = _tierjit.CoreSession(self._model_path, sess_options)
+        else:
+            raise TypeError(
+                "InferenceSession expects a model path (str or os.PathLike) or the model as bytes, "
+                f"got {type(path_or_bytes).__name__}")
+        self._inputs = [NodeArg(*t) for t in self._session.inputs()]
+        self._outputs = [NodeArg(*t) for t in self._session.outputs()]
+        self._output_names = [o.name for o in self._outputs]
+        self._input_types = {i.name: i.type for i in self._inputs}
+
+    @staticmethod
+    def _load_bytes(data, sess_options):
+        fd, path = tempfile.mkstemp(suffix=".onnx", prefix="tierjit-model-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            return _tierjit.CoreSession(path, sess_options)
+        finally:
+            os.unlink(path)
+
+    # --- metadata -------------------------------------------------------------------------------
+    def get_inputs(self):
+        """The inputs to feed (initializers excluded), as NodeArg."""
+        return list(self._inputs)
+
+    def get_outputs(self):
+        return list(self._outputs)
+
+    def get_overridable_initializers(self):
+        """tierjit does not let feeds override initializers: always []."""
+        return []
+
+    def get_providers(self):
+        return list(self._providers)
+
+    def get_provider_options(self):
+        return {_CPU: {}}
+
+    def set_providers(self, providers=None, provider_options=None):
+        _check_providers(providers, provider_options)
+
+    def disable_fallback(self):
+        pass
+
+    def enable_fallback(self):
+        pass
+
+    def get_session_options(self):
+        return self._sess_options
+
+    def get_modelmeta(self):
+        raise NotImplementedError("tierjit does not read model metadata (get_modelmeta) yet")
+
+    # --- running --------------------------------------------------------------------------------
+    def run(self, output_names, input_feed, run_options=None):
+        """Runs the model.
+
+        output_names: list of output names (their order is the order of the result); None or []
+          for every output in model order (as ONNX Runtime).
+        input_feed: {input name: value}; numpy arrays of any tierjit dtype (float16/32/64,
+          int8..64, uint8..64, bool, str/bytes/object for strings) are passed as they are (a
+          dtype other than the input's is an error); other values (lists, Python scalars) are
+          converted with np.asarray to the input's declared dtype, like ONNX Runtime.
+          Non-contiguous arrays are made contiguous. Feeds are copied.
+        run_options: accepted and unused.
+        Returns a list of numpy arrays (fresh copies; bfloat16 outputs come back as float32).
+        Raises tierjit.InvalidArgument (also a ValueError) for a missing, unknown or mistyped
+        feed or an unknown output name, other TierjitError subclasses for errors while running,
+        TypeError when input_feed is not a dict. The GIL is released while the model runs.
+        """
+        if not isinstance(input_feed, dict):
+            raise TypeError(f"input_feed must be a dict {{name: array}}, got {type(input_feed).__name__}")
+        if output_names is not None:
+            if isinstance(output_names, str):
+                raise TypeError("output_names must be a list of names or None, not a str")
+            output_names = list(output_names)
+            for name in output_names:
+                if name not in self._output_names:
+                    raise InvalidArgument(
+                        f"{self._describe()}: model has no output '{name}' "
+                        f"(outputs: {', '.join(self._output_names)})")
+        feeds = {}
+        for name, value in input_feed.items():
+            feeds[name] = _as_feed_array(value, self._input_types.get(name))
+        results = dict(self._session.run(feeds))
+        if not output_names:  # None or [] select every output, as in ONNX Runtime
+            return [results[n] for n in self._output_names]
+        return [results[n] for n in output_names]
+
+    def _describe(self):
+        return self._model_path if self._model_path is not None else "<model bytes>"
+
+
+# ONNX Runtime's type names -> numpy dtypes (bfloat16 has none: such feeds must be arrays).
+_NUMPY_OF_TYPE = {
+    "tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
+    "tensor(int8)": np.int8, "tensor(int16)": np.int16, "tensor(int32)": np.int32,
+    "tensor(int64)": np.int64, "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16,
+    "tensor(uint32)": np.uint32, "tensor(uint64)": np.uint64, "tensor(bool)": np.bool_,
+    "tensor(string)": object,
+}
+
+
+def _as_feed_array(value, declared_type):
+    """A numpy array for one feed, as ONNX Runtime makes it: arrays pass unchanged (in native
+    byte order); anything else goes through np.asarray with the input's declared dtype."""
+    if isinstance(value, np.ndarray):
+        arr = value
+    else:
+        dtype = _NUMPY_OF_TYPE.get(declared_type)
+        try:
+            arr = np.asarray(value, dtype=dtype)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"feed of type {type(value).__name__} cannot be converted to "
+                            f"{declared_type or 'an array'}: {e}") from None
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    return arr

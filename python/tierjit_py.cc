@@ -1,0 +1,331 @@
+// tierjit._tierjit — the pybind11 core of the Python module `tierjit` (python/tierjit/__init__.py
+// builds ONNX Runtime's API on top of it). Binds the public C++ API only (tierjit/session.h):
+// SessionOptions (every field), Session (inputs/outputs metadata, run on numpy arrays with the GIL
+// released) and tierjit::Error -> tierjit.TierjitError and one subclass per status code.
+// Inputs are copied into tierjit tensors and outputs into fresh numpy arrays (one memcpy each,
+// as ONNX Runtime does; see array_from_tensor for why outputs are not zero-copy yet).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tierjit/session.h"
+
+namespace py = pybind11;
+
+namespace tierjit::python {
+namespace {
+
+// Exception classes, indexed by StatusCode (created once at import, owned by the module).
+constexpr int kNumCodes = 8;
+std::array<PyObject*, kNumCodes> g_error_classes{};
+
+PyObject* error_class(StatusCode code) {
+  int i = static_cast<int>(code);
+  if (i <= 0 || i >= kNumCodes || g_error_classes[i] == nullptr) return g_error_classes[0];
+  return g_error_classes[i];
+}
+
+/// Numpy dtype of a tierjit dtype; bfloat16 comes back as float32 (numpy has no bfloat16).
+py::dtype numpy_dtype(DType t) {
+  switch (t) {
+    case DType::kFloat32: return py::dtype("float32");
+    case DType::kFloat64: return py::dtype("float64");
+    case DType::kFloat16: return py::dtype("float16");
+    case DType::kBFloat16: return py::dtype("float32");
+    case DType::kInt8: return py::dtype("int8");
+    case DType::kInt16: return py::dtype("int16");
+    case DType::kInt32: return py::dtype("int32");
+    case DType::kInt64: return py::dtype("int64");
+    case DType::kUInt8: return py::dtype("uint8");
+    case DType::kUInt16: return py::dtype("uint16");
+    case DType::kUInt32: return py::dtype("uint32");
+    case DType::kUInt64: return py::dtype("uint64");
+    case DType::kBool: return py::dtype("bool");
+    case DType::kString: return py::dtype("object");
+    case DType::kUndefined: break;
+  }
+  throw Error(StatusCode::kInternal, "output with an undefined dtype");
+}
+
+// pybind11 2.10 (Debian 12) reads dtype fields from numpy 1's PyArray_Descr layout, which numpy 2
+// changed (itemsize moved): ask Python for kind/itemsize and pass strides explicitly instead.
+py::ssize_t itemsize_of(const py::dtype& dt) { return dt.attr("itemsize").cast<py::ssize_t>(); }
+
+/// C-order strides in bytes.
+std::vector<py::ssize_t> c_strides(const std::vector<py::ssize_t>& shape, py::ssize_t itemsize) {
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t stride = itemsize;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= std::max<py::ssize_t>(shape[i], 1);
+  }
+  return strides;
+}
+
+/// A new C-contiguous numpy array; with `data`, its bytes are copied in.
+py::array new_array(const py::dtype& dt, const std::vector<py::ssize_t>& shape,
+                    const void* data = nullptr) {
+  return py::array(dt, shape, c_strides(shape, itemsize_of(dt)), data);
+}
+
+/// tierjit dtype of a numpy array (native byte order, checked by the caller), or kUndefined.
+DType tierjit_dtype(const py::array& a) {
+  const py::dtype dt = a.dtype();
+  const char kind = dt.attr("kind").cast<std::string>().at(0);
+  const auto size = itemsize_of(dt);
+  switch (kind) {
+    case 'f':
+      return size == 2 ? DType::kFloat16 : size == 4 ? DType::kFloat32 : size == 8 ? DType::kFloat64
+                                                                                   : DType::kUndefined;
+    case 'i':
+      return size == 1   ? DType::kInt8
+             : size == 2 ? DType::kInt16
+             : size == 4 ? DType::kInt32
+             : size == 8 ? DType::kInt64
+                         : DType::kUndefined;
+    case 'u':
+      return size == 1   ? DType::kUInt8
+             : size == 2 ? DType::kUInt16
+             : size == 4 ? DType::kUInt32
+             : size == 8 ? DType::kUInt64
+                         : DType::kUndefined;
+    case 'b': return DType::kBool;
+    case 'U':
+    case 'S':
+    case 'O': return DType::kString;
+    default: return DType::kUndefined;
+  }
+}
+
+/// Copies one feed (a numpy array; the Python layer already applied np.asarray) into a Tensor.
+/// Non-contiguous arrays are made C-contiguous first. TypeError for dtypes tierjit lacks.
+Tensor tensor_from_array(const std::string& name, const py::array& in) {
+  const DType dtype = tierjit_dtype(in);
+  if (dtype == DType::kUndefined) {
+    throw py::type_error("input '" + name + "': numpy dtype " +
+                         py::str(in.dtype()).cast<std::string>() + " has no tierjit equivalent");
+  }
+  Shape shape(in.shape(), in.shape() + in.ndim());
+  if (dtype == DType::kString) {
+    Tensor t = Tensor::empty(DType::kString, shape);
+    py::object flat = in.attr("ravel")();  // C order, a copy where needed
+    std::string* out = t.data<std::string>();
+    int64_t i = 0;
+    for (py::handle item : flat) {
+      if (py::isinstance<py::bytes>(item)) {
+        out[i++] = item.cast<std::string>();
+      } else if (py::isinstance<py::str>(item)) {
+        out[i++] = item.cast<std::string>();
+      } else {
+        throw py::type_error("input '" + name + "': string tensor element " + std::to_string(i) +
+                             " is " + py::str(item.get_type()).cast<std::string>() +
+                             ", not str or bytes");
+      }
+    }
+    return t;
+  }
+  auto contiguous = py::array::ensure(in, py::array::c_style);
+  if (!contiguous) throw py::error_already_set();
+  return Tensor::from_bytes(dtype, std::move(shape), contiguous.data());
+}
+
+/// Copies an output tensor into a new numpy array: strings become an object array of str,
+/// bfloat16 is widened to float32 (numpy has no bfloat16).
+py::array array_from_tensor(const Tensor& t) {
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  if (t.dtype() == DType::kString) {
+    py::array out = new_array(py::dtype("object"), shape);
+    auto** cells = static_cast<PyObject**>(out.mutable_data());
+    const std::string* in = t.data<std::string>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      PyObject* s = PyUnicode_DecodeUTF8(in[i].data(), static_cast<py::ssize_t>(in[i].size()),
+                                         "surrogateescape");
+      if (s == nullptr) throw py::error_already_set();
+      Py_XDECREF(cells[i]);
+      cells[i] = s;
+    }
+    return out;
+  }
+  if (t.dtype() == DType::kBFloat16) {
+    py::array out = new_array(py::dtype("float32"), shape);
+    const auto* in = t.data<uint16_t>();
+    auto* dst = static_cast<float*>(out.mutable_data());
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      uint32_t bits = static_cast<uint32_t>(in[i]) << 16;
+      std::memcpy(&dst[i], &bits, sizeof(float));
+    }
+    return out;
+  }
+  // Copied, like ONNX Runtime: an output may share storage with a model constant (a folded
+  // value, an Identity of an initializer), and a writable zero-copy view would let the caller
+  // change the model. Zero-copy needs a way to see that the storage is exclusively the output's.
+  if (t.numel() == 0) return new_array(numpy_dtype(t.dtype()), shape);
+  return new_array(numpy_dtype(t.dtype()), shape, t.raw_data());
+}
+
+/// Shape as ONNX Runtime's NodeArg.shape: ints, the dim name for a symbolic dim, None for an
+/// unnamed unknown dim; an empty list when the model declares no shape.
+py::list shape_list(const TensorInfo& info) {
+  py::list out;
+  if (!info.has_shape) return out;
+  for (size_t i = 0; i < info.shape.size(); ++i) {
+    const std::string& name = i < info.dim_names.size() ? info.dim_names[i] : std::string();
+    if (info.shape[i] >= 0) {
+      out.append(info.shape[i]);
+    } else if (!name.empty()) {
+      out.append(name);
+    } else {
+      out.append(py::none());
+    }
+  }
+  return out;
+}
+
+/// "tensor(float)" etc., ONNX Runtime's NodeArg.type.
+std::string ort_type_name(DType t) {
+  switch (t) {
+    case DType::kFloat32: return "tensor(float)";
+    case DType::kFloat64: return "tensor(double)";
+    case DType::kFloat16: return "tensor(float16)";
+    case DType::kBFloat16: return "tensor(bfloat16)";
+    case DType::kInt8: return "tensor(int8)";
+    case DType::kInt16: return "tensor(int16)";
+    case DType::kInt32: return "tensor(int32)";
+    case DType::kInt64: return "tensor(int64)";
+    case DType::kUInt8: return "tensor(uint8)";
+    case DType::kUInt16: return "tensor(uint16)";
+    case DType::kUInt32: return "tensor(uint32)";
+    case DType::kUInt64: return "tensor(uint64)";
+    case DType::kBool: return "tensor(bool)";
+    case DType::kString: return "tensor(string)";
+    case DType::kUndefined: break;
+  }
+  return "tensor(undefined)";
+}
+
+py::list info_list(const std::vector<TensorInfo>& infos) {
+  py::list out;
+  for (const TensorInfo& info : infos) {
+    out.append(py::make_tuple(info.name, ort_type_name(info.dtype), shape_list(info)));
+  }
+  return out;
+}
+
+/// Session::run on a dict {name: numpy array}; returns {name: numpy array} in model order as a
+/// list of (name, array). The GIL is released while the model runs.
+py::list run(const Session& session, const py::dict& feeds) {
+  NamedTensors inputs;
+  inputs.reserve(feeds.size());
+  for (auto item : feeds) {
+    if (!py::isinstance<py::str>(item.first)) {
+      throw py::type_error("input_feed keys must be str, got " +
+                           py::str(item.first.get_type()).cast<std::string>());
+    }
+    auto name = item.first.cast<std::string>();
+    if (!py::isinstance<py::array>(item.second)) {
+      throw py::type_error("input '" + name + "' must be a numpy array");
+    }
+    inputs.emplace_back(name, tensor_from_array(name, item.second.cast<py::array>()));
+  }
+  NamedTensors outputs;
+  {
+    py::gil_scoped_release release;
+    outputs = session.run(inputs);
+    inputs.clear();  // free the input copies before taking the GIL back
+  }
+  py::list out;
+  for (const auto& [name, tensor] : outputs) out.append(py::make_tuple(name, array_from_tensor(tensor)));
+  return out;
+}
+
+PyObject* make_error_class(py::module_& m, const char* name, PyObject* bases, const char* code,
+                           const char* doc) {
+  std::string qualified = std::string("tierjit.") + name;
+  PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases, nullptr);
+  if (cls == nullptr) throw py::error_already_set();
+  py::handle h(cls);
+  h.attr("code") = code;
+  m.add_object(name, h);  // the module keeps a reference
+  return cls;
+}
+
+}  // namespace
+
+void register_errors(py::module_& m) {
+  g_error_classes[0] = make_error_class(
+      m, "TierjitError", PyExc_RuntimeError, "",
+      "Raised for every tierjit::Error; str(e) is the one-line message, e.code the status name.");
+  struct Spec {
+    StatusCode code;
+    const char* name;
+    bool value_error;  // also a ValueError (bad arguments), as ONNX Runtime's feed checks raise
+  };
+  const Spec specs[] = {
+      {StatusCode::kInvalidArgument, "InvalidArgument", true},
+      {StatusCode::kInvalidModel, "InvalidModel", false},
+      {StatusCode::kNotFound, "NotFound", false},
+      {StatusCode::kUnsupported, "Unsupported", false},
+      {StatusCode::kResourceExhausted, "ResourceExhausted", false},
+      {StatusCode::kInternal, "InternalError", false},
+      {StatusCode::kIoError, "IoError", false},
+  };
+  for (const Spec& s : specs) {
+    PyObject* bases = s.value_error ? PyTuple_Pack(2, g_error_classes[0], PyExc_ValueError)
+                                    : PyTuple_Pack(1, g_error_classes[0]);
+    if (bases == nullptr) throw py::error_already_set();
+    g_error_classes[static_cast<int>(s.code)] =
+        make_error_class(m, s.name, bases, status_code_name(s.code), "A tierjit::Error status code.");
+    Py_DECREF(bases);
+  }
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyErr_SetString(error_class(e.code()), e.what());
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(PyExc_MemoryError, "tierjit: out of memory");
+    }
+  });
+}
+
+}  // namespace tierjit::python
+
+PYBIND11_MODULE(_tierjit, m) {
+  using namespace tierjit;
+  m.doc() = "tierjit core bindings; use the `tierjit` package (ONNX Runtime's API).";
+  python::register_errors(m);
+
+  // One line per field of tierjit::SessionOptions (include/tierjit/session.h); _fields lists them
+  // for the Python layer (repr, keyword arguments).
+  py::class_<SessionOptions>(m, "CoreSessionOptions")
+      .def(py::init<>())
+      .def_readwrite("intra_op_threads", &SessionOptions::intra_op_threads,
+                     "Threads one kernel may use (OpenMP / oneDNN); 0 = all cores.")
+      .def_readwrite("memory_limit_bytes", &SessionOptions::memory_limit_bytes,
+                     "Largest single tensor accepted, from the model or computed at run time (bytes).")
+      .def_property_readonly_static("_fields", [](py::object) {
+        return std::vector<std::string>{"intra_op_threads", "memory_limit_bytes"};
+      });
+
+  py::class_<Session>(m, "CoreSession")
+      .def(py::init([](const std::string& path, const SessionOptions& options) {
+             py::gil_scoped_release release;
+             return Session(path, options);
+           }),
+           py::arg("path"), py::arg("options"))
+      .def("inputs", [](const Session& s) { return python::info_list(s.inputs()); },
+           "[(name, 'tensor(float)', shape)] of the inputs to feed")
+      .def("outputs", [](const Session& s) { return python::info_list(s.outputs()); })
+      .def_property_readonly("model_path", &Session::model_path)
+      .def("run", &python::run, py::arg("feeds"),
+           "Runs on {name: contiguous-or-not numpy array}; returns [(name, array)] in model order.");
+
+  m.def("version", &version_string, "\"0.1.0 (git abc1234)\"");
+}
