@@ -1,0 +1,285 @@
+// TierPolicy: promotion rule, threshold adaptation, hotness, demotion, speedup and compile-cost
+// models.
+#include "runtime/tier_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace tierjit::runtime {
+
+namespace {
+
+// Seed speedups t_i / t_{i+1} per kind for steps 0->1, 1->2, 2->3. Tier 0 Gemm/Conv already call
+// oneDNN, so a matmul region gains mostly from the fused epilogue; elementwise chains gain from
+// fusion (one pass over memory instead of one per op).
+constexpr double kSeedSpeedup[kNumRegionKinds][kNumTiers - 1] = {
+    {4.0, 1.5, 1.1},  // elementwise
+    {1.3, 1.3, 1.1},  // matmul_epilogue
+    {3.0, 1.5, 1.1},  // reduction
+    {1.0, 1.0, 1.0},  // shape_only: never compiled
+    {1.0, 1.0, 1.0},  // opaque: no lowering
+};
+// Prior compile cost a + b·nodes in µs per tier (DESIGN targets: tier 1 < 10 ms, tier 2 10–100
+// ms, tier 3 > 100 ms).
+constexpr double kPriorCost[kNumTiers][2] = {{0, 0}, {2000, 300}, {8000, 1500}, {100000, 20000}};
+
+int kind_index(RegionKind kind) {
+  return std::clamp(static_cast<int>(kind), 0, kNumRegionKinds - 1);
+}
+bool compilable(RegionKind kind) {
+  return kind != RegionKind::kShapeOnly && kind != RegionKind::kOpaque;
+}
+
+}  // namespace
+
+SpeedupModel::SpeedupModel() {
+  for (int k = 0; k < kNumRegionKinds; ++k) {
+    for (int t = 0; t < kNumTiers - 1; ++t) {
+      log_sum_[k][t] = std::log(kSeedSpeedup[k][t]);
+      n_[k][t] = 1;
+    }
+  }
+}
+
+double SpeedupModel::speedup(RegionKind kind, int from_tier) const {
+  if (from_tier < 0 || from_tier >= kNumTiers - 1) return 1.0;
+  std::lock_guard lock(mu_);
+  int k = kind_index(kind);
+  return std::exp(log_sum_[k][from_tier] / n_[k][from_tier]);
+}
+
+void SpeedupModel::set_seed(RegionKind kind, int from_tier, double speedup) {
+  if (from_tier < 0 || from_tier >= kNumTiers - 1 || !(speedup > 0)) return;
+  std::lock_guard lock(mu_);
+  int k = kind_index(kind);
+  log_sum_[k][from_tier] = std::log(speedup);
+  n_[k][from_tier] = 1;
+}
+
+void SpeedupModel::observe(RegionKind kind, int from_tier, double t_before_us, double t_after_us) {
+  if (from_tier < 0 || from_tier >= kNumTiers - 1 || !(t_before_us > 0) || !(t_after_us > 0))
+    return;
+  std::lock_guard lock(mu_);
+  int k = kind_index(kind);
+  log_sum_[k][from_tier] += std::log(t_before_us / t_after_us);
+  n_[k][from_tier] += 1;
+}
+
+CompileCostModel::CompileCostModel() {
+  for (int t = 1; t < kNumTiers; ++t) set_prior(t, kPriorCost[t][0], kPriorCost[t][1]);
+}
+
+void CompileCostModel::set_prior(int tier, double a_us, double b_us_per_node) {
+  if (tier < 0 || tier >= kNumTiers) return;
+  std::lock_guard lock(mu_);
+  sums_[tier] = {};
+  for (double x : {1.0, 10.0}) {
+    double y = a_us + b_us_per_node * x;
+    Sums& s = sums_[tier];
+    s.n += 1, s.x += x, s.y += y, s.xx += x * x, s.xy += x * y;
+  }
+}
+
+void CompileCostModel::observe(int tier, double size, double compile_us) {
+  if (tier < 0 || tier >= kNumTiers || !(compile_us >= 0)) return;
+  std::lock_guard lock(mu_);
+  Sums& s = sums_[tier];
+  s.n += 1, s.x += size, s.y += compile_us, s.xx += size * size, s.xy += size * compile_us;
+}
+
+double CompileCostModel::predict(int tier, double size) const {
+  if (tier < 0 || tier >= kNumTiers) return 0;
+  std::lock_guard lock(mu_);
+  const Sums& s = sums_[tier];
+  if (s.n == 0) return 0;
+  double den = s.n * s.xx - s.x * s.x;
+  double b = std::fabs(den) < 1e-12 ? 0 : (s.n * s.xy - s.x * s.y) / den;
+  double a = (s.y - b * s.x) / s.n;
+  return std::max(0.0, a + b * size);
+}
+
+TierPolicy::TierPolicy(TierPolicyOptions options) : options_(options) {
+  for (int t = 0; t < kNumTiers; ++t) theta_[t] = options_.theta0 * std::pow(options_.gamma, t);
+}
+
+double TierPolicy::threshold(int tier) const {
+  if (tier < 0 || tier >= kNumTiers) return INFINITY;
+  std::lock_guard lock(mu_);
+  return theta_[tier];
+}
+
+PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const Profile& profile,
+                                                 int current_tier) const {
+  PromotionDecision d;
+  d.from_tier = current_tier;
+  d.to_tier = current_tier + 1;
+  d.calls = static_cast<double>(profile.calls());
+  d.threshold = threshold(current_tier);
+  auto decline = [&](std::string why) {
+    DecisionRecord r;
+    r.region = region.id;
+    r.region_name = region.name;
+    r.kind = DecisionKind::kDeclined;
+    r.from_tier = d.from_tier;
+    r.tier = d.to_tier;
+    r.message = std::move(why);
+    d.record = std::move(r);
+    return d;
+  };
+  if (current_tier >= options_.max_tier || current_tier >= kNumTiers - 1) return d;
+  if (d.calls < d.threshold) return d;
+  if (!compilable(region.kind)) {
+    return decline(fmt::format("{} regions are not compiled", passes::region_kind_name(region.kind)));
+  }
+  d.t_now_us = profile.mean_time_us(current_tier);
+  if (d.t_now_us < 0) return decline(fmt::format("no time measured at tier {}", current_tier));
+  d.n_expected = profile.expected_calls() * options_.benefit_horizon_windows;
+  double speedup = speedups_.speedup(region.kind, current_tier);
+  d.t_next_us = d.t_now_us / speedup;
+  d.compile_us = costs_.predict(d.to_tier, region.size);
+  d.benefit_us = d.n_expected * (d.t_now_us - d.t_next_us) - d.compile_us;
+  d.density = d.benefit_us / std::max(d.compile_us, 1.0);
+  std::string arithmetic = fmt::format(
+      "calls {:.0f} >= θ_{} {:.3g}; benefit N_expected {:.3g} x (t_{} {:.3g} us - t_{} {:.3g} us "
+      "[speedup {:.3g}]) - C_{} {:.4g} us = {:.4g} us",
+      d.calls, current_tier, d.threshold, d.n_expected, current_tier, d.t_now_us, d.to_tier,
+      d.t_next_us, speedup, d.to_tier, d.compile_us, d.benefit_us);
+  if (d.benefit_us <= 0) return decline("cannot pay: " + arithmetic + " <= 0");
+  d.promote = true;
+  DecisionRecord r;
+  r.region = region.id;
+  r.region_name = region.name;
+  r.kind = DecisionKind::kPromoted;
+  r.from_tier = d.from_tier;
+  r.tier = d.to_tier;
+  r.message = arithmetic + " > 0";
+  d.record = std::move(r);
+  return d;
+}
+
+ThresholdUpdate TierPolicy::observe_compile(const RegionInfo& region, int from_tier,
+                                            double t_before_us, double t_after_us, double calls,
+                                            double compile_us) {
+  ThresholdUpdate u;
+  u.tier = from_tier;
+  speedups_.observe(region.kind, from_tier, t_before_us, t_after_us);
+  costs_.observe(from_tier + 1, region.size, compile_us);
+  if (from_tier < 0 || from_tier >= kNumTiers) return u;
+  u.r_actual = (t_before_us - t_after_us) * calls / std::max(compile_us, 1.0);
+  std::lock_guard lock(mu_);
+  double& theta = theta_[from_tier];
+  u.old_theta = theta;
+  double eta = options_.eta_fraction * theta;
+  theta = std::max(options_.theta_min, theta - eta * (u.r_actual - options_.r_target));
+  u.new_theta = theta;
+  u.message = fmt::format(
+      "R = ({:.4g} - {:.4g}) us x {:.4g} calls / {:.4g} us = {:.4g} vs R_target {:.3g}: θ_{} "
+      "{:.4g} -> {:.4g}",
+      t_before_us, t_after_us, calls, compile_us, u.r_actual, options_.r_target, from_tier,
+      u.old_theta, u.new_theta);
+  return u;
+}
+
+double TierPolicy::hotness(const HotnessInputs& in) const {
+  const auto& w = options_.hotness_weights;
+  return w[0] * in.count + w[1] * in.time_share + w[2] * in.bandwidth_share +
+         w[3] * in.arithmetic_intensity;
+}
+
+std::optional<DemotionDecision> TierPolicy::consider_demotion(const RegionInfo& region,
+                                                              const Profile& profile) const {
+  double rate = profile.guard_failure_rate();
+  if (!(rate > options_.epsilon)) return std::nullopt;
+  DemotionDecision d;
+  d.failure_rate = rate;
+  d.dims_to_mark_dynamic = profile.drifting_dims();
+  d.record.region = region.id;
+  d.record.region_name = region.name;
+  d.record.kind = DecisionKind::kDemoted;
+  d.record.level = SpecLevel::kExact;
+  d.record.message = fmt::format(
+      "guard-failure rate {:.3g} over the last {} calls > ε {:.3g}: exact versions dropped, "
+      "flat dims [{}] marked dynamic",
+      rate, kShapeWindow, options_.epsilon, fmt::join(d.dims_to_mark_dynamic, ","));
+  return d;
+}
+
+std::vector<SpecRequest> TierPolicy::choose_specializations(const DimTracker& dims, int tier) const {
+  std::vector<SpecRequest> out;
+  if (dims.calls() == 0) return out;
+  std::vector<ShapeShare> shapes = dims.recent_shapes();
+  const Signature& latest = shapes.empty() ? dims.layout() : shapes.front().signature;
+  auto generic = [&](std::string why) {
+    out.push_back({Specialization::generic(latest), latest, 1.0, std::move(why)});
+  };
+  if (tier <= 1) {
+    generic("tier 1 compiles generic dims");
+    return out;
+  }
+  if (!dims.any_dynamic()) {
+    out.push_back({Specialization::exact(latest), latest, 1.0,
+                   fmt::format("all dims static: exact {}", latest.to_string())});
+    return out;
+  }
+  std::span<const uint8_t> dyn = dims.dynamic_mask();
+  generic("dynamic dims: the generic version serves every shape");
+  struct Candidate {
+    SpecRequest request;
+    bool exact;
+  };
+  std::vector<Candidate> candidates;
+  // Exact versions: shapes whose share exceeds θ_spec.
+  std::unordered_map<uint64_t, double> exact_share_by_class;
+  for (const ShapeShare& s : shapes) {
+    if (!(s.share > options_.theta_spec)) continue;
+    exact_share_by_class[s.signature.class_key(dyn)] += s.share;
+    candidates.push_back(
+        {{Specialization::exact(s.signature), s.signature, s.share,
+          fmt::format("shape {} has {:.0f}% of the last {} calls (> θ_spec {:.0f}%)",
+                      s.signature.to_string(), 100 * s.share, dims.window_calls(),
+                      100 * options_.theta_spec)},
+         true});
+  }
+  // Shape-class versions: buckets whose share beyond those exact shapes exceeds θ_class.
+  struct Bucket {
+    const Signature* representative = nullptr;  // its most frequent shape
+    double share = 0;
+  };
+  std::vector<std::pair<uint64_t, Bucket>> buckets;
+  for (const ShapeShare& s : shapes) {
+    uint64_t key = s.signature.class_key(dyn);
+    auto it = std::find_if(buckets.begin(), buckets.end(), [&](auto& b) { return b.first == key; });
+    if (it == buckets.end()) {
+      buckets.push_back({key, {&s.signature, 0}});
+      it = buckets.end() - 1;
+    }
+    it->second.share += s.share;
+  }
+  for (const auto& [key, b] : buckets) {
+    double residual = b.share - exact_share_by_class[key];
+    if (!(residual > options_.theta_class)) continue;
+    Specialization spec = Specialization::shape_class(*b.representative, dyn);
+    std::string name = spec.to_string();
+    candidates.push_back(
+        {{std::move(spec), *b.representative, b.share,
+          fmt::format("bucket {} has {:.0f}% of the last {} calls ({:.0f}% beyond exact versions, "
+                      "> {:.0f}%)",
+                      name, 100 * b.share, dims.window_calls(), 100 * residual,
+                      100 * options_.theta_class)},
+         false});
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.request.share != b.request.share) return a.request.share > b.request.share;
+    return a.exact && !b.exact;
+  });
+  for (Candidate& c : candidates) {
+    if (out.size() >= options_.version_cap) break;
+    out.push_back(std::move(c.request));
+  }
+  return out;
+}
+
+}  // namespace tierjit::runtime

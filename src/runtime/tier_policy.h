@@ -1,0 +1,167 @@
+// TierPolicy: when a Region moves up a tier, which specializations it gets, when it is demoted
+// (DESIGN.md "Promotion", "Which shapes get which code", "Demotion", "Profile / hotness").
+//  - promotion tier i -> i+1 when calls >= θ_i (θ_i = θ0·γ^i, adapted) AND the expected benefit
+//    N_expected·(t_i − t_{i+1}) − C_{i+1} > 0 (t_{i+1} = t_i / speedup(kind, i), C from size);
+//  - thresholds adapt: θ ← max(θ_min, θ − η·(R_actual − R_target)), R = (t_before − t_after)·calls
+//    / t_compile, η = 0.1·θ (compiles that pay more than the target lower θ);
+//  - demotion when the guard-failure rate over the last 64 calls exceeds ε.
+// Every decision comes back as a DecisionRecord with its reason, for the DecisionLog.
+#pragma once
+
+#include <array>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "passes/region.h"
+#include "runtime/decision_log.h"
+#include "runtime/dim_tracker.h"
+#include "runtime/guard.h"
+#include "runtime/metrics.h"
+#include "runtime/profile.h"
+
+namespace tierjit::runtime {
+
+using passes::RegionKind;
+inline constexpr int kNumRegionKinds = 5;
+
+/// Speedup t_i / t_{i+1} of one tier step per region kind. Seeded with defaults (DESIGN: "seeded by
+/// the micro-benchmarks"), updated by every observed compile: the estimate is the geometric mean of
+/// the seed and every observation. Thread-safe.
+class SpeedupModel {
+ public:
+  SpeedupModel();
+  /// Expected t_i / t_{i+1} for a step from tier `from_tier` (0..2); 1 for kinds never compiled.
+  double speedup(RegionKind kind, int from_tier) const;
+  void set_seed(RegionKind kind, int from_tier, double speedup);
+  /// A compile of a `kind` region from `from_tier` took calls from t_before_us to t_after_us.
+  void observe(RegionKind kind, int from_tier, double t_before_us, double t_after_us);
+
+ private:
+  mutable std::mutex mu_;
+  std::array<std::array<double, kNumTiers - 1>, kNumRegionKinds> log_sum_{};  // Σ log(speedup)
+  std::array<std::array<int, kNumTiers - 1>, kNumRegionKinds> n_{};           // seed + observations
+};
+
+/// Compile cost C_tier(size) = a + b·size in µs, size = nodes in the region; a least-squares fit
+/// per tier over the observed (size, µs) pairs plus a prior of two pseudo-observations (sizes 1
+/// and 10 on the default line), so it predicts before any compile and follows the data after.
+class CompileCostModel {
+ public:
+  CompileCostModel();
+  /// Predicted compile µs for tier 1..3 (>= 0).
+  double predict(int tier, double size) const;
+  void observe(int tier, double size, double compile_us);
+  /// Replaces the prior line of `tier` (drops observations).
+  void set_prior(int tier, double a_us, double b_us_per_node);
+
+ private:
+  struct Sums {
+    double n = 0, x = 0, y = 0, xx = 0, xy = 0;
+  };
+  mutable std::mutex mu_;
+  std::array<Sums, kNumTiers> sums_{};
+};
+
+struct TierPolicyOptions {
+  double theta0 = 2;            ///< θ0: calls before the first promotion
+  double gamma = 10;            ///< γ: θ_i = θ0·γ^i
+  double theta_min = 2;         ///< θ_min (DESIGN: = θ0)
+  double r_target = 2;          ///< R_target: compile payoff the thresholds aim at
+  double eta_fraction = 0.1;    ///< η = eta_fraction·θ
+  int max_tier = 3;
+  double benefit_horizon_windows = 1;  ///< N_expected is multiplied by this (DESIGN: 1 window)
+  std::array<double, 4> hotness_weights = {1, 1, 0.5, 0.25};  ///< w1..w4
+  double epsilon = 0.3;         ///< ε: demotion guard-failure rate
+  double theta_spec = 0.1;      ///< θ_spec: share of recent calls that earns an exact version
+  double theta_class = 0.1;     ///< share that makes a bucket hot (DESIGN gives none: θ_spec's)
+  size_t version_cap = 8;       ///< versions per region, generic included
+};
+
+/// What the policy knows about a region that is not profile: its kind and size.
+struct RegionInfo {
+  int id = -1;
+  std::string name;
+  RegionKind kind = RegionKind::kOpaque;
+  double size = 1;  ///< nodes in the region (the CompileCostModel's x)
+};
+
+struct PromotionDecision {
+  bool promote = false;
+  int from_tier = 0, to_tier = 0;
+  double calls = 0, threshold = 0;
+  double n_expected = 0, t_now_us = 0, t_next_us = 0, compile_us = 0;
+  double benefit_us = 0;  ///< N_expected·(t_i − t_{i+1}) − C_{i+1}
+  double density = 0;     ///< benefit_us / compile_us: the CompileQueue priority
+  /// Set when the threshold was reached (kPromoted or kDeclined) or the region cannot be
+  /// compiled (kDeclined); empty below the threshold (nothing decided).
+  std::optional<DecisionRecord> record;
+};
+
+struct ThresholdUpdate {
+  int tier = 0;  ///< θ_tier changed (the step tier -> tier+1)
+  double r_actual = 0, old_theta = 0, new_theta = 0;
+  std::string message;
+};
+
+struct HotnessInputs {
+  double count = 0;                 ///< region calls (in the window the caller chose)
+  double time_share = 0;            ///< region time / model time, 0..1
+  double bandwidth_share = 0;       ///< region bytes / model bytes, 0..1
+  double arithmetic_intensity = 0;  ///< FLOPs per byte
+};
+
+struct DemotionDecision {
+  double failure_rate = 0;
+  std::vector<int> dims_to_mark_dynamic;  ///< flat dims that failed guards in the window
+  DecisionRecord record;                  ///< kDemoted
+};
+
+/// One version the policy asks to have compiled.
+struct SpecRequest {
+  Specialization spec;
+  Signature signature;  ///< representative call signature (for lowering and tests)
+  double share = 0;     ///< share of the recent calls it serves (1 for generic)
+  std::string reason;
+};
+
+class TierPolicy {
+ public:
+  explicit TierPolicy(TierPolicyOptions options = {});
+  const TierPolicyOptions& options() const { return options_; }
+
+  /// Current θ_tier (calls needed for tier -> tier+1); θ0·γ^tier until adapted.
+  double threshold(int tier) const;
+  /// Should the region, running at `current_tier`, be compiled at current_tier + 1?
+  PromotionDecision consider_promotion(const RegionInfo& region, const Profile& profile,
+                                       int current_tier) const;
+  /// A compile from `from_tier` finished: feeds the speedup and cost models and adapts
+  /// θ_from_tier with R = (t_before − t_after)·calls / compile_us.
+  ThresholdUpdate observe_compile(const RegionInfo& region, int from_tier, double t_before_us,
+                                  double t_after_us, double calls, double compile_us);
+  /// w1·count + w2·time share + w3·bandwidth share + w4·arithmetic intensity.
+  double hotness(const HotnessInputs& in) const;
+  /// Demotion when profile.guard_failure_rate() > ε; nullopt otherwise.
+  std::optional<DemotionDecision> consider_demotion(const RegionInfo& region,
+                                                    const Profile& profile) const;
+  /// Versions to compile at `tier`: tier <= 1 one generic version; tier >= 2 per DESIGN "Which
+  /// shapes get which code": all dims static -> exact; dynamic dims -> generic, shape-class
+  /// versions for buckets whose recent share (beyond the shapes given exact versions) exceeds
+  /// θ_class, exact versions for shapes above θ_spec; at most version_cap in all, by share.
+  std::vector<SpecRequest> choose_specializations(const DimTracker& dims, int tier) const;
+
+  SpeedupModel& speedups() { return speedups_; }
+  CompileCostModel& costs() { return costs_; }
+  const SpeedupModel& speedups() const { return speedups_; }
+  const CompileCostModel& costs() const { return costs_; }
+
+ private:
+  TierPolicyOptions options_;
+  SpeedupModel speedups_;
+  CompileCostModel costs_;
+  mutable std::mutex mu_;
+  std::array<double, kNumTiers> theta_{};
+};
+
+}  // namespace tierjit::runtime

@@ -1,0 +1,115 @@
+// DimTracker and Profile: static -> dynamic on the second distinct value, the 64-call shape
+// window and shares, guard-failure window, N_expected EWMA.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "runtime/profile.h"
+
+namespace tierjit::runtime {
+namespace {
+
+Signature sig(int64_t a, int64_t b = 64) {
+  Signature s;
+  std::vector<int64_t> d{a, b};
+  s.add_input(DType::kFloat32, d);
+  return s;
+}
+
+TEST(DimTracker, StaticUntilSecondDistinctValue) {
+  DimTracker t;
+  EXPECT_FALSE(t.observe(sig(8)));
+  EXPECT_FALSE(t.observe(sig(8)));
+  EXPECT_FALSE(t.any_dynamic());
+  EXPECT_TRUE(t.observe(sig(16)));  // dim 0 takes its second value
+  EXPECT_TRUE(t.is_dynamic(0));
+  EXPECT_FALSE(t.is_dynamic(1));
+  EXPECT_FALSE(t.observe(sig(32)));  // already dynamic: no change
+  EXPECT_EQ(t.first_value(0), 8);
+  EXPECT_EQ(t.first_value(1), 64);
+  t.mark_dynamic(1);
+  EXPECT_TRUE(t.is_dynamic(1));
+  t.mark_dynamic(99);  // ignored
+}
+
+TEST(DimTracker, RankChangeMakesEveryDimDynamic) {
+  DimTracker t;
+  t.observe(sig(8));
+  Signature r3;
+  std::vector<int64_t> d{8, 64, 1};
+  r3.add_input(DType::kFloat32, d);
+  EXPECT_TRUE(t.observe(r3));
+  EXPECT_TRUE(t.is_dynamic(0));
+  EXPECT_TRUE(t.is_dynamic(1));
+}
+
+TEST(DimTracker, WindowOf64Shares) {
+  DimTracker t;
+  // 70 calls: 10 of [1,64] first, then 60 of [8,64]. The window keeps the last 64: 4 of [1,64]
+  // and 60 of [8,64] -> shares 4/64 = 0.0625 and 60/64 = 0.9375.
+  for (int i = 0; i < 10; ++i) t.observe(sig(1));
+  for (int i = 0; i < 60; ++i) t.observe(sig(8));
+  EXPECT_EQ(t.calls(), 70u);
+  EXPECT_EQ(t.window_calls(), 64u);
+  EXPECT_DOUBLE_EQ(t.share(sig(1).exact_key()), 0.0625);
+  EXPECT_DOUBLE_EQ(t.share(sig(8).exact_key()), 0.9375);
+  EXPECT_DOUBLE_EQ(t.share(sig(2).exact_key()), 0.0);
+  auto shapes = t.recent_shapes();
+  ASSERT_EQ(shapes.size(), 2u);
+  EXPECT_EQ(shapes[0].signature, sig(8));
+  EXPECT_EQ(shapes[0].count, 60u);
+  // 4 more of [8,64] push [1,64] out of the window entirely.
+  for (int i = 0; i < 4; ++i) t.observe(sig(8));
+  EXPECT_EQ(t.recent_shapes().size(), 1u);
+  EXPECT_DOUBLE_EQ(t.share(sig(8).exact_key()), 1.0);
+}
+
+TEST(Profile, CountsTimesAndGuardFailures) {
+  Profile p;
+  p.record_call(sig(8), 100, 0, 4096, 1000);
+  p.record_call(sig(8), 300, 0, 4096, 1000);
+  p.record_call(sig(8), 50, 1, 4096, 1000);
+  EXPECT_EQ(p.calls(), 3u);
+  EXPECT_EQ(p.calls_at_tier(0), 2u);
+  EXPECT_DOUBLE_EQ(p.mean_time_us(0), 200.0);  // (100 + 300) / 2
+  EXPECT_DOUBLE_EQ(p.mean_time_us(1), 50.0);
+  EXPECT_DOUBLE_EQ(p.mean_time_us(2), -1.0);
+  EXPECT_DOUBLE_EQ(p.total_time_us(), 450.0);
+  EXPECT_DOUBLE_EQ(p.bytes_moved(), 3 * 4096.0);
+  EXPECT_DOUBLE_EQ(p.flops(), 3000.0);
+  // 16 guard failures on dim 0 and 3 without a dim in the window: 19 / 64.
+  for (int i = 0; i < 16; ++i) p.record_call(sig(9), 10, 1, 0, 0, true, 0);
+  for (int i = 0; i < 3; ++i) p.record_call(sig(9), 10, 1, 0, 0, true, -1);
+  EXPECT_EQ(p.recent_guard_failures(), 19u);
+  EXPECT_DOUBLE_EQ(p.guard_failure_rate(), 19.0 / 64.0);
+  EXPECT_EQ(p.drifting_dims(), std::vector<int>{0});
+  // 64 clean calls push every failure out of the window.
+  for (int i = 0; i < 64; ++i) p.record_call(sig(8), 10, 1, 0, 0);
+  EXPECT_EQ(p.recent_guard_failures(), 0u);
+  EXPECT_TRUE(p.drifting_dims().empty());
+  EXPECT_TRUE(p.dims().is_dynamic(0));  // 9 after 8
+}
+
+TEST(Profile, ExpectedCallsEwma) {
+  Profile p;
+  // Before any model call: this window's calls.
+  p.record_call(sig(8), 1, 0, 0, 0);
+  EXPECT_DOUBLE_EQ(p.expected_calls(), 1.0);
+  // 32 model calls with 2 region calls each (1 already recorded): 63 + 1 = 64 calls in 32 model
+  // calls, scaled to a 64-model-call window: 64 * 64 / 32 = 128.
+  for (int i = 0; i < 63; ++i) p.record_call(sig(8), 1, 0, 0, 0);
+  for (int i = 0; i < 32; ++i) p.on_model_call();
+  EXPECT_DOUBLE_EQ(p.expected_calls(), 128.0);
+  // Close the first window with 32 more model calls and no more region calls: N = 64 (the first
+  // window is taken as is).
+  for (int i = 0; i < 32; ++i) p.on_model_call();
+  EXPECT_DOUBLE_EQ(p.expected_calls(), 64.0);
+  // Second window: 10 calls. N = 0.9 * 64 + 0.1 * 10 = 58.6.
+  for (int i = 0; i < 10; ++i) p.record_call(sig(8), 1, 0, 0, 0);
+  for (int i = 0; i < 64; ++i) p.on_model_call();
+  EXPECT_NEAR(p.expected_calls(), 58.6, 1e-9);
+  EXPECT_EQ(p.model_calls(), 128u);
+}
+
+}  // namespace
+}  // namespace tierjit::runtime

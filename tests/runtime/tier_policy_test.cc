@@ -1,0 +1,224 @@
+// TierPolicy: promotion only at θ_i and only when the expected benefit is positive (numbers
+// hand-computed below), declines with reasons, threshold adaptation sign, hotness, demotion at ε,
+// and which specializations DESIGN.md "Which shapes get which code" asks for.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "runtime/tier_policy.h"
+
+namespace tierjit::runtime {
+namespace {
+
+Signature sig(int64_t a, int64_t b = 64) {
+  Signature s;
+  std::vector<int64_t> d{a, b};
+  s.add_input(DType::kFloat32, d);
+  return s;
+}
+
+// An elementwise region of 10 nodes. Defaults: speedup 0->1 = 4.0, 1->2 = 1.5; compile cost prior
+// tier 1 = 2000 + 300·10 = 5000 us, tier 2 = 8000 + 1500·10 = 23000 us.
+RegionInfo region() { return {7, "add_7", RegionKind::kElementwise, 10}; }
+
+TEST(TierPolicy, DefaultThresholdsAndModels) {
+  TierPolicy p;
+  EXPECT_DOUBLE_EQ(p.threshold(0), 2);    // θ0
+  EXPECT_DOUBLE_EQ(p.threshold(1), 20);   // θ0·γ
+  EXPECT_DOUBLE_EQ(p.threshold(2), 200);  // θ0·γ²
+  EXPECT_NEAR(p.costs().predict(1, 10), 5000, 1e-6);
+  EXPECT_NEAR(p.costs().predict(2, 10), 23000, 1e-6);
+  EXPECT_NEAR(p.speedups().speedup(RegionKind::kElementwise, 0), 4.0, 1e-12);
+}
+
+TEST(TierPolicy, NoDecisionBelowThreshold) {
+  TierPolicy p;
+  Profile prof;
+  prof.record_call(sig(8), 1000, 0, 0, 0);  // 1 call < θ_0 = 2
+  PromotionDecision d = p.consider_promotion(region(), prof, 0);
+  EXPECT_FALSE(d.promote);
+  EXPECT_FALSE(d.record.has_value());
+}
+
+TEST(TierPolicy, DeclinedWhenItCannotPay) {
+  TierPolicy p;
+  Profile prof;
+  prof.record_call(sig(8), 100, 0, 0, 0);
+  prof.record_call(sig(8), 100, 0, 0, 0);
+  // 2 calls >= θ_0 = 2; N_expected = 2 (no model call yet); t_1 = 100 / 4 = 25;
+  // benefit = 2·(100 − 25) − 5000 = −4850 <= 0.
+  PromotionDecision d = p.consider_promotion(region(), prof, 0);
+  EXPECT_FALSE(d.promote);
+  EXPECT_NEAR(d.benefit_us, -4850, 1e-6);
+  ASSERT_TRUE(d.record.has_value());
+  EXPECT_EQ(d.record->kind, DecisionKind::kDeclined);
+  EXPECT_EQ(d.record->region_name, "add_7");
+  EXPECT_EQ(d.record->message.rfind("cannot pay: calls 2 >= θ_0 2; benefit N_expected 2 x", 0), 0u)
+      << d.record->message;
+}
+
+TEST(TierPolicy, PromotesWhenBenefitPositive) {
+  TierPolicy p;
+  Profile prof;
+  // One call per model call, 1000 us each at tier 0, over a full window of 64 model calls:
+  // N_expected = 64; t_1 = 1000 / 4 = 250; benefit = 64·(1000 − 250) − 5000 = 43000 > 0;
+  // density = 43000 / 5000 = 8.6.
+  for (int i = 0; i < 64; ++i) {
+    prof.record_call(sig(8), 1000, 0, 0, 0);
+    prof.on_model_call();
+  }
+  PromotionDecision d = p.consider_promotion(region(), prof, 0);
+  EXPECT_TRUE(d.promote);
+  EXPECT_EQ(d.to_tier, 1);
+  EXPECT_DOUBLE_EQ(d.n_expected, 64);
+  EXPECT_DOUBLE_EQ(d.t_next_us, 250);
+  EXPECT_NEAR(d.benefit_us, 43000, 1e-6);
+  EXPECT_NEAR(d.density, 8.6, 1e-9);
+  ASSERT_TRUE(d.record.has_value());
+  EXPECT_EQ(d.record->kind, DecisionKind::kPromoted);
+  EXPECT_EQ(d.record->from_tier, 0);
+  EXPECT_EQ(d.record->tier, 1);
+  // Tier 1 -> 2: 64 calls >= θ_1 = 20 but t_1 = 250 measured, t_2 = 250 / 1.5 = 166.67;
+  // benefit = 64·83.33 − 23000 = −17666.7: declined.
+  Profile t1;
+  for (int i = 0; i < 64; ++i) {
+    t1.record_call(sig(8), 250, 1, 0, 0);
+    t1.on_model_call();
+  }
+  PromotionDecision d2 = p.consider_promotion(region(), t1, 1);
+  EXPECT_FALSE(d2.promote);
+  EXPECT_NEAR(d2.benefit_us, 64 * (250 - 250 / 1.5) - 23000, 1e-6);
+  EXPECT_EQ(d2.record->kind, DecisionKind::kDeclined);
+  // The same with 10 calls < θ_1 = 20: nothing decided.
+  Profile few;
+  for (int i = 0; i < 10; ++i) few.record_call(sig(8), 250, 1, 0, 0);
+  EXPECT_FALSE(p.consider_promotion(region(), few, 1).record.has_value());
+}
+
+TEST(TierPolicy, OpaqueAndTopTierAreNotPromoted) {
+  TierPolicy p;
+  Profile prof;
+  for (int i = 0; i < 300; ++i) prof.record_call(sig(8), 1000, 0, 0, 0);
+  RegionInfo opaque{1, "nms_1", RegionKind::kOpaque, 1};
+  PromotionDecision d = p.consider_promotion(opaque, prof, 0);
+  EXPECT_FALSE(d.promote);
+  EXPECT_EQ(d.record->message, "opaque regions are not compiled");
+  EXPECT_FALSE(p.consider_promotion(region(), prof, 3).record.has_value());
+}
+
+TEST(TierPolicy, ThresholdAdaptationSign) {
+  TierPolicy p;
+  // Pays well: R = (1000 − 250)·64 / 5000 = 9.6 > R_target 2 -> θ_1 = 20 − 0.1·20·(9.6 − 2) = 4.8.
+  ThresholdUpdate u = p.observe_compile(region(), 1, 1000, 250, 64, 5000);
+  EXPECT_NEAR(u.r_actual, 9.6, 1e-12);
+  EXPECT_NEAR(u.new_theta, 4.8, 1e-9);
+  EXPECT_NEAR(p.threshold(1), 4.8, 1e-9);
+  // Pays nothing: R = 0 -> θ_1 = 4.8 − 0.48·(0 − 2) = 5.76 (raised).
+  u = p.observe_compile(region(), 1, 100, 100, 64, 5000);
+  EXPECT_NEAR(u.new_theta, 5.76, 1e-9);
+  // Pays hugely: clamped at θ_min = θ0 = 2.
+  u = p.observe_compile(region(), 1, 1e6, 1, 1000, 10);
+  EXPECT_DOUBLE_EQ(u.new_theta, 2);
+  // The observed compile fed the speedup model: geometric mean of seed 1.5 and 1000/250 = 4 and
+  // 100/100 = 1 and 1e6/1: exp((ln 1.5 + ln 4 + ln 1 + ln 1e6) / 4).
+  double expect = std::exp((std::log(1.5) + std::log(4.0) + std::log(1e6)) / 4);
+  EXPECT_NEAR(p.speedups().speedup(RegionKind::kElementwise, 1), expect, 1e-9);
+}
+
+TEST(TierPolicy, CompileCostModelFollowsData) {
+  CompileCostModel m;
+  m.set_prior(1, 1000, 100);  // pseudo-points (1, 1100), (10, 2000)
+  EXPECT_NEAR(m.predict(1, 5), 1500, 1e-9);
+  // Many compiles on the line 500 + 200·size dominate the two prior points.
+  for (int i = 0; i < 200; ++i) {
+    m.observe(1, 5, 1500);
+    m.observe(1, 50, 10500);
+  }
+  EXPECT_NEAR(m.predict(1, 20), 4500, 0.02 * 4500);
+}
+
+TEST(TierPolicy, Hotness) {
+  TierPolicy p;
+  // 1·10 + 1·0.5 + 0.5·0.2 + 0.25·4 = 11.6
+  EXPECT_NEAR(p.hotness({10, 0.5, 0.2, 4}), 11.6, 1e-12);
+}
+
+TEST(TierPolicy, DemotionAtEpsilon) {
+  TierPolicy p;
+  Profile prof;
+  for (int i = 0; i < 45; ++i) prof.record_call(sig(8), 1, 2, 0, 0);
+  for (int i = 0; i < 19; ++i) prof.record_call(sig(9), 1, 2, 0, 0, true, 0);
+  EXPECT_FALSE(p.consider_demotion(region(), prof).has_value());  // 19/64 = 0.297 <= 0.3
+  prof.record_call(sig(9), 1, 2, 0, 0, true, 0);                   // 20/64 = 0.3125 > 0.3
+  auto d = p.consider_demotion(region(), prof);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_DOUBLE_EQ(d->failure_rate, 20.0 / 64);
+  EXPECT_EQ(d->dims_to_mark_dynamic, std::vector<int>{0});
+  EXPECT_EQ(d->record.kind, DecisionKind::kDemoted);
+  EXPECT_EQ(d->record.message,
+            "guard-failure rate 0.312 over the last 64 calls > ε 0.3: exact versions dropped, "
+            "flat dims [0] marked dynamic");
+}
+
+TEST(TierPolicy, SpecializationsAllStaticAndTier1) {
+  TierPolicy p;
+  DimTracker t;
+  for (int i = 0; i < 5; ++i) t.observe(sig(8));
+  auto exact = p.choose_specializations(t, 2);
+  ASSERT_EQ(exact.size(), 1u);
+  EXPECT_EQ(exact[0].spec.level, SpecLevel::kExact);
+  EXPECT_EQ(exact[0].spec.key(), sig(8).exact_key());
+  auto t1 = p.choose_specializations(t, 1);
+  ASSERT_EQ(t1.size(), 1u);
+  EXPECT_EQ(t1[0].spec.level, SpecLevel::kGeneric);
+  EXPECT_TRUE(p.choose_specializations(DimTracker(), 2).empty());
+}
+
+TEST(TierPolicy, SpecializationsDynamicThetaSpec) {
+  // 64 calls, dim 0 dynamic: [8] 32 (50%), [3] 16 (25%), [16] 8 (12.5%), [100] 4 and [120] 4
+  // (6.25% each, same bucket 128 -> 12.5%), 64 static.
+  DimTracker t;
+  auto feed = [&](int64_t s, int n) {
+    for (int i = 0; i < n; ++i) t.observe(sig(s));
+  };
+  feed(100, 4);
+  feed(120, 4);
+  feed(16, 8);
+  feed(3, 16);
+  feed(8, 32);
+  TierPolicy p;
+  auto req = p.choose_specializations(t, 2);
+  // generic; exact [8] 50%, [3] 25%, [16] 12.5% (> θ_spec 10%); class 128 12.5% (no exact
+  // shape inside it; [100] and [120] at 6.25% each stay below θ_spec); buckets 8, 4 and 16 add
+  // nothing beyond their exact shapes. Ties: exact first.
+  ASSERT_EQ(req.size(), 5u);
+  EXPECT_EQ(req[0].spec.level, SpecLevel::kGeneric);
+  EXPECT_EQ(req[1].spec.key(), sig(8).exact_key());
+  EXPECT_EQ(req[2].spec.key(), sig(3).exact_key());
+  EXPECT_EQ(req[3].spec.key(), sig(16).exact_key());
+  EXPECT_EQ(req[4].spec.level, SpecLevel::kShapeClass);
+  EXPECT_EQ(req[4].spec.to_string(), "shape_class float32[<=128,64]");
+  EXPECT_EQ(req[1].reason, "shape (float32[8,64]) has 50% of the last 64 calls (> θ_spec 10%)");
+  // Cap 3: generic plus the two biggest shares.
+  TierPolicy capped({.version_cap = 3});
+  auto small = capped.choose_specializations(t, 2);
+  ASSERT_EQ(small.size(), 3u);
+  EXPECT_EQ(small[2].spec.key(), sig(3).exact_key());
+}
+
+TEST(TierPolicy, SpecializationsNoHotShape) {
+  // 64 distinct sizes 1..64: no shape above 10%; buckets 33..64 hold 32/64 = 50%, 17..32 25%,
+  // 9..16 12.5% -> three class versions; 5..8 6.25% and smaller stay generic.
+  DimTracker t;
+  for (int64_t s = 1; s <= 64; ++s) t.observe(sig(s));
+  TierPolicy p;
+  auto req = p.choose_specializations(t, 2);
+  ASSERT_EQ(req.size(), 4u);
+  EXPECT_EQ(req[1].spec.to_string(), "shape_class float32[<=64,64]");
+  EXPECT_EQ(req[2].spec.to_string(), "shape_class float32[<=32,64]");
+  EXPECT_EQ(req[3].spec.to_string(), "shape_class float32[<=16,64]");
+}
+
+}  // namespace
+}  // namespace tierjit::runtime
