@@ -91,7 +91,12 @@ NamedTensors Session::run(const NamedTensors& feeds) const {
   if (!result.ok()) result.status().with_prefix(impl_->model.path).throw_if_error();
   NamedTensors out;
   const auto& outs = impl_->model.graph->outputs();
-  for (size_t i = 0; i < outs.size(); ++i) out.emplace_back(outs[i]->name(), std::move(result.value()[i]));
+  for (size_t i = 0; i < outs.size(); ++i) {
+    // A constant output is the model's own tensor: hand out a copy so a caller writing into it
+    // cannot change the model for later calls.
+    Tensor& t = result.value()[i];
+    out.emplace_back(outs[i]->name(), outs[i]->is_constant() ? t.clone() : std::move(t));
+  }
   return out;
 }
 
