@@ -254,6 +254,8 @@ void bench_impl(const BenchOptions& opts) {
          {{"mode", opts.mode},
           {"tier_pinned", opts.tier >= 0 ? json(opts.tier) : json(nullptr)},
           {"tiers_available", json::array({0})},
+          {"note", "tier 0 only in this build: adaptive runs as interpret-only; compile_events and "
+                   "tier_timeline stay empty until the JIT tiers land"},
           {"model_path", opts.model},
           {"trace_path", opts.trace.empty() ? json(nullptr) : json(opts.trace)},
           {"seed", opts.seed},

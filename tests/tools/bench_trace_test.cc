@@ -92,6 +92,21 @@ TEST(BenchTrace, ShapesCycle) {
   EXPECT_EQ(bad.status().message().rfind("--shapes 'x1x4': ", 0), 0u) << bad.status().message();
 }
 
+// The committed demo trace (scripts/make_demo_trace.py): 500 requests x=Nx64, N in 1..64.
+TEST(BenchTrace, CommittedDemoTrace) {
+  auto t = read_trace_file(std::string(TIERJIT_SOURCE_DIR) + "/models/demo_mlp.zipf.txt");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->requests.size(), 500u);
+  for (const auto& r : t->requests) {
+    ASSERT_EQ(r.inputs.size(), 1u) << r.location;
+    EXPECT_EQ(r.inputs[0].first, "x");
+    ASSERT_EQ(r.inputs[0].second.size(), 2u) << r.location;
+    EXPECT_GE(r.inputs[0].second[0], 1);
+    EXPECT_LE(r.inputs[0].second[0], 64);
+    EXPECT_EQ(r.inputs[0].second[1], 64);
+  }
+}
+
 TEST(BenchTrace, CheckRequestAgainstModel) {
   TensorInfo ids{"input_ids", DType::kInt64, {-1, -1}, {"N", "S"}, true};
   TensorInfo mask{"attention_mask", DType::kInt64, {-1, -1}, {"N", "S"}, true};
