@@ -56,7 +56,7 @@ VersionTable::VersionTable(int region_id, std::string region_name, VersionTableO
       log_(log),
       metrics_(metrics) {
   options_.cap = std::clamp<size_t>(options_.cap, 1, kIndexMask - 1);
-  snapshot_.store(build({}));
+  snapshot_ = build({});
 }
 
 VersionTable::~VersionTable() = default;
@@ -84,6 +84,19 @@ std::shared_ptr<const VersionTable::Snapshot> VersionTable::build(
   return snap;
 }
 
+std::shared_ptr<const VersionTable::Snapshot> VersionTable::load() const {
+  std::shared_lock lock(snapshot_mu_);
+  return snapshot_;
+}
+
+void VersionTable::publish(std::shared_ptr<const Snapshot> next) {
+  {
+    std::unique_lock lock(snapshot_mu_);
+    snapshot_.swap(next);
+  }
+  // `next` now holds the previous snapshot; it is released here, outside the lock.
+}
+
 void VersionTable::log(DecisionRecord r) const {
   if (log_ == nullptr) return;
   r.region = region_id_;
@@ -93,7 +106,7 @@ void VersionTable::log(DecisionRecord r) const {
 
 LookupResult VersionTable::lookup(const Signature& sig) const {
   LookupResult r;
-  std::shared_ptr<const Snapshot> snap = snapshot_.load(std::memory_order_acquire);
+  std::shared_ptr<const Snapshot> snap = load();
   if (metrics_) Metrics::bump(metrics_->region_calls);
   const auto& versions = snap->versions;
   uint64_t h = sig.exact_key();
@@ -155,7 +168,7 @@ LookupResult VersionTable::lookup(const Signature& sig) const {
 
 InstallResult VersionTable::install(std::shared_ptr<const Version> version) {
   std::lock_guard lock(write_mu_);
-  std::shared_ptr<const Snapshot> cur = snapshot_.load(std::memory_order_acquire);
+  std::shared_ptr<const Snapshot> cur = load();
   std::vector<std::shared_ptr<const Version>> next = cur->versions;
   auto same = std::find_if(next.begin(), next.end(),
                            [&](const auto& v) { return v->key == version->key; });
@@ -181,20 +194,20 @@ InstallResult VersionTable::install(std::shared_ptr<const Version> version) {
   } else {
     next.push_back(std::move(version));
   }
-  snapshot_.store(build(std::move(next)), std::memory_order_release);
+  publish(build(std::move(next)));
   return result;
 }
 
 bool VersionTable::remove(uint64_t key) {
   std::lock_guard lock(write_mu_);
-  std::shared_ptr<const Snapshot> cur = snapshot_.load(std::memory_order_acquire);
+  std::shared_ptr<const Snapshot> cur = load();
   std::vector<std::shared_ptr<const Version>> next = cur->versions;
   auto it = std::find_if(next.begin(), next.end(), [&](const auto& v) { return v->key == key; });
   if (it == next.end()) return false;
   next.erase(it);
   if (next.size() < options_.cap) megamorphic_.store(false);
   if (metrics_) Metrics::bump(metrics_->evictions);
-  snapshot_.store(build(std::move(next)), std::memory_order_release);
+  publish(build(std::move(next)));
   return true;
 }
 
@@ -202,12 +215,12 @@ size_t VersionTable::remove_level(SpecLevel level, const std::string& reason) {
   std::vector<std::shared_ptr<const Version>> removed;
   {
     std::lock_guard lock(write_mu_);
-    std::shared_ptr<const Snapshot> cur = snapshot_.load(std::memory_order_acquire);
+    std::shared_ptr<const Snapshot> cur = load();
     std::vector<std::shared_ptr<const Version>> next;
     for (const auto& v : cur->versions) (v->level() == level ? removed : next).push_back(v);
     if (removed.empty()) return 0;
     if (next.size() < options_.cap) megamorphic_.store(false);
-    snapshot_.store(build(std::move(next)), std::memory_order_release);
+    publish(build(std::move(next)));
   }
   for (const auto& v : removed) {
     if (metrics_) Metrics::bump(metrics_->evictions);
@@ -221,10 +234,10 @@ size_t VersionTable::remove_level(SpecLevel level, const std::string& reason) {
   return removed.size();
 }
 
-size_t VersionTable::size() const { return snapshot_.load(std::memory_order_acquire)->versions.size(); }
+size_t VersionTable::size() const { return load()->versions.size(); }
 
 std::vector<std::shared_ptr<const Version>> VersionTable::versions() const {
-  return snapshot_.load(std::memory_order_acquire)->versions;
+  return load()->versions;
 }
 
 }  // namespace tierjit::runtime

@@ -4,15 +4,19 @@
 // cache), then a hash of the signature per specialization pattern, exact before shape class before
 // generic (polymorphic); past the cap (default 8) the region is megamorphic — new specializations
 // are refused and calls outside the installed ones use the generic version, counted and logged.
-// Concurrency: lookups read an immutable snapshot through an atomic shared_ptr (readers never wait
-// for each other or for installs); install/remove copy the snapshot under a writer mutex. A call
-// holds a shared_ptr to its Version, so code is freed only when no call can still be running it.
+// Concurrency: lookups read an immutable snapshot whose shared_ptr they copy under a shared
+// (reader) lock held for that copy only — readers never wait for each other; install/remove build
+// the next snapshot outside any reader's way and swap the pointer (copy-on-write). (Not
+// std::atomic<std::shared_ptr>: libstdc++ 12's load unlocks with relaxed order, a data race that
+// ThreadSanitizer reports.) A call holds a shared_ptr to its Version, so code is freed only when
+// no call can still be running it.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -109,6 +113,8 @@ class VersionTable {
  private:
   struct Snapshot;
   std::shared_ptr<const Snapshot> build(std::vector<std::shared_ptr<const Version>> versions) const;
+  std::shared_ptr<const Snapshot> load() const;
+  void publish(std::shared_ptr<const Snapshot> next);
   void log(DecisionRecord r) const;
 
   int region_id_;
@@ -116,8 +122,9 @@ class VersionTable {
   VersionTableOptions options_;
   DecisionLog* log_;
   Metrics* metrics_;
-  std::atomic<std::shared_ptr<const Snapshot>> snapshot_;
-  std::mutex write_mu_;
+  mutable std::shared_mutex snapshot_mu_;  // guards the pointer snapshot_ only
+  std::shared_ptr<const Snapshot> snapshot_;
+  std::mutex write_mu_;                     // serializes install/remove
   std::atomic<bool> megamorphic_{false};
 };
 
