@@ -30,7 +30,9 @@ Expected<std::unique_ptr<llvm::TargetMachine>> make_target_machine(Tier tier) {
     start = end + 1;
   }
   jtmb.addFeatures(feats);
-  jtmb.setCodeGenOptLevel(tier == Tier::kTier1 ? llvm::CodeGenOpt::Less : llvm::CodeGenOpt::Default);
+  // Tier 1 selects instructions with FastISel and the fast register allocator: half the
+  // codegen time of -O2's for ~6% slower code on the elementwise kernel (docs/codegen.md).
+  jtmb.setCodeGenOptLevel(tier == Tier::kTier1 ? llvm::CodeGenOpt::None : llvm::CodeGenOpt::Default);
   auto tm = jtmb.createTargetMachine();
   if (!tm) return status_from(tm.takeError(), "creating the target machine");
   return std::move(*tm);
@@ -43,7 +45,13 @@ std::string unique_symbol(const std::string& name) {
   return s + "_" + std::to_string(counter.fetch_add(1));
 }
 
+using Clock = std::chrono::steady_clock;
+int64_t us_since(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t).count();
+}
+
 struct Built {
+  int64_t optimize_us = 0;
   std::unique_ptr<llvm::LLVMContext> ctx;
   std::unique_ptr<llvm::TargetMachine> tm;
   std::unique_ptr<llvm::Module> module;
@@ -62,17 +70,20 @@ Expected<Built> build(const kir::Function& f, Tier tier, const std::string& symb
   if (llvm::verifyModule(*out.module, &os)) {
     return internal_error("codegen: kernel '{}' produced invalid LLVM IR: {}", f.name, os.str());
   }
+  auto t0 = Clock::now();
   run_pipeline(*out.module, *out.tm, tier);
+  out.optimize_us = us_since(t0);
   return out;
 }
 
 }  // namespace
 
 Expected<CompiledKernel> compile(const kir::Function& f, const CompileOptions& options) {
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = Clock::now();
   std::string symbol = unique_symbol(f.name);
   TJ_ASSIGN_OR_RETURN(Built built, build(f, options.tier, symbol));
 
+  auto t_codegen = Clock::now();
   llvm::SmallVector<char, 0> object;
   {
     llvm::raw_svector_ostream os(object);
@@ -83,6 +94,8 @@ Expected<CompiledKernel> compile(const kir::Function& f, const CompileOptions& o
     pm.run(*built.module);
   }
   size_t object_bytes = object.size();
+  int64_t codegen_us = us_since(t_codegen);
+  auto t_link = Clock::now();
   TJ_ASSIGN_OR_RETURN(Jit * jit, Jit::instance());
   TJ_ASSIGN_OR_RETURN(Jit::Loaded loaded,
                       jit->add_object(std::make_unique<llvm::SmallVectorMemoryBuffer>(
@@ -90,6 +103,9 @@ Expected<CompiledKernel> compile(const kir::Function& f, const CompileOptions& o
                                       symbol));
 
   CompiledKernel k;
+  k.link_us = us_since(t_link);
+  k.codegen_us = codegen_us;
+  k.optimize_us = built.optimize_us;
   k.fn = reinterpret_cast<KernelFn>(loaded.address);
   k.symbol = symbol;
   k.object_bytes = object_bytes;
@@ -101,7 +117,7 @@ Expected<CompiledKernel> compile(const kir::Function& f, const CompileOptions& o
     }
     delete rt;
   });
-  k.compile_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+  k.compile_us = us_since(t0);
   TJ_LOG_DEBUG("codegen: compiled {} at tier {} in {} us ({} bytes)", symbol, static_cast<int>(options.tier),
                k.compile_us, object_bytes);
   return k;
