@@ -83,6 +83,14 @@ bool DecisionLog::record(DecisionRecord r) {
   return true;
 }
 
+bool DecisionLog::would_keep(DecisionKind kind) const {
+  if (!is_per_call_kind(kind)) return true;
+  size_t k = static_cast<size_t>(kind);
+  std::lock_guard lock(mu_);
+  return window_count_[k] < options_.per_call_limit_per_s ||
+         clock_.now_us() - window_start_us_[k] >= 1'000'000;
+}
+
 std::vector<DecisionRecord> DecisionLog::records() const {
   std::lock_guard lock(mu_);
   return {ring_.begin(), ring_.end()};

@@ -63,6 +63,9 @@ class DecisionLog {
   /// Stamps (if time_us == 0), keeps and logs the record. Returns false when the rate limit of a
   /// per-call kind suppressed it (it is still counted in total()). Thread-safe.
   bool record(DecisionRecord record);
+  /// True when a record of `kind` would be kept now (rate limit not reached): lets a caller skip
+  /// formatting a per-call record's message that would be suppressed. Does not count anything.
+  bool would_keep(DecisionKind kind) const;
   /// Kept records, oldest first.
   std::vector<DecisionRecord> records() const;
   /// Records of `kind` ever passed to record() (kept or suppressed).

@@ -189,6 +189,13 @@ double TierPolicy::hotness(const HotnessInputs& in) const {
          w[3] * in.arithmetic_intensity;
 }
 
+HotnessInputs hotness_inputs(const Profile& profile, double model_time_us, double model_bytes) {
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  double bytes = profile.bytes_moved();
+  return {static_cast<double>(profile.calls()), ratio(profile.total_time_us(), model_time_us),
+          ratio(bytes, model_bytes), ratio(profile.flops(), bytes)};
+}
+
 std::optional<DemotionDecision> TierPolicy::consider_demotion(const RegionInfo& region,
                                                               const Profile& profile) const {
   double rate = profile.guard_failure_rate();

@@ -112,6 +112,11 @@ struct HotnessInputs {
   double arithmetic_intensity = 0;  ///< FLOPs per byte
 };
 
+/// Hotness inputs of a region from its profile: count = calls, time share = its time over
+/// `model_time_us`, bandwidth share = its bytes over `model_bytes`, intensity = FLOPs per byte
+/// (0 where a denominator is 0).
+HotnessInputs hotness_inputs(const Profile& profile, double model_time_us, double model_bytes);
+
 struct DemotionDecision {
   double failure_rate = 0;
   std::vector<int> dims_to_mark_dynamic;  ///< flat dims that failed guards in the window

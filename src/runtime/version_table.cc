@@ -149,6 +149,17 @@ LookupResult VersionTable::lookup(const Signature& sig) const {
       r.deopt_from = last > 0 && last <= versions.size() ? versions[last - 1] : versions.front();
     }
   }
+  if (r.deopt_from && log_ && log_->would_keep(DecisionKind::kDeoptimized)) {
+    DecisionRecord d;
+    d.kind = DecisionKind::kDeoptimized;
+    d.tier = r.deopt_from->tier;
+    d.level = r.deopt_from->level();
+    auto failure = r.deopt_from->guard.check(sig);
+    d.message = fmt::format("{}; ran {}", failure ? failure->reason : "guard failed",
+                            r.version ? fmt::format("generic tier {}", r.version->tier)
+                                      : std::string("no version (tier 0 outside the table)"));
+    log(std::move(d));
+  }
   if (metrics_) {
     if (r.inline_cache_hit) Metrics::bump(metrics_->inline_cache_hits);
     if (!r.version) {

@@ -92,7 +92,10 @@ class VersionTable {
                DecisionLog* log = nullptr, Metrics* metrics = nullptr);
   ~VersionTable();
 
-  /// The version to run for `sig`. Lock-free against other lookups; thread-safe against installs.
+  /// The version to run for `sig`. Readers never wait for each other; thread-safe against
+  /// installs. A deoptimization is counted in Metrics and, when a DecisionLog is attached, logged
+  /// as deoptimized with the failing guard's reason (rate-limited; the text is only formatted
+  /// when the log would keep it).
   LookupResult lookup(const Signature& sig) const;
   /// Installs `version` (copy-on-write). Generic versions are always accepted; others only while
   /// the table holds fewer than cap versions.

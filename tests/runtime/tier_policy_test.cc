@@ -142,6 +142,16 @@ TEST(TierPolicy, Hotness) {
   TierPolicy p;
   // 1·10 + 1·0.5 + 0.5·0.2 + 0.25·4 = 11.6
   EXPECT_NEAR(p.hotness({10, 0.5, 0.2, 4}), 11.6, 1e-12);
+  // From a profile: 2 calls, 300 us of a 600 us model, 2000 of 10000 bytes, 8000 FLOPs:
+  // {2, 0.5, 0.2, 8000 / 2000 = 4} -> 1·2 + 0.5 + 0.1 + 1 = 3.6.
+  Profile prof;
+  prof.record_call(sig(8), 100, 0, 1000, 4000);
+  prof.record_call(sig(8), 200, 0, 1000, 4000);
+  HotnessInputs in = hotness_inputs(prof, 600, 10000);
+  EXPECT_DOUBLE_EQ(in.time_share, 0.5);
+  EXPECT_DOUBLE_EQ(in.arithmetic_intensity, 4);
+  EXPECT_NEAR(p.hotness(in), 3.6, 1e-12);
+  EXPECT_DOUBLE_EQ(hotness_inputs(Profile(), 0, 0).time_share, 0);
 }
 
 TEST(TierPolicy, DemotionAtEpsilon) {

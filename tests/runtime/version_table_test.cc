@@ -97,6 +97,21 @@ TEST(VersionTable, PolymorphicMostSpecializedWins) {
   }
 }
 
+TEST(VersionTable, DeoptimizationLoggedWithReason) {
+  FakeClock clock(1);
+  DecisionLog log(clock, {.capacity = 16, .per_call_limit_per_s = 2, .mirror_to_logger = false});
+  VersionTable t(9, "relu_9", {}, &log);
+  t.install(make(0, Specialization::generic(sig(8)), 0));
+  t.install(make(2, Specialization::exact(sig(128)), 128));
+  t.lookup(sig(128));
+  for (int i = 0; i < 5; ++i) t.lookup(sig(77));
+  auto records = log.records();
+  ASSERT_EQ(records.size(), 2u);  // rate limit 2 per second: the other 3 never formatted
+  EXPECT_EQ(records[0].kind, DecisionKind::kDeoptimized);
+  EXPECT_EQ(records[0].region_name, "relu_9");
+  EXPECT_EQ(records[0].message, "input 0 dim 0: specialized 128, got 77; ran generic tier 0");
+}
+
 TEST(VersionTable, MissWithoutGeneric) {
   VersionTable t(2, "r", {});
   t.install(make(2, Specialization::exact(sig(8)), 8));
@@ -126,10 +141,13 @@ TEST(VersionTable, CapMakesRegionMegamorphic) {
   t.lookup(sig(4));
   EXPECT_EQ(Metrics::get(m.megamorphic_calls), 2u);
   EXPECT_EQ(Metrics::get(m.megamorphic_regions), 1u);
-  // Logged once, with its reason.
-  auto records = log.records();
+  // Logged once, with its reason (the generic calls are also logged as deoptimized).
+  std::vector<DecisionRecord> records;
+  for (const DecisionRecord& r : log.records()) {
+    if (r.kind == DecisionKind::kMegamorphic) records.push_back(r);
+  }
   ASSERT_EQ(records.size(), 1u);
-  EXPECT_EQ(records[0].kind, DecisionKind::kMegamorphic);
+  EXPECT_EQ(log.total(DecisionKind::kDeoptimized), 2u);
   EXPECT_EQ(records[0].region_name, "mul_3");
   EXPECT_EQ(records[0].message,
             "version cap 3 reached, exact float32[3,64] not installed; calls outside the "
