@@ -140,9 +140,10 @@ Submission CompileQueue::submit(uint64_t key, double density, std::function<Stat
       ++rejected_;
       if (metrics_) Metrics::bump(metrics_->jobs_rejected);
       if (!(density > (*lowest)->density)) {
+        size_t n = pending_.size();
         lock.unlock();
-        TJ_LOG_DEBUG("compile queue full ({} pending): rejected '{}' (density {:.3g})",
-                     pending_.size(), job->label, density);
+        TJ_LOG_DEBUG("compile queue full ({} pending): rejected '{}' (density {:.3g})", n,
+                     job->label, density);
         sub.result = SubmitResult::kRejected;
         job->ticket->finish(JobOutcome::kRejected, Status());
         return sub;
@@ -202,7 +203,12 @@ void CompileQueue::shutdown() {
   idle_cv_.notify_all();
   for (const auto& job : cancelled) job->ticket->finish(JobOutcome::kCancelled, Status());
   for (std::thread& t : workers_) {
-    if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
+    if (!t.joinable()) continue;
+    if (t.get_id() == std::this_thread::get_id()) {
+      t.detach();  // a job shut its own queue down: it returns to a loop that sees stopping_
+    } else {
+      t.join();
+    }
   }
 }
 
