@@ -3,10 +3,15 @@
 
 #include <mutex>
 
+#include <omp.h>
+
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/Support/TargetSelect.h>
 
 #include "codegen/codegen_internal.h"
+
+// libgomp's entry for `#pragma omp parallel` (parallel For loops call it; see llvm_emit.cc).
+extern "C" void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
 
 namespace tierjit::codegen {
 
@@ -34,6 +39,20 @@ Expected<Jit*> Jit::instance() {
       return;
     }
     lljit->getMainJITDylib().addGenerator(std::move(*gen));
+    // The OpenMP runtime entries, defined explicitly so they resolve even where the process
+    // would not otherwise load libgomp (this library links it).
+    auto sym = [&](auto* fn) {
+      return llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(fn), llvm::JITSymbolFlags::Exported);
+    };
+    llvm::orc::SymbolMap omp = {
+        {lljit->mangleAndIntern("GOMP_parallel"), sym(&GOMP_parallel)},
+        {lljit->mangleAndIntern("omp_get_thread_num"), sym(&omp_get_thread_num)},
+        {lljit->mangleAndIntern("omp_get_num_threads"), sym(&omp_get_num_threads)},
+    };
+    if (llvm::Error err = lljit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(omp)))) {
+      error = status_from(std::move(err), "defining the OpenMP symbols");
+      return;
+    }
     jit = new Jit(std::move(lljit));  // lives until exit: kernels may run in static destructors
   });
   if (!jit) return error;

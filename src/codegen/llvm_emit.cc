@@ -419,6 +419,86 @@ class Emitter {
   Status loop(const kir::For& f) {
     TJ_ASSIGN_OR_RETURN(llvm::Value * lo, expr(f.min));
     TJ_ASSIGN_OR_RETURN(llvm::Value * ext, expr(f.extent));
+    if (f.for_kind == kir::ForKind::kParallel) return parallel_loop(f, lo, ext);
+    return loop_range(f, lo, ext);
+  }
+
+  // A parallel loop through libgomp's ABI: the body is outlined into `void fn.par(ptr ctx)`,
+  // where ctx holds every variable and buffer pointer in scope plus the range; each OpenMP
+  // thread runs a contiguous chunk. GOMP_parallel(fn, ctx, 0 = default threads, 0).
+  Status parallel_loop(const kir::For& f, llvm::Value* lo, llvm::Value* ext) {
+    std::vector<std::pair<std::string, llvm::Value*>> cvars(vars_.begin(), vars_.end());
+    std::vector<std::pair<std::string, Buffer>> cbufs(buffers_.begin(), buffers_.end());
+    auto* ptr_ty = llvm::PointerType::get(ctx_, 0);
+    std::vector<llvm::Type*> fields;
+    for (auto& [name, v] : cvars) fields.push_back(v->getType());
+    for (size_t i = 0; i < cbufs.size(); ++i) fields.push_back(ptr_ty);
+    fields.push_back(b_.getInt64Ty());
+    fields.push_back(b_.getInt64Ty());
+    auto* st = llvm::StructType::get(ctx_, fields);
+    llvm::AllocaInst* ctx_mem;
+    {
+      llvm::IRBuilder<> eb(entry_, entry_->begin());
+      ctx_mem = eb.CreateAlloca(st, nullptr, f.var + ".ctx");
+    }
+    std::vector<llvm::Value*> values;
+    for (auto& [name, v] : cvars) values.push_back(v);
+    for (auto& [name, buf] : cbufs) values.push_back(buf.ptr);
+    values.push_back(lo);
+    values.push_back(ext);
+    for (size_t i = 0; i < values.size(); ++i) b_.CreateStore(values[i], b_.CreateStructGEP(st, ctx_mem, i));
+
+    auto* outlined = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), {ptr_ty}, false),
+                                            llvm::Function::InternalLinkage, fn_->getName() + "." + f.var + ".par", m_);
+    outlined->setAttributes(fn_->getAttributes().removeParamAttributes(ctx_, 1));
+    // Emit the outlined body with its own scope, then restore ours.
+    auto saved_fn = fn_;
+    auto saved_entry = entry_;
+    auto saved_vars = vars_;
+    auto saved_bufs = buffers_;
+    llvm::IRBuilderBase::InsertPoint saved_ip = b_.saveIP();
+    fn_ = outlined;
+    entry_ = llvm::BasicBlock::Create(ctx_, "entry", outlined);
+    b_.SetInsertPoint(entry_);
+    vars_.clear();
+    buffers_.clear();
+    llvm::Value* arg = outlined->getArg(0);
+    auto field = [&](size_t i) { return b_.CreateLoad(fields[i], b_.CreateStructGEP(st, arg, i)); };
+    size_t i = 0;
+    for (auto& [name, v] : cvars) vars_[name] = field(i++);
+    for (auto& [name, buf] : cbufs) {
+      Buffer copy = buf;
+      copy.ptr = field(i++);
+      buffers_[name] = copy;
+    }
+    llvm::Value* plo = field(i++);
+    llvm::Value* pext = field(i++);
+    auto* i32 = b_.getInt32Ty();
+    llvm::FunctionCallee tid_fn = m_.getOrInsertFunction("omp_get_thread_num", llvm::FunctionType::get(i32, false));
+    llvm::FunctionCallee nth_fn = m_.getOrInsertFunction("omp_get_num_threads", llvm::FunctionType::get(i32, false));
+    llvm::Value* tid = b_.CreateSExt(b_.CreateCall(tid_fn), b_.getInt64Ty());
+    llvm::Value* nth = b_.CreateSExt(b_.CreateCall(nth_fn), b_.getInt64Ty());
+    llvm::Value* chunk = b_.CreateSDiv(b_.CreateAdd(pext, b_.CreateSub(nth, b_.getInt64(1))), nth);
+    auto smin = [&](llvm::Value* a, llvm::Value* c) { return intrinsic(llvm::Intrinsic::smin, a->getType(), {a, c}); };
+    llvm::Value* begin = smin(b_.CreateMul(tid, chunk), pext);
+    llvm::Value* end = smin(b_.CreateMul(b_.CreateAdd(tid, b_.getInt64(1)), chunk), pext);
+    Status s = loop_range(f, b_.CreateAdd(plo, begin), b_.CreateSub(end, begin));
+    if (s.ok()) b_.CreateRetVoid();
+    fn_ = saved_fn;
+    entry_ = saved_entry;
+    vars_ = std::move(saved_vars);
+    buffers_ = std::move(saved_bufs);
+    b_.restoreIP(saved_ip);
+    TJ_RETURN_IF_ERROR(s);
+
+    llvm::FunctionCallee gomp = m_.getOrInsertFunction(
+        "GOMP_parallel", llvm::FunctionType::get(b_.getVoidTy(), {ptr_ty, ptr_ty, i32, i32}, false));
+    b_.CreateCall(gomp, {outlined, ctx_mem, b_.getInt32(0), b_.getInt32(0)});
+    return Status();
+  }
+
+  // for (v = lo; v < lo + ext; ++v) body, emitted rotated.
+  Status loop_range(const kir::For& f, llvm::Value* lo, llvm::Value* ext) {
     llvm::Value* hi = b_.CreateAdd(lo, ext, f.var + ".end");
     auto* pre_bb = b_.GetInsertBlock();
     auto* body_bb = llvm::BasicBlock::Create(ctx_, f.var + ".body", fn_);

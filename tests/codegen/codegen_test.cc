@@ -25,11 +25,11 @@ class CodegenTier : public ::testing::TestWithParam<Tier> {
 };
 
 // y[i] = tanh(a[i] * x[i] + b[i]) * c[i] for i in [0, dims[0]).
-Function tanh_kernel() {
+Function tanh_kernel(ForKind kind = ForKind::kSerial) {
   Expr i = var("i");
   auto ld = [&](const char* buf) { return load(f32(), buf, i); };
   Expr t = add(mul(ld("a"), ld("x")), ld("b"));
-  Stmt body = for_loop("i", imm(0), var("n"), store("y", i, mul(call(Intrinsic::kTanh, {t}), ld("c"))));
+  Stmt body = for_loop("i", imm(0), var("n"), store("y", i, mul(call(Intrinsic::kTanh, {t}), ld("c"))), kind);
   return Function{"tanh_fma",
                   {{"a", DType::kFloat32},
                    {"x", DType::kFloat32},
@@ -101,7 +101,7 @@ TEST_P(CodegenTier, StridedLoopNest) {
 }
 
 // y[r] = sum_c x[r * cols + c] with a 16-lane vector accumulator (acc) and a scalar tail.
-Function row_sum_kernel() {
+Function row_sum_kernel(ForKind rows_kind = ForKind::kSerial) {
   const int lanes = 16;
   Expr r = var("r"), blk = var("blk"), t = var("t");
   Expr row = mul(r, var("cols"));
@@ -126,7 +126,8 @@ Function row_sum_kernel() {
   fold.push_back(store("y", r, load(f32(), "acc", imm(0))));
   std::vector<Stmt> row_body = {init, blocks, tail};
   row_body.insert(row_body.end(), fold.begin(), fold.end());
-  Stmt body = for_loop("r", imm(0), var("rows"), allocate("acc", DType::kFloat32, lanes, block(row_body)));
+  Stmt body = for_loop("r", imm(0), var("rows"), allocate("acc", DType::kFloat32, lanes, block(row_body)),
+                       rows_kind);
   return Function{"row_sum", {{"x", DType::kFloat32}, {"y", DType::kFloat32}}, {"rows", "cols"}, body};
 }
 
@@ -194,6 +195,33 @@ TEST_P(CodegenTier, GatherSelectCastLetIf) {
     EXPECT_EQ(ki[v], static_cast<int32_t>(want)) << v;
   }
   EXPECT_EQ(flag, (std::vector<uint8_t>{1, 0, 1}));
+}
+
+// Parallel loops run through libgomp (GOMP_parallel with an outlined body).
+TEST_P(CodegenTier, ParallelLoops) {
+  CompiledKernel k = compile_ok(tanh_kernel(ForKind::kParallel));
+  ASSERT_NE(k.fn, nullptr);
+  for (int64_t n : {0, 1, 3, 100003}) {
+    std::vector<float> a(n, 0.5f), x(n), b(n, 0.25f), c(n, 2.0f), y(n, -1.0f);
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 101) * 0.02f - 1.0f;
+    void* bufs[] = {a.data(), x.data(), b.data(), c.data(), y.data()};
+    int64_t dims[] = {n};
+    k(bufs, dims);
+    for (int64_t i = 0; i < n; ++i) {
+      double ref = std::tanh(0.5 * x[i] + 0.25) * 2.0;
+      ASSERT_NEAR(y[i], ref, 1e-6) << "n=" << n << " i=" << i;
+    }
+  }
+  // Parallel rows, each with its own scratch accumulator (allocated per thread).
+  CompiledKernel rs = compile_ok(row_sum_kernel(ForKind::kParallel));
+  ASSERT_NE(rs.fn, nullptr);
+  const int64_t rows = 37, cols = 1001;
+  std::vector<float> m(rows * cols), out(rows);
+  for (int64_t v = 0; v < rows * cols; ++v) m[v] = static_cast<float>(v / cols);  // row r is all r
+  void* bufs[] = {m.data(), out.data()};
+  int64_t dims[] = {rows, cols};
+  rs(bufs, dims);
+  for (int64_t r = 0; r < rows; ++r) EXPECT_EQ(out[r], static_cast<float>(r * cols)) << r;
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiers, CodegenTier, ::testing::Values(Tier::kTier1, Tier::kTier2),
