@@ -205,7 +205,7 @@ void CompileQueue::shutdown() {
   for (std::thread& t : workers_) {
     if (!t.joinable()) continue;
     if (t.get_id() == std::this_thread::get_id()) {
-      t.detach();  // a job shut its own queue down: it returns to a loop that sees stopping_
+      t.detach();  // shutdown() from a job: its worker returns to a loop that sees stopping_
     } else {
       t.join();
     }

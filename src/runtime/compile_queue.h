@@ -86,6 +86,7 @@ class CompileQueue {
   /// `metrics` may be null; it must outlive the queue.
   explicit CompileQueue(CompileQueueOptions options = {}, Metrics* metrics = nullptr);
   /// Cancels pending jobs (outcome kCancelled) and joins the workers; running jobs finish first.
+  /// Must not run on one of the queue's own workers (a job may call shutdown(), not destroy it).
   ~CompileQueue();
   CompileQueue(const CompileQueue&) = delete;
   CompileQueue& operator=(const CompileQueue&) = delete;
