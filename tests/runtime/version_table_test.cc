@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <new>
 #include <random>
 #include <thread>
 #include <vector>
@@ -230,4 +232,46 @@ TEST(VersionTable, ConcurrentLookupsDuringInstalls) {
 }
 
 }  // namespace
+
+thread_local int64_t g_allocations = 0;  // operator new calls on this thread (replaced below)
+
+namespace {
+
+// The steady-state call path allocates nothing: signature hash, inline cache, per-pattern hash
+// probe, guard check.
+TEST(VersionTable, LookupAndGuardDoNotAllocateOnSuccess) {
+  VersionTable t(10, "r");
+  t.install(make(0, Specialization::generic(sig(8)), 0));
+  t.install(make(2, Specialization::exact(sig(8)), 8));
+  t.install(make(2, Specialization::shape_class(sig(100), kDyn0), 128));
+  Signature a = sig(8), b = sig(100), c = sig(300);
+  Guard g(Specialization::exact(a));
+  t.lookup(a);  // warm: nothing lazily allocated later
+  int64_t before = g_allocations;
+  for (int i = 0; i < 10; ++i) {
+    LookupResult ra = t.lookup(a);  // inline cache
+    LookupResult rb = t.lookup(b);  // class hash
+    LookupResult rc = t.lookup(c);  // generic (deoptimization, no log attached)
+    EXPECT_FALSE(g.check(a).has_value());
+    EXPECT_EQ(rb.version->level(), SpecLevel::kShapeClass);
+  }
+  EXPECT_EQ(g_allocations - before, 0);
+  Signature fresh = sig(5);  // the counter does see allocations
+  EXPECT_GT(g_allocations - before, 0);
+}
+
+}  // namespace
 }  // namespace tierjit::runtime
+
+// Counting replacements of the global allocation functions (malloc/free underneath). GCC warns
+// that free() meets memory from "operator new", which is exactly what this replacement does.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(std::size_t n) {
+  ++tierjit::runtime::g_allocations;
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
