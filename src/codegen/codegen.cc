@@ -1,14 +1,14 @@
 // codegen driver (codegen.h): verify -> emit LLVM IR -> verify the module -> tier pipeline ->
 // object code for the host CPU -> link into the process JIT under a ResourceTracker. Every step
 // on its own LLVMContext and TargetMachine, so compiles run concurrently on any thread.
-#include <atomic>
-#include <chrono>
-
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/SmallVectorMemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
+
+#include <atomic>
+#include <chrono>
 
 #include "codegen/codegen_internal.h"
 #include "codegen/jit.h"
@@ -32,7 +32,8 @@ Expected<std::unique_ptr<llvm::TargetMachine>> make_target_machine(Tier tier) {
   jtmb.addFeatures(feats);
   // Tier 1 selects instructions with FastISel and the fast register allocator: half the
   // codegen time of -O2's for ~6% slower code on the elementwise kernel (docs/codegen.md).
-  jtmb.setCodeGenOptLevel(tier == Tier::kTier1 ? llvm::CodeGenOpt::None : llvm::CodeGenOpt::Default);
+  jtmb.setCodeGenOptLevel(tier == Tier::kTier1 ? llvm::CodeGenOpt::None
+                                               : llvm::CodeGenOpt::Default);
   auto tm = jtmb.createTargetMachine();
   if (!tm) return status_from(tm.takeError(), "creating the target machine");
   return std::move(*tm);
@@ -97,10 +98,11 @@ Expected<CompiledKernel> compile(const kir::Function& f, const CompileOptions& o
   int64_t codegen_us = us_since(t_codegen);
   auto t_link = Clock::now();
   TJ_ASSIGN_OR_RETURN(Jit * jit, Jit::instance());
-  TJ_ASSIGN_OR_RETURN(Jit::Loaded loaded,
-                      jit->add_object(std::make_unique<llvm::SmallVectorMemoryBuffer>(
-                                          std::move(object), symbol, /*RequiresNullTerminator=*/false),
-                                      symbol));
+  TJ_ASSIGN_OR_RETURN(
+      Jit::Loaded loaded,
+      jit->add_object(std::make_unique<llvm::SmallVectorMemoryBuffer>(
+                          std::move(object), symbol, /*RequiresNullTerminator=*/false),
+                      symbol));
 
   CompiledKernel k;
   k.link_us = us_since(t_link);
@@ -118,8 +120,8 @@ Expected<CompiledKernel> compile(const kir::Function& f, const CompileOptions& o
     delete rt;
   });
   k.compile_us = us_since(t0);
-  TJ_LOG_DEBUG("codegen: compiled {} at tier {} in {} us ({} bytes)", symbol, static_cast<int>(options.tier),
-               k.compile_us, object_bytes);
+  TJ_LOG_DEBUG("codegen: compiled {} at tier {} in {} us ({} bytes)", symbol,
+               static_cast<int>(options.tier), k.compile_us, object_bytes);
   return k;
 }
 

@@ -31,12 +31,12 @@ struct CompileOptions {
 /// freed) when the last copy is destroyed, so callers must keep a copy while calling fn.
 struct CompiledKernel {
   KernelFn fn = nullptr;
-  int64_t compile_us = 0;    ///< wall time of compile(), µs (verify, emit, optimize, link)
-  int64_t optimize_us = 0;   ///< of which the tier's IR pipeline, µs
-  int64_t codegen_us = 0;    ///< of which instruction selection to object bytes, µs
-  int64_t link_us = 0;       ///< of which linking into the JIT and symbol lookup, µs
-  size_t object_bytes = 0;   ///< size of the relocatable object that was linked
-  std::string symbol;        ///< unique symbol name in the JIT
+  int64_t compile_us = 0;      ///< wall time of compile(), µs (verify, emit, optimize, link)
+  int64_t optimize_us = 0;     ///< of which the tier's IR pipeline, µs
+  int64_t codegen_us = 0;      ///< of which instruction selection to object bytes, µs
+  int64_t link_us = 0;         ///< of which linking into the JIT and symbol lookup, µs
+  size_t object_bytes = 0;     ///< size of the relocatable object that was linked
+  std::string symbol;          ///< unique symbol name in the JIT
   std::shared_ptr<void> code;  ///< owns the code (a ResourceTracker inside)
 
   void operator()(void* const* buffers, const int64_t* dims) const { fn(buffers, dims); }

@@ -3,12 +3,12 @@
 // per-tier pass pipelines; jit.cc: the ORC wrapper; codegen.cc drives them.
 #pragma once
 
-#include <memory>
-#include <string>
-
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
+
+#include <memory>
+#include <string>
 
 #include "codegen/codegen.h"
 #include "kir/kir.h"

@@ -2,11 +2,11 @@
 // feature string; the vector width from AVX-512F / AVX2.
 #include "codegen/cpu_features.h"
 
-#include <algorithm>
-#include <vector>
-
 #include <llvm/ADT/StringMap.h>
 #include <llvm/TargetParser/Host.h>
+
+#include <algorithm>
+#include <vector>
 
 namespace tierjit::codegen {
 

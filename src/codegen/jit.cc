@@ -1,12 +1,11 @@
 // ORC JIT wrapper (jit.h) and the conversion of llvm::Error to Status.
 #include "codegen/jit.h"
 
-#include <mutex>
-
-#include <omp.h>
-
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/Support/TargetSelect.h>
+#include <omp.h>
+
+#include <mutex>
 
 #include "codegen/codegen_internal.h"
 
@@ -42,14 +41,16 @@ Expected<Jit*> Jit::instance() {
     // The OpenMP runtime entries, defined explicitly so they resolve even where the process
     // would not otherwise load libgomp (this library links it).
     auto sym = [&](auto* fn) {
-      return llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(fn), llvm::JITSymbolFlags::Exported);
+      return llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(fn),
+                                      llvm::JITSymbolFlags::Exported);
     };
     llvm::orc::SymbolMap omp = {
         {lljit->mangleAndIntern("GOMP_parallel"), sym(&GOMP_parallel)},
         {lljit->mangleAndIntern("omp_get_thread_num"), sym(&omp_get_thread_num)},
         {lljit->mangleAndIntern("omp_get_num_threads"), sym(&omp_get_num_threads)},
     };
-    if (llvm::Error err = lljit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(omp)))) {
+    if (llvm::Error err =
+            lljit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(omp)))) {
       error = status_from(std::move(err), "defining the OpenMP symbols");
       return;
     }

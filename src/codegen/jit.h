@@ -3,10 +3,10 @@
 // resolves libc/libm symbols (expf, memset, ...) from the process. Thread-safe. Private to codegen.
 #pragma once
 
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+
 #include <memory>
 #include <string>
-
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
 
 #include "support/status.h"
 
@@ -18,11 +18,12 @@ class Jit {
   static Expected<Jit*> instance();
 
   struct Loaded {
-    uint64_t address = 0;                     ///< of the looked-up symbol
-    llvm::orc::ResourceTrackerSP tracker;     ///< remove() frees the object's code
+    uint64_t address = 0;                  ///< of the looked-up symbol
+    llvm::orc::ResourceTrackerSP tracker;  ///< remove() frees the object's code
   };
   /// Links a relocatable object under a new tracker and returns the address of `symbol`.
-  Expected<Loaded> add_object(std::unique_ptr<llvm::MemoryBuffer> object, const std::string& symbol);
+  Expected<Loaded> add_object(std::unique_ptr<llvm::MemoryBuffer> object,
+                              const std::string& symbol);
 
  private:
   explicit Jit(std::unique_ptr<llvm::orc::LLJIT> jit) : jit_(std::move(jit)) {}

@@ -4,10 +4,10 @@
 // alias scope (buffers that are written must not overlap others, codegen.h). Contiguous vector
 // accesses (index = ramp(base, 1, n)) become vector loads/stores, other vector indices gathers/
 // scatters. float32 exp/log/tanh/erf/sigmoid become polynomials (math_emit.cc) so they vectorize.
-#include <unordered_map>
-
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
+
+#include <unordered_map>
 
 #include "codegen/codegen_internal.h"
 
@@ -132,14 +132,18 @@ class Emitter {
     switch (e->kind) {
       case NodeKind::kIntImm: {
         llvm::Type* s = scalar_type(t.dtype, false);
-        llvm::Constant* c = llvm::ConstantInt::get(s, static_cast<uint64_t>(e->as<kir::IntImm>()->value), true);
-        return t.lanes == 1 ? c : llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(t.lanes), c);
+        llvm::Constant* c =
+            llvm::ConstantInt::get(s, static_cast<uint64_t>(e->as<kir::IntImm>()->value), true);
+        return t.lanes == 1
+                   ? c
+                   : llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(t.lanes), c);
       }
       case NodeKind::kFloatImm:
         return llvm::ConstantFP::get(type(t), e->as<kir::FloatImm>()->value);
       case NodeKind::kVar: {
         auto it = vars_.find(e->as<kir::Var>()->name);
-        if (it == vars_.end()) return internal_error("codegen: unbound {}", e->as<kir::Var>()->name);
+        if (it == vars_.end())
+          return internal_error("codegen: unbound {}", e->as<kir::Var>()->name);
         return it->second;
       }
       case NodeKind::kBinary:
@@ -166,8 +170,10 @@ class Emitter {
         TJ_ASSIGN_OR_RETURN(llvm::Value * base, expr(r->base));
         TJ_ASSIGN_OR_RETURN(llvm::Value * stride, expr(r->stride));
         std::vector<llvm::Constant*> iota;
-        for (int i = 0; i < t.lanes; ++i) iota.push_back(llvm::ConstantInt::get(base->getType(), i));
-        llvm::Value* steps = b_.CreateMul(b_.CreateVectorSplat(t.lanes, stride), llvm::ConstantVector::get(iota));
+        for (int i = 0; i < t.lanes; ++i)
+          iota.push_back(llvm::ConstantInt::get(base->getType(), i));
+        llvm::Value* steps =
+            b_.CreateMul(b_.CreateVectorSplat(t.lanes, stride), llvm::ConstantVector::get(iota));
         return b_.CreateAdd(b_.CreateVectorSplat(t.lanes, base), steps);
       }
       case NodeKind::kCall:
@@ -195,10 +201,14 @@ class Emitter {
       case kir::BinaryOp::kMod:
         return sgn ? b_.CreateSRem(a, c) : b_.CreateURem(a, c);
       case kir::BinaryOp::kMin:
-        return intrinsic(fp ? llvm::Intrinsic::minnum : sgn ? llvm::Intrinsic::smin : llvm::Intrinsic::umin,
+        return intrinsic(fp    ? llvm::Intrinsic::minnum
+                         : sgn ? llvm::Intrinsic::smin
+                               : llvm::Intrinsic::umin,
                          a->getType(), {a, c});
       case kir::BinaryOp::kMax:
-        return intrinsic(fp ? llvm::Intrinsic::maxnum : sgn ? llvm::Intrinsic::smax : llvm::Intrinsic::umax,
+        return intrinsic(fp    ? llvm::Intrinsic::maxnum
+                         : sgn ? llvm::Intrinsic::smax
+                               : llvm::Intrinsic::umax,
                          a->getType(), {a, c});
       case kir::BinaryOp::kAnd:
         return b_.CreateAnd(a, c);
@@ -214,12 +224,15 @@ class Emitter {
     kir::Type t = n.a->type;
     using P = llvm::CmpInst::Predicate;
     if (t.is_float()) {
-      static constexpr P kFp[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OLT, P::FCMP_OLE, P::FCMP_OGT, P::FCMP_OGE};
+      static constexpr P kFp[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OLT,
+                                  P::FCMP_OLE, P::FCMP_OGT, P::FCMP_OGE};
       return b_.CreateFCmp(kFp[static_cast<int>(n.op)], a, c);
     }
     bool sgn = dtype_is_signed(t.dtype) && !t.is_bool();
-    static constexpr P kS[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_SLT, P::ICMP_SLE, P::ICMP_SGT, P::ICMP_SGE};
-    static constexpr P kU[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_ULT, P::ICMP_ULE, P::ICMP_UGT, P::ICMP_UGE};
+    static constexpr P kS[] = {P::ICMP_EQ,  P::ICMP_NE,  P::ICMP_SLT,
+                               P::ICMP_SLE, P::ICMP_SGT, P::ICMP_SGE};
+    static constexpr P kU[] = {P::ICMP_EQ,  P::ICMP_NE,  P::ICMP_ULT,
+                               P::ICMP_ULE, P::ICMP_UGT, P::ICMP_UGE};
     return b_.CreateICmp((sgn ? kS : kU)[static_cast<int>(n.op)], a, c);
   }
 
@@ -235,14 +248,16 @@ class Emitter {
     }
     bool from_signed = dtype_is_signed(from.dtype) && !from.is_bool();
     if (from.is_float() && to.is_float()) return b_.CreateFPCast(v, lt);
-    if (from.is_float()) return dtype_is_signed(to.dtype) ? b_.CreateFPToSI(v, lt) : b_.CreateFPToUI(v, lt);
+    if (from.is_float())
+      return dtype_is_signed(to.dtype) ? b_.CreateFPToSI(v, lt) : b_.CreateFPToUI(v, lt);
     if (to.is_float()) return from_signed ? b_.CreateSIToFP(v, lt) : b_.CreateUIToFP(v, lt);
     return b_.CreateIntCast(v, lt, from_signed);
   }
 
   // Address of buffer[index] for a scalar index, or a vector of addresses.
-  Expected<std::pair<const Buffer*, llvm::Value*>> address(const std::string& name, const kir::Expr& index,
-                                                           int lanes, bool* contiguous) {
+  Expected<std::pair<const Buffer*, llvm::Value*>> address(const std::string& name,
+                                                           const kir::Expr& index, int lanes,
+                                                           bool* contiguous) {
     auto it = buffers_.find(name);
     if (it == buffers_.end()) return internal_error("codegen: unknown buffer {}", name);
     const Buffer& buf = it->second;
@@ -321,7 +336,8 @@ class Emitter {
         llvm::Value* e = is_f32 ? emit_exp_f32(b_, na) : intrinsic(llvm::Intrinsic::exp, t, {na});
         llvm::Value* one = llvm::ConstantFP::get(t, 1.0);
         llvm::Value* r = b_.CreateFDiv(one, b_.CreateFAdd(one, e));
-        return b_.CreateSelect(b_.CreateFCmpOLT(x, llvm::Constant::getNullValue(t)), b_.CreateFMul(e, r), r);
+        return b_.CreateSelect(b_.CreateFCmpOLT(x, llvm::Constant::getNullValue(t)),
+                               b_.CreateFMul(e, r), r);
       }
       case kir::Intrinsic::kSqrt:
         return unary(llvm::Intrinsic::sqrt);
@@ -353,7 +369,8 @@ class Emitter {
         const auto* st = s->as<kir::Store>();
         TJ_ASSIGN_OR_RETURN(llvm::Value * v, expr(st->value));
         bool contiguous = false;
-        TJ_ASSIGN_OR_RETURN(auto addr, address(st->buffer, st->index, st->value->type.lanes, &contiguous));
+        TJ_ASSIGN_OR_RETURN(auto addr,
+                            address(st->buffer, st->index, st->value->type.lanes, &contiguous));
         const Buffer& buf = *addr.first;
         if (st->value->type.is_bool()) v = b_.CreateZExt(v, type(st->value->type, true));
         llvm::Align align(dtype_size(buf.dtype));
@@ -400,7 +417,8 @@ class Emitter {
         const auto* a = s->as<kir::Allocate>();
         TJ_RETURN_IF_ERROR(check_dtype(a->dtype));
         llvm::IRBuilder<> eb(entry_, entry_->begin());  // static alloca in the entry block
-        auto* alloca = eb.CreateAlloca(scalar_type(a->dtype, true), eb.getInt64(std::max<int64_t>(a->size, 1)), a->buffer);
+        auto* alloca = eb.CreateAlloca(scalar_type(a->dtype, true),
+                                       eb.getInt64(std::max<int64_t>(a->size, 1)), a->buffer);
         alloca->setAlignment(llvm::Align(64));
         Buffer buf;
         buf.ptr = alloca;
@@ -446,10 +464,12 @@ class Emitter {
     for (auto& [name, buf] : cbufs) values.push_back(buf.ptr);
     values.push_back(lo);
     values.push_back(ext);
-    for (size_t i = 0; i < values.size(); ++i) b_.CreateStore(values[i], b_.CreateStructGEP(st, ctx_mem, i));
+    for (size_t i = 0; i < values.size(); ++i)
+      b_.CreateStore(values[i], b_.CreateStructGEP(st, ctx_mem, i));
 
-    auto* outlined = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), {ptr_ty}, false),
-                                            llvm::Function::InternalLinkage, fn_->getName() + "." + f.var + ".par", m_);
+    auto* outlined = llvm::Function::Create(
+        llvm::FunctionType::get(b_.getVoidTy(), {ptr_ty}, false), llvm::Function::InternalLinkage,
+        fn_->getName() + "." + f.var + ".par", m_);
     outlined->setAttributes(fn_->getAttributes().removeParamAttributes(ctx_, 1));
     // Emit the outlined body with its own scope, then restore ours.
     auto saved_fn = fn_;
@@ -474,12 +494,16 @@ class Emitter {
     llvm::Value* plo = field(i++);
     llvm::Value* pext = field(i++);
     auto* i32 = b_.getInt32Ty();
-    llvm::FunctionCallee tid_fn = m_.getOrInsertFunction("omp_get_thread_num", llvm::FunctionType::get(i32, false));
-    llvm::FunctionCallee nth_fn = m_.getOrInsertFunction("omp_get_num_threads", llvm::FunctionType::get(i32, false));
+    llvm::FunctionCallee tid_fn =
+        m_.getOrInsertFunction("omp_get_thread_num", llvm::FunctionType::get(i32, false));
+    llvm::FunctionCallee nth_fn =
+        m_.getOrInsertFunction("omp_get_num_threads", llvm::FunctionType::get(i32, false));
     llvm::Value* tid = b_.CreateSExt(b_.CreateCall(tid_fn), b_.getInt64Ty());
     llvm::Value* nth = b_.CreateSExt(b_.CreateCall(nth_fn), b_.getInt64Ty());
     llvm::Value* chunk = b_.CreateSDiv(b_.CreateAdd(pext, b_.CreateSub(nth, b_.getInt64(1))), nth);
-    auto smin = [&](llvm::Value* a, llvm::Value* c) { return intrinsic(llvm::Intrinsic::smin, a->getType(), {a, c}); };
+    auto smin = [&](llvm::Value* a, llvm::Value* c) {
+      return intrinsic(llvm::Intrinsic::smin, a->getType(), {a, c});
+    };
     llvm::Value* begin = smin(b_.CreateMul(tid, chunk), pext);
     llvm::Value* end = smin(b_.CreateMul(b_.CreateAdd(tid, b_.getInt64(1)), chunk), pext);
     Status s = loop_range(f, b_.CreateAdd(plo, begin), b_.CreateSub(end, begin));
@@ -492,7 +516,8 @@ class Emitter {
     TJ_RETURN_IF_ERROR(s);
 
     llvm::FunctionCallee gomp = m_.getOrInsertFunction(
-        "GOMP_parallel", llvm::FunctionType::get(b_.getVoidTy(), {ptr_ty, ptr_ty, i32, i32}, false));
+        "GOMP_parallel",
+        llvm::FunctionType::get(b_.getVoidTy(), {ptr_ty, ptr_ty, i32, i32}, false));
     b_.CreateCall(gomp, {outlined, ctx_mem, b_.getInt32(0), b_.getInt32(0)});
     return Status();
   }
@@ -510,15 +535,17 @@ class Emitter {
     vars_[f.var] = iv;
     TJ_RETURN_IF_ERROR(stmt(f.body));
     vars_.erase(f.var);
-    llvm::Value* next = b_.CreateAdd(iv, b_.getInt64(1), f.var + ".next", /*HasNUW=*/false, /*HasNSW=*/true);
+    llvm::Value* next =
+        b_.CreateAdd(iv, b_.getInt64(1), f.var + ".next", /*HasNUW=*/false, /*HasNSW=*/true);
     auto* br = b_.CreateCondBr(b_.CreateICmpSLT(next, hi), body_bb, exit_bb);
     iv->addIncoming(next, b_.GetInsertBlock());
 
     // Loop metadata: the self-reference plus hints for the loop kind.
-    std::vector<llvm::Metadata*> md = {nullptr, llvm::MDNode::get(ctx_, llvm::MDString::get(ctx_, "llvm.loop.mustprogress"))};
+    std::vector<llvm::Metadata*> md = {
+        nullptr, llvm::MDNode::get(ctx_, llvm::MDString::get(ctx_, "llvm.loop.mustprogress"))};
     auto hint = [&](const char* name, bool on) {
-      md.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name),
-                                            llvm::ConstantAsMetadata::get(b_.getInt1(on))}));
+      md.push_back(llvm::MDNode::get(
+          ctx_, {llvm::MDString::get(ctx_, name), llvm::ConstantAsMetadata::get(b_.getInt1(on))}));
     };
     if (f.for_kind == kir::ForKind::kVectorized) hint("llvm.loop.vectorize.enable", true);
     if (f.for_kind == kir::ForKind::kUnrolled) {

@@ -7,10 +7,10 @@
 namespace tierjit::kir {
 
 // Expressions.
-Expr imm(int64_t v, Type t = i64());          ///< integer (or bool) constant
-Expr fimm(double v, Type t = f32());          ///< float constant
-Expr var(std::string name, Type t = i64());   ///< reference to a bound name
-Expr binary(BinaryOp op, Expr a, Expr b);     ///< type of a
+Expr imm(int64_t v, Type t = i64());         ///< integer (or bool) constant
+Expr fimm(double v, Type t = f32());         ///< float constant
+Expr var(std::string name, Type t = i64());  ///< reference to a bound name
+Expr binary(BinaryOp op, Expr a, Expr b);    ///< type of a
 Expr add(Expr a, Expr b);
 Expr sub(Expr a, Expr b);
 Expr mul(Expr a, Expr b);
@@ -18,9 +18,9 @@ Expr div(Expr a, Expr b);
 Expr mod(Expr a, Expr b);
 Expr min(Expr a, Expr b);
 Expr max(Expr a, Expr b);
-Expr compare(CmpOp op, Expr a, Expr b);       ///< bool with the lanes of a
+Expr compare(CmpOp op, Expr a, Expr b);  ///< bool with the lanes of a
 Expr lt(Expr a, Expr b);
-Expr select(Expr cond, Expr t, Expr f);       ///< type of t
+Expr select(Expr cond, Expr t, Expr f);  ///< type of t
 Expr cast(Type t, Expr v);
 Expr load(Type t, std::string buffer, Expr index);
 Expr broadcast(Expr scalar, int lanes);

@@ -31,8 +31,8 @@ std::string_view cmp_op_name(CmpOp op) {
   return kNames[static_cast<int>(op)];
 }
 std::string_view intrinsic_name(Intrinsic op) {
-  static constexpr std::string_view kNames[] = {"exp",   "log",  "tanh",  "erf", "sigmoid", "sqrt",
-                                                "abs",   "floor", "ceil", "round", "fma",   "pow"};
+  static constexpr std::string_view kNames[] = {"exp", "log",   "tanh", "erf",   "sigmoid", "sqrt",
+                                                "abs", "floor", "ceil", "round", "fma",     "pow"};
   return kNames[static_cast<int>(op)];
 }
 int intrinsic_arity(Intrinsic op) {
@@ -55,9 +55,9 @@ std::string_view for_kind_name(ForKind k) {
 void Visitor::visit(const Expr& e) {
   if (!e) return;
   switch (e->kind) {
-#define TJ_KIR_EXPR(n)                      \
-  case NodeKind::k##n:                      \
-    visit(static_cast<const n&>(*e));       \
+#define TJ_KIR_EXPR(n)                \
+  case NodeKind::k##n:                \
+    visit(static_cast<const n&>(*e)); \
     return;
 #include "kir/nodes.def"
     default:
@@ -67,9 +67,9 @@ void Visitor::visit(const Expr& e) {
 void Visitor::visit(const Stmt& s) {
   if (!s) return;
   switch (s->kind) {
-#define TJ_KIR_STMT(n)                      \
-  case NodeKind::k##n:                      \
-    visit(static_cast<const n&>(*s));       \
+#define TJ_KIR_STMT(n)                \
+  case NodeKind::k##n:                \
+    visit(static_cast<const n&>(*s)); \
     return;
 #include "kir/nodes.def"
     default:
@@ -106,8 +106,8 @@ void Visitor::visit_children(const T& node) {
 Expr Mutator::mutate(const Expr& e) {
   if (!e) return e;
   switch (e->kind) {
-#define TJ_KIR_EXPR(n)  \
-  case NodeKind::k##n:  \
+#define TJ_KIR_EXPR(n) \
+  case NodeKind::k##n: \
     return visit(static_cast<const n&>(*e), e);
 #include "kir/nodes.def"
     default:
@@ -117,8 +117,8 @@ Expr Mutator::mutate(const Expr& e) {
 Stmt Mutator::mutate(const Stmt& s) {
   if (!s) return s;
   switch (s->kind) {
-#define TJ_KIR_STMT(n)  \
-  case NodeKind::k##n:  \
+#define TJ_KIR_STMT(n) \
+  case NodeKind::k##n: \
     return visit(static_cast<const n&>(*s), s);
 #include "kir/nodes.def"
     default:
@@ -200,9 +200,9 @@ void hash_node(Hasher& h, const Expr& e) {
   h.add_i64(static_cast<int64_t>(e->type.dtype));
   h.add_i64(e->type.lanes);
   switch (e->kind) {
-#define TJ_KIR_EXPR(n)                                \
-  case NodeKind::k##n:                                \
-    hash_fields(h, static_cast<const n&>(*e));        \
+#define TJ_KIR_EXPR(n)                         \
+  case NodeKind::k##n:                         \
+    hash_fields(h, static_cast<const n&>(*e)); \
     return;
 #include "kir/nodes.def"
     default:
@@ -216,9 +216,9 @@ void hash_node(Hasher& h, const Stmt& s) {
   }
   h.add_u64(static_cast<uint64_t>(s->kind));
   switch (s->kind) {
-#define TJ_KIR_STMT(n)                                \
-  case NodeKind::k##n:                                \
-    hash_fields(h, static_cast<const n&>(*s));        \
+#define TJ_KIR_STMT(n)                         \
+  case NodeKind::k##n:                         \
+    hash_fields(h, static_cast<const n&>(*s)); \
     return;
 #include "kir/nodes.def"
     default:
@@ -256,7 +256,8 @@ bool equal_fields(const T& a, const T& b) {
   auto tb = b.tie();
   return [&]<size_t... I>(std::index_sequence<I...>) {
     return (equal_field(std::get<I>(ta), std::get<I>(tb)) && ...);
-  }(std::make_index_sequence<std::tuple_size_v<decltype(ta)>>{});
+  }
+  (std::make_index_sequence<std::tuple_size_v<decltype(ta)>>{});
 }
 
 bool equal_node(const Expr& a, const Expr& b) {

@@ -51,7 +51,18 @@ enum class CmpOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
 /// Math intrinsics of Call. Float operands; exp/log/tanh/erf/sigmoid of float32 are expanded by
 /// codegen into vectorizable polynomials (error bounds in docs/codegen.md).
 enum class Intrinsic : uint8_t {
-  kExp, kLog, kTanh, kErf, kSigmoid, kSqrt, kAbs, kFloor, kCeil, kRound, kFma, kPow
+  kExp,
+  kLog,
+  kTanh,
+  kErf,
+  kSigmoid,
+  kSqrt,
+  kAbs,
+  kFloor,
+  kCeil,
+  kRound,
+  kFma,
+  kPow
 };
 /// serial: plain loop; vectorized: loop-vectorizer hint; unrolled: full-unroll hint;
 /// parallel: runs serially for now (see docs/codegen.md).
@@ -89,13 +100,11 @@ struct StmtNode {
 };
 
 // Each node lists its fields once: tie() gives them to hash, equality, visitor and mutator.
-#define TJ_KIR_FIELDS(...)                                  \
-  auto tie() const { return std::tie(__VA_ARGS__); }        \
+#define TJ_KIR_FIELDS(...)                           \
+  auto tie() const { return std::tie(__VA_ARGS__); } \
   auto tie() { return std::tie(__VA_ARGS__); }
-#define TJ_KIR_EXPR_NODE(Name) \
-  static constexpr NodeKind kKind = NodeKind::k##Name;
-#define TJ_KIR_STMT_NODE(Name) \
-  static constexpr NodeKind kKind = NodeKind::k##Name;
+#define TJ_KIR_EXPR_NODE(Name) static constexpr NodeKind kKind = NodeKind::k##Name;
+#define TJ_KIR_STMT_NODE(Name) static constexpr NodeKind kKind = NodeKind::k##Name;
 
 struct IntImm : ExprNode {
   TJ_KIR_EXPR_NODE(IntImm)
@@ -179,8 +188,12 @@ struct For : StmtNode {
   ForKind for_kind;
   Stmt body;
   For(std::string v, Expr mn, Expr ext, ForKind k, Stmt b)
-      : StmtNode(kKind), var(std::move(v)), min(std::move(mn)), extent(std::move(ext)),
-        for_kind(k), body(std::move(b)) {}
+      : StmtNode(kKind),
+        var(std::move(v)),
+        min(std::move(mn)),
+        extent(std::move(ext)),
+        for_kind(k),
+        body(std::move(b)) {}
   TJ_KIR_FIELDS(var, min, extent, for_kind, body)
 };
 struct Store : StmtNode {
@@ -202,7 +215,7 @@ struct LetStmt : StmtNode {
 };
 struct IfThenElse : StmtNode {
   TJ_KIR_STMT_NODE(IfThenElse)
-  Expr cond;  ///< scalar bool
+  Expr cond;                  ///< scalar bool
   Stmt then_case, else_case;  ///< else_case may be null
   IfThenElse(Expr c, Stmt t, Stmt e)
       : StmtNode(kKind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}

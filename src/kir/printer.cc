@@ -75,9 +75,8 @@ void print(std::string& out, const Stmt& s, int indent) {
   switch (s->kind) {
     case NodeKind::kFor: {
       const auto* f = s->as<For>();
-      std::string kind = f->for_kind == ForKind::kSerial
-                             ? ""
-                             : fmt::format("{} ", for_kind_name(f->for_kind));
+      std::string kind =
+          f->for_kind == ForKind::kSerial ? "" : fmt::format("{} ", for_kind_name(f->for_kind));
       out += fmt::format("{}{}for ({}, {}, {}) {{\n", pad, kind, f->var, print(f->min),
                          print(f->extent));
       print(out, f->body, indent + 1);
@@ -111,8 +110,8 @@ void print(std::string& out, const Stmt& s, int indent) {
       return;
     case NodeKind::kAllocate: {
       const auto* a = s->as<Allocate>();
-      out += fmt::format("{}allocate {}[{} * {}];\n", pad, a->buffer, dtype_name(a->dtype),
-                         a->size);
+      out +=
+          fmt::format("{}allocate {}[{} * {}];\n", pad, a->buffer, dtype_name(a->dtype), a->size);
       print(out, a->body, indent);
       return;
     }
@@ -132,7 +131,8 @@ std::string to_string(const Stmt& s, int indent) {
 std::string to_string(const Function& f) {
   std::string out = fmt::format("kernel {}(", f.name);
   for (size_t i = 0; i < f.buffers.size(); ++i) {
-    out += fmt::format("{}{}* {}", i ? ", " : "", dtype_name(f.buffers[i].dtype), f.buffers[i].name);
+    out +=
+        fmt::format("{}{}* {}", i ? ", " : "", dtype_name(f.buffers[i].dtype), f.buffers[i].name);
   }
   for (const std::string& d : f.dims) out += fmt::format(", int64 {}", d);
   out += ") {\n";

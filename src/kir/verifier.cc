@@ -15,7 +15,8 @@ class Verifier {
       if (!dtype_is_float(b.dtype) && !dtype_is_integer(b.dtype) && b.dtype != DType::kBool) {
         return fail("buffer '{}' has unsupported dtype {}", b.name, dtype_name(b.dtype));
       }
-      if (!buffers_.emplace(b.name, b.dtype).second) return fail("buffer '{}' declared twice", b.name);
+      if (!buffers_.emplace(b.name, b.dtype).second)
+        return fail("buffer '{}' declared twice", b.name);
     }
     for (const std::string& d : f.dims) {
       if (!vars_.emplace(d, i64()).second) return fail("dim '{}' declared twice", d);
@@ -45,7 +46,8 @@ class Verifier {
     if (t.lanes < 1) return fail("{}: {} lanes", to_string(e), t.lanes);
     switch (e->kind) {
       case NodeKind::kIntImm:
-        if (!t.is_int() && !t.is_bool()) return fail("integer constant of type {}", dtype_name(t.dtype));
+        if (!t.is_int() && !t.is_bool())
+          return fail("integer constant of type {}", dtype_name(t.dtype));
         return Status();
       case NodeKind::kFloatImm:
         if (!t.is_float()) return fail("float constant of type {}", dtype_name(t.dtype));
@@ -85,7 +87,8 @@ class Verifier {
             (s->cond->type.lanes != 1 && s->cond->type.lanes != t.lanes)) {
           return fail("select condition must be bool in {}", to_string(e));
         }
-        if (!(s->t->type == t) || !(s->f->type == t)) return fail("select arms differ in {}", to_string(e));
+        if (!(s->t->type == t) || !(s->f->type == t))
+          return fail("select arms differ in {}", to_string(e));
         return Status();
       }
       case NodeKind::kCast: {
@@ -98,13 +101,16 @@ class Verifier {
         const auto* l = e->as<Load>();
         auto it = buffers_.find(l->buffer);
         if (it == buffers_.end()) return fail("load from unknown buffer '{}'", l->buffer);
-        if (it->second != t.dtype) return fail("load of {} from {} buffer '{}'", dtype_name(t.dtype), dtype_name(it->second), l->buffer);
+        if (it->second != t.dtype)
+          return fail("load of {} from {} buffer '{}'", dtype_name(t.dtype), dtype_name(it->second),
+                      l->buffer);
         return index(l->index, t.lanes, "load");
       }
       case NodeKind::kBroadcast: {
         const auto* b = e->as<Broadcast>();
         TJ_RETURN_IF_ERROR(expr(b->value));
-        if (!(b->value->type == t.element())) return fail("broadcast of a non-scalar or other type");
+        if (!(b->value->type == t.element()))
+          return fail("broadcast of a non-scalar or other type");
         return Status();
       }
       case NodeKind::kRamp: {
@@ -119,17 +125,20 @@ class Verifier {
       case NodeKind::kCall: {
         const auto* c = e->as<Call>();
         if (static_cast<int>(c->args.size()) != intrinsic_arity(c->op)) {
-          return fail("{} takes {} arguments, got {}", intrinsic_name(c->op), intrinsic_arity(c->op), c->args.size());
+          return fail("{} takes {} arguments, got {}", intrinsic_name(c->op),
+                      intrinsic_arity(c->op), c->args.size());
         }
         for (const Expr& a : c->args) {
           TJ_RETURN_IF_ERROR(expr(a));
           if (!(a->type == t)) return fail("argument type differs in {}", to_string(e));
         }
-        if (!t.is_float() && c->op != Intrinsic::kAbs) return fail("{} of non-float", intrinsic_name(c->op));
+        if (!t.is_float() && c->op != Intrinsic::kAbs)
+          return fail("{} of non-float", intrinsic_name(c->op));
         return Status();
       }
       default:
-        return fail("expression of kind {} where an expression is expected", node_kind_name(e->kind));
+        return fail("expression of kind {} where an expression is expected",
+                    node_kind_name(e->kind));
     }
   }
 
@@ -160,7 +169,8 @@ class Verifier {
         if (it == buffers_.end()) return fail("store to unknown buffer '{}'", st->buffer);
         TJ_RETURN_IF_ERROR(expr(st->value));
         if (st->value->type.dtype != it->second) {
-          return fail("store of {} to {} buffer '{}'", dtype_name(st->value->type.dtype), dtype_name(it->second), st->buffer);
+          return fail("store of {} to {} buffer '{}'", dtype_name(st->value->type.dtype),
+                      dtype_name(it->second), st->buffer);
         }
         return index(st->index, st->value->type.lanes, "store");
       }
@@ -185,8 +195,10 @@ class Verifier {
         return Status();
       case NodeKind::kAllocate: {
         const auto* a = s->as<Allocate>();
-        if (a->size < 0 || a->size > (int64_t{1} << 20)) return fail("allocate '{}' of {} elements", a->buffer, a->size);
-        if (!buffers_.emplace(a->buffer, a->dtype).second) return fail("buffer '{}' declared twice", a->buffer);
+        if (a->size < 0 || a->size > (int64_t{1} << 20))
+          return fail("allocate '{}' of {} elements", a->buffer, a->size);
+        if (!buffers_.emplace(a->buffer, a->dtype).second)
+          return fail("buffer '{}' declared twice", a->buffer);
         TJ_RETURN_IF_ERROR(stmt(a->body));
         buffers_.erase(a->buffer);
         return Status();

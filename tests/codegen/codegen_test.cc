@@ -1,12 +1,13 @@
 // codegen: kir functions compiled at tier 1 and tier 2 against scalar C++ references; strided
 // 2-D loops, a blocked reduction, vector gathers, errors, freeing code, concurrent compiles.
+#include "codegen/codegen.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <thread>
 
-#include "codegen/codegen.h"
 #include "kir/builder.h"
 
 namespace tierjit::codegen {
@@ -29,7 +30,8 @@ Function tanh_kernel(ForKind kind = ForKind::kSerial) {
   Expr i = var("i");
   auto ld = [&](const char* buf) { return load(f32(), buf, i); };
   Expr t = add(mul(ld("a"), ld("x")), ld("b"));
-  Stmt body = for_loop("i", imm(0), var("n"), store("y", i, mul(call(Intrinsic::kTanh, {t}), ld("c"))), kind);
+  Stmt body = for_loop("i", imm(0), var("n"),
+                       store("y", i, mul(call(Intrinsic::kTanh, {t}), ld("c"))), kind);
   return Function{"tanh_fma",
                   {{"a", DType::kFloat32},
                    {"x", DType::kFloat32},
@@ -77,8 +79,9 @@ TEST_P(CodegenTier, StridedLoopNest) {
   Expr dst = add(mul(i, var("os0")), mul(j, var("os1")));
   Stmt body = for_loop(
       "i", imm(0), var("rows"),
-      for_loop("j", imm(0), var("cols"),
-               store("out", dst, add(mul(load(f32(), "in", src), fimm(2.0)), load(f32(), "bias", j)))));
+      for_loop(
+          "j", imm(0), var("cols"),
+          store("out", dst, add(mul(load(f32(), "in", src), fimm(2.0)), load(f32(), "bias", j)))));
   Function f{"strided",
              {{"in", DType::kFloat32}, {"bias", DType::kFloat32}, {"out", DType::kFloat32}},
              {"rows", "cols", "is0", "is1", "os0", "os1"},
@@ -112,23 +115,26 @@ Function row_sum_kernel(ForKind rows_kind = ForKind::kSerial) {
       store("acc", acc_idx,
             add(load(f32(lanes), "acc", acc_idx),
                 load(f32(lanes), "x", ramp(add(row, mul(blk, imm(lanes))), imm(1), lanes)))));
-  Stmt tail = for_loop("t", mul(div(var("cols"), imm(lanes)), imm(lanes)), mod(var("cols"), imm(lanes)),
-                       store("acc", imm(0), add(load(f32(), "acc", imm(0)), load(f32(), "x", add(row, t)))));
+  Stmt tail = for_loop(
+      "t", mul(div(var("cols"), imm(lanes)), imm(lanes)), mod(var("cols"), imm(lanes)),
+      store("acc", imm(0), add(load(f32(), "acc", imm(0)), load(f32(), "x", add(row, t)))));
   // Fold the 16 partial sums pairwise: 16 -> 8 -> 4 -> 2 -> 1.
   std::vector<Stmt> fold;
   for (int w = lanes / 2; w >= 1; w /= 2) {
-    fold.push_back(for_loop("l" + std::to_string(w), imm(0), imm(w),
-                            store("acc", var("l" + std::to_string(w)),
-                                  add(load(f32(), "acc", var("l" + std::to_string(w))),
-                                      load(f32(), "acc", add(var("l" + std::to_string(w)), imm(w))))),
-                            ForKind::kUnrolled));
+    fold.push_back(
+        for_loop("l" + std::to_string(w), imm(0), imm(w),
+                 store("acc", var("l" + std::to_string(w)),
+                       add(load(f32(), "acc", var("l" + std::to_string(w))),
+                           load(f32(), "acc", add(var("l" + std::to_string(w)), imm(w))))),
+                 ForKind::kUnrolled));
   }
   fold.push_back(store("y", r, load(f32(), "acc", imm(0))));
   std::vector<Stmt> row_body = {init, blocks, tail};
   row_body.insert(row_body.end(), fold.begin(), fold.end());
-  Stmt body = for_loop("r", imm(0), var("rows"), allocate("acc", DType::kFloat32, lanes, block(row_body)),
-                       rows_kind);
-  return Function{"row_sum", {{"x", DType::kFloat32}, {"y", DType::kFloat32}}, {"rows", "cols"}, body};
+  Stmt body = for_loop("r", imm(0), var("rows"),
+                       allocate("acc", DType::kFloat32, lanes, block(row_body)), rows_kind);
+  return Function{
+      "row_sum", {{"x", DType::kFloat32}, {"y", DType::kFloat32}}, {"rows", "cols"}, body};
 }
 
 TEST_P(CodegenTier, BlockedRowSumIsExactOnManyOnes) {
@@ -150,7 +156,8 @@ TEST_P(CodegenTier, BlockedRowSumIsExactOnManyOnes) {
     for (int64_t r = 0; r < rows; ++r) {
       double ref = 0;
       for (int64_t c = 0; c < cols; ++c) ref += m[r * cols + c];
-      EXPECT_EQ(out[r], static_cast<float>(ref)) << rows << "x" << cols << " row " << r;  // quarters: exact
+      EXPECT_EQ(out[r], static_cast<float>(ref))
+          << rows << "x" << cols << " row " << r;  // quarters: exact
     }
   }
 }
@@ -163,15 +170,18 @@ TEST_P(CodegenTier, GatherSelectCastLetIf) {
   Expr gather_index = cast(i64(lanes), load(i32(lanes), "idx", vi));
   Expr g = load(f32(lanes), "x", gather_index);  // gather
   Expr neg = compare(CmpOp::kLt, g, broadcast(fimm(0.0), lanes));
-  Stmt body = for_loop(
-      "i", imm(0), div(var("n"), imm(lanes)),
-      let("v", select(neg, mul(g, broadcast(fimm(-2.0), lanes)), g),
-          block({store("y", vi, var("v", f32(lanes))),
-                 store("k", vi, cast(i32(lanes), var("v", f32(lanes)))),
-                 if_then_else(compare(CmpOp::kEq, mod(i, imm(2)), imm(0)), store("flag", i, imm(1, boolean())),
-                              store("flag", i, imm(0, boolean())))})));
+  Stmt body = for_loop("i", imm(0), div(var("n"), imm(lanes)),
+                       let("v", select(neg, mul(g, broadcast(fimm(-2.0), lanes)), g),
+                           block({store("y", vi, var("v", f32(lanes))),
+                                  store("k", vi, cast(i32(lanes), var("v", f32(lanes)))),
+                                  if_then_else(compare(CmpOp::kEq, mod(i, imm(2)), imm(0)),
+                                               store("flag", i, imm(1, boolean())),
+                                               store("flag", i, imm(0, boolean())))})));
   Function f{"gather",
-             {{"x", DType::kFloat32}, {"idx", DType::kInt32}, {"y", DType::kFloat32}, {"k", DType::kInt32},
+             {{"x", DType::kFloat32},
+              {"idx", DType::kInt32},
+              {"y", DType::kFloat32},
+              {"k", DType::kInt32},
               {"flag", DType::kBool}},
              {"n"},
              body};
@@ -225,7 +235,9 @@ TEST_P(CodegenTier, ParallelLoops) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiers, CodegenTier, ::testing::Values(Tier::kTier1, Tier::kTier2),
-                         [](const auto& info) { return "Tier" + std::to_string(static_cast<int>(info.param)); });
+                         [](const auto& info) {
+                           return "Tier" + std::to_string(static_cast<int>(info.param));
+                         });
 
 TEST(Codegen, MalformedFunctionsReturnErrors) {
   Function f = tanh_kernel();
@@ -233,9 +245,13 @@ TEST(Codegen, MalformedFunctionsReturnErrors) {
   auto k = compile(f);
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(k.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(k.status().message().find("unbound variable 'nope'"), std::string::npos) << k.status().message();
+  EXPECT_NE(k.status().message().find("unbound variable 'nope'"), std::string::npos)
+      << k.status().message();
 
-  Function h{"half", {{"x", DType::kFloat16}}, {}, store("x", imm(0), load(Type{DType::kFloat16}, "x", imm(1)))};
+  Function h{"half",
+             {{"x", DType::kFloat16}},
+             {},
+             store("x", imm(0), load(Type{DType::kFloat16}, "x", imm(1)))};
   auto k2 = compile(h);
   ASSERT_FALSE(k2.ok());
   EXPECT_EQ(k2.status().code(), StatusCode::kUnsupported) << k2.status().message();

@@ -51,7 +51,8 @@ Sweep sweep(Intrinsic op, float lo, float hi, uint32_t step, double (*ref)(doubl
   auto add_range = [&](float a, float b) {  // a <= b, same sign
     uint32_t ua = std::bit_cast<uint32_t>(a), ub = std::bit_cast<uint32_t>(b);
     if (ua > ub) std::swap(ua, ub);
-    for (uint64_t u = ua; u <= ub; u += step) xs.push_back(std::bit_cast<float>(static_cast<uint32_t>(u)));
+    for (uint64_t u = ua; u <= ub; u += step)
+      xs.push_back(std::bit_cast<float>(static_cast<uint32_t>(u)));
   };
   if (lo < 0) add_range(-0.0f, lo);
   if (hi > 0) add_range(std::max(lo, 0.0f), hi);
@@ -68,11 +69,13 @@ Sweep sweep(Intrinsic op, float lo, float hi, uint32_t step, double (*ref)(doubl
       s.max_ulp = u;
       s.worst_x = xs[i];
     }
-    if (std::isfinite(static_cast<float>(exact))) s.max_abs = std::max(s.max_abs, std::abs(ys[i] - exact));
+    if (std::isfinite(static_cast<float>(exact)))
+      s.max_abs = std::max(s.max_abs, std::abs(ys[i] - exact));
   }
-  std::printf("%s on [%g, %g] (every %u-th float, %zu points): max %.3f ulp at x=%.9g, max abs %.3g\n",
-              std::string(intrinsic_name(op)).c_str(), lo, hi, step, xs.size(), s.max_ulp, s.worst_x,
-              s.max_abs);
+  std::printf(
+      "%s on [%g, %g] (every %u-th float, %zu points): max %.3f ulp at x=%.9g, max abs %.3g\n",
+      std::string(intrinsic_name(op)).c_str(), lo, hi, step, xs.size(), s.max_ulp, s.worst_x,
+      s.max_abs);
   return s;
 }
 
@@ -111,7 +114,8 @@ TEST(CodegenMath, SigmoidWithinBound) {
 TEST(CodegenMath, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> xs = {nan, inf, -inf, 0.0f, -0.0f, 1e-45f, 100.0f, -100.0f, 88.7f, -87.5f, -2.0f};
+  std::vector<float> xs = {nan,    inf,     -inf,  0.0f,   -0.0f, 1e-45f,
+                           100.0f, -100.0f, 88.7f, -87.5f, -2.0f};
   auto run = [&](Intrinsic op) {
     CompiledKernel k = unary_kernel(op);
     std::vector<float> ys(xs.size());
@@ -125,7 +129,7 @@ TEST(CodegenMath, SpecialValues) {
   EXPECT_EQ(e[1], inf);
   EXPECT_EQ(e[2], 0.0f);
   EXPECT_EQ(e[3], 1.0f);
-  EXPECT_EQ(e[6], inf);   // exp(100) overflows
+  EXPECT_EQ(e[6], inf);                                      // exp(100) overflows
   EXPECT_LE(ulp_error(e[7], std::exp(double{xs[7]})), 1.0);  // 3.7e-44: a denormal, rounded once
   EXPECT_LE(ulp_error(e[8], std::exp(double{xs[8]})), 2.0);
   EXPECT_LE(ulp_error(e[9], std::exp(double{xs[9]})), 2.0);  // near the denormal boundary
@@ -136,7 +140,7 @@ TEST(CodegenMath, SpecialValues) {
   EXPECT_EQ(l[3], -inf);
   EXPECT_EQ(l[4], -inf);
   EXPECT_LE(ulp_error(l[5], std::log(double{xs[5]})), 2.0);  // denormal input
-  EXPECT_TRUE(std::isnan(l[10]));                    // log(-2)
+  EXPECT_TRUE(std::isnan(l[10]));                            // log(-2)
   std::vector<float> t = run(Intrinsic::kTanh);
   EXPECT_TRUE(std::isnan(t[0]));
   EXPECT_EQ(t[1], 1.0f);

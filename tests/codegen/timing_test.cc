@@ -20,13 +20,17 @@ using namespace kir;  // NOLINT
 Function elementwise() {
   Expr i = var("i");
   auto ld = [&](const char* b) { return load(f32(), b, i); };
-  return Function{"tanh_fma",
-                  {{"a", DType::kFloat32}, {"x", DType::kFloat32}, {"b", DType::kFloat32},
-                   {"c", DType::kFloat32}, {"y", DType::kFloat32}},
-                  {"n"},
-                  for_loop("i", imm(0), var("n"),
-                           store("y", i, mul(call(Intrinsic::kTanh, {add(mul(ld("a"), ld("x")), ld("b"))}),
-                                             ld("c"))))};
+  return Function{
+      "tanh_fma",
+      {{"a", DType::kFloat32},
+       {"x", DType::kFloat32},
+       {"b", DType::kFloat32},
+       {"c", DType::kFloat32},
+       {"y", DType::kFloat32}},
+      {"n"},
+      for_loop("i", imm(0), var("n"),
+               store("y", i,
+                     mul(call(Intrinsic::kTanh, {add(mul(ld("a"), ld("x")), ld("b"))}), ld("c"))))};
 }
 
 double median(std::vector<double> v) {
@@ -73,8 +77,8 @@ TEST(CodegenTiming, DISABLED_CompileAndRunPerTier) {
                      n);
   }
   std::printf("g++ -O2 scalar loop with std::tanh: %.3f ns/element\n", median(ref_ns));
-  std::printf("cpu %s (host %s), vector bits %d\n", host_cpu().cpu.c_str(), host_cpu().host_cpu.c_str(),
-              host_cpu().vector_bits);
+  std::printf("cpu %s (host %s), vector bits %d\n", host_cpu().cpu.c_str(),
+              host_cpu().host_cpu.c_str(), host_cpu().vector_bits);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Kernel IR: builders, printer, structural hash/equality, visitor/mutator and verifier errors.
+#include "kir/kir.h"
+
 #include <gtest/gtest.h>
 
 #include "kir/builder.h"
-#include "kir/kir.h"
 
 namespace tierjit::kir {
 namespace {
@@ -10,8 +11,9 @@ namespace {
 // y[i] = a[i] * x[i] + 1.0f over i in [0, n).
 Function axpy_function() {
   Expr i = var("i");
-  Stmt body = for_loop("i", imm(0), var("n"),
-                       store("y", i, add(mul(load(f32(), "a", i), load(f32(), "x", i)), fimm(1.0))));
+  Stmt body =
+      for_loop("i", imm(0), var("n"),
+               store("y", i, add(mul(load(f32(), "a", i), load(f32(), "x", i)), fimm(1.0))));
   return Function{"axpy",
                   {{"a", DType::kFloat32}, {"x", DType::kFloat32}, {"y", DType::kFloat32}},
                   {"n"},
@@ -49,8 +51,9 @@ TEST(KirHash, EqualStructuresHashEqualAndDifferencesShow) {
 
   Function c = axpy_function();
   c.body = for_loop("i", imm(0), var("n"),
-                    store("y", var("i"), add(mul(load(f32(), "a", var("i")), load(f32(), "x", var("i"))),
-                                             fimm(2.0))));  // 2.0 instead of 1.0
+                    store("y", var("i"),
+                          add(mul(load(f32(), "a", var("i")), load(f32(), "x", var("i"))),
+                              fimm(2.0))));  // 2.0 instead of 1.0
   EXPECT_FALSE(structural_equal(a, c));
   EXPECT_NE(structural_hash(a), structural_hash(c));
 
@@ -92,7 +95,8 @@ TEST(KirVisitor, CountsLoadsAndMutatorRenamesBuffers) {
   Stmt renamed = rename.mutate(f.body);
   EXPECT_NE(to_string(renamed).find("b[i] * x[i]"), std::string::npos) << to_string(renamed);
   // Unchanged subtrees are shared, not copied.
-  struct Identity : Mutator {} identity;
+  struct Identity : Mutator {
+  } identity;
   EXPECT_EQ(identity.mutate(f.body), f.body);
 }
 
