@@ -1,0 +1,49 @@
+// Conv (float32, NCHW, with bias; weights and bias are initializers) at ResNet-18 layer shapes,
+// batch 1, 224x224 input: conv1 7x7/2 3->64, layer1 3x3 64->64 at 56, layer2 3x3/2 64->128
+// (56 -> 28), layer3 3x3/2 128->256 (28 -> 14), layer4 3x3/2 256->512 (14 -> 7) and the layer2
+// 1x1/2 downsample 64->128. Tier 0 runs one Conv node (oneDNN convolution).
+// Cases: conv.<name>/<system>, flop = 2 * Cout * Hout * Wout * Cin * kh * kw.
+#include "micro.h"
+
+namespace tierjit::bench {
+namespace {
+
+struct ConvShape {
+  const char* name;
+  int64_t cin, hw, cout, kernel, stride, pad;
+};
+
+constexpr ConvShape kShapes[] = {
+    {"r18_conv1_7x7s2_3to64_224", 3, 224, 64, 7, 2, 3},
+    {"r18_layer1_3x3_64to64_56", 64, 56, 64, 3, 1, 1},
+    {"r18_layer2_3x3s2_64to128_56", 64, 56, 128, 3, 2, 1},
+    {"r18_layer3_3x3s2_128to256_28", 128, 28, 256, 3, 2, 1},
+    {"r18_layer4_3x3s2_256to512_14", 256, 14, 512, 3, 2, 1},
+    {"r18_down_1x1s2_64to128_56", 64, 56, 128, 1, 2, 0},
+};
+
+const bool registered = [] {
+  for (const ConvShape& s : kShapes) {
+    const int64_t out = (s.hw + 2 * s.pad - s.kernel) / s.stride + 1;
+    const double flop =
+        2.0 * static_cast<double>(s.cout * out * out * s.cin * s.kernel * s.kernel);
+    register_case(std::string("conv.") + s.name, "tier0", tier0_case([s] {
+                    GraphBuilder b;
+                    ir::Value* x = b.feed("X", {1, s.cin, s.hw, s.hw});
+                    ir::Value* w = b.constant(
+                        "W", random_tensor({s.cout, s.cin, s.kernel, s.kernel}, 31, -0.1f, 0.1f));
+                    ir::Value* bias = b.constant("B", random_tensor({s.cout}, 32));
+                    b.output(b.node(ir::OpKind::Conv, {x, w, bias},
+                                    {{"kernel_shape", attr_ints({s.kernel, s.kernel})},
+                                     {"strides", attr_ints({s.stride, s.stride})},
+                                     {"pads", attr_ints({s.pad, s.pad, s.pad, s.pad})}},
+                                    11));
+                    return Tier0Program(b.finish(), {random_tensor({1, s.cin, s.hw, s.hw}, 33)});
+                  }),
+                  flop);
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace tierjit::bench
