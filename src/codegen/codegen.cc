@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <random>
 
 #include "codegen/codegen_internal.h"
 #include "codegen/jit.h"
@@ -39,16 +40,43 @@ Expected<std::unique_ptr<llvm::TargetMachine>> make_target_machine(Tier tier) {
   return std::move(*tm);
 }
 
-std::string unique_symbol(const std::string& name) {
-  static std::atomic<uint64_t> counter{0};
-  std::string s = "tj_";
-  for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return s + "_" + std::to_string(counter.fetch_add(1));
-}
-
 using Clock = std::chrono::steady_clock;
 int64_t us_since(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t).count();
+}
+
+// "tj_<name>_<process nonce>_<counter>": unique in this process, and objects loaded from the
+// code cache (built by another process, with another nonce) do not collide with fresh ones.
+std::string unique_symbol(const std::string& name) {
+  static const std::string nonce = [] {
+    std::random_device rd;
+    return fmt::format("{:08x}", rd());
+  }();
+  static std::atomic<uint64_t> counter{0};
+  std::string s = "tj_";
+  for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return s + "_" + nonce + "_" + std::to_string(counter.fetch_add(1));
+}
+
+// Links `object` into the JIT; the kernel owns the code through its ResourceTracker.
+Expected<CompiledKernel> link(std::unique_ptr<llvm::MemoryBuffer> object,
+                              const std::string& symbol) {
+  auto t_link = Clock::now();
+  TJ_ASSIGN_OR_RETURN(Jit * jit, Jit::instance());
+  TJ_ASSIGN_OR_RETURN(Jit::Loaded loaded, jit->add_object(std::move(object), symbol));
+  CompiledKernel k;
+  k.fn = reinterpret_cast<KernelFn>(loaded.address);
+  k.symbol = symbol;
+  auto* tracker = new llvm::orc::ResourceTrackerSP(std::move(loaded.tracker));
+  k.code = std::shared_ptr<void>(tracker, [symbol](void* p) {
+    auto* rt = static_cast<llvm::orc::ResourceTrackerSP*>(p);
+    if (llvm::Error err = (*rt)->remove()) {
+      TJ_LOG_WARN("codegen: removing {}: {}", symbol, llvm::toString(std::move(err)));
+    }
+    delete rt;
+  });
+  k.link_us = us_since(t_link);
+  return k;
 }
 
 struct Built {
@@ -96,32 +124,30 @@ Expected<CompiledKernel> compile(const kir::Function& f, const CompileOptions& o
   }
   size_t object_bytes = object.size();
   int64_t codegen_us = us_since(t_codegen);
-  auto t_link = Clock::now();
-  TJ_ASSIGN_OR_RETURN(Jit * jit, Jit::instance());
-  TJ_ASSIGN_OR_RETURN(
-      Jit::Loaded loaded,
-      jit->add_object(std::make_unique<llvm::SmallVectorMemoryBuffer>(
-                          std::move(object), symbol, /*RequiresNullTerminator=*/false),
-                      symbol));
-
-  CompiledKernel k;
-  k.link_us = us_since(t_link);
+  std::string kept =
+      options.keep_object ? std::string(object.data(), object.size()) : std::string();
+  TJ_ASSIGN_OR_RETURN(CompiledKernel k,
+                      link(std::make_unique<llvm::SmallVectorMemoryBuffer>(
+                               std::move(object), symbol, /*RequiresNullTerminator=*/false),
+                           symbol));
   k.codegen_us = codegen_us;
   k.optimize_us = built.optimize_us;
-  k.fn = reinterpret_cast<KernelFn>(loaded.address);
-  k.symbol = symbol;
   k.object_bytes = object_bytes;
-  auto* tracker = new llvm::orc::ResourceTrackerSP(std::move(loaded.tracker));
-  k.code = std::shared_ptr<void>(tracker, [symbol](void* p) {
-    auto* rt = static_cast<llvm::orc::ResourceTrackerSP*>(p);
-    if (llvm::Error err = (*rt)->remove()) {
-      TJ_LOG_WARN("codegen: removing {}: {}", symbol, llvm::toString(std::move(err)));
-    }
-    delete rt;
-  });
+  k.object = std::move(kept);
   k.compile_us = us_since(t0);
   TJ_LOG_DEBUG("codegen: compiled {} at tier {} in {} us ({} bytes)", symbol,
                static_cast<int>(options.tier), k.compile_us, object_bytes);
+  return k;
+}
+
+Expected<CompiledKernel> link_object(std::string_view object, const std::string& symbol) {
+  auto t0 = Clock::now();
+  TJ_ASSIGN_OR_RETURN(CompiledKernel k,
+                      link(llvm::MemoryBuffer::getMemBufferCopy(
+                               llvm::StringRef(object.data(), object.size()), symbol),
+                           symbol));
+  k.object_bytes = object.size();
+  k.compile_us = us_since(t0);
   return k;
 }
 

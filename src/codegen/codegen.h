@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "codegen/cpu_features.h"
 #include "kir/kir.h"
@@ -25,10 +26,11 @@ enum class Tier : uint8_t { kTier1 = 1, kTier2 = 2 };
 
 struct CompileOptions {
   Tier tier = Tier::kTier2;
+  bool keep_object = false;  ///< copy the relocatable object into CompiledKernel::object
 };
 
-/// A compiled kernel. Copies share the code; the code is removed from the JIT (its memory
-/// freed) when the last copy is destroyed, so callers must keep a copy while calling fn.
+/// A compiled (or linked) kernel. Copies share the code; the code is removed from the JIT (its
+/// memory freed) when the last copy is destroyed, so callers must keep a copy while calling fn.
 struct CompiledKernel {
   KernelFn fn = nullptr;
   int64_t compile_us = 0;      ///< wall time of compile(), µs (verify, emit, optimize, link)
@@ -36,7 +38,8 @@ struct CompiledKernel {
   int64_t codegen_us = 0;      ///< of which instruction selection to object bytes, µs
   int64_t link_us = 0;         ///< of which linking into the JIT and symbol lookup, µs
   size_t object_bytes = 0;     ///< size of the relocatable object that was linked
-  std::string symbol;          ///< unique symbol name in the JIT
+  std::string symbol;          ///< unique symbol name in the JIT (process nonce + counter)
+  std::string object;          ///< the ELF object bytes, if CompileOptions::keep_object
   std::shared_ptr<void> code;  ///< owns the code (a ResourceTracker inside)
 
   void operator()(void* const* buffers, const int64_t* dims) const { fn(buffers, dims); }
@@ -46,6 +49,12 @@ struct CompiledKernel {
 /// Errors: kInvalidArgument (kir verifier), kUnsupported (a node/dtype codegen does not handle),
 /// kInternal (LLVM failed). Never aborts on a bad kernel.
 Expected<CompiledKernel> compile(const kir::Function& f, const CompileOptions& options = {});
+
+/// Links an object that compile() produced (keep_object), e.g. from the code cache, and looks up
+/// `symbol` in it. The object must have been built for this CPU's features by this tierjit build
+/// (the cache key guarantees it). Errors: kInternal if it does not link (e.g. bad bytes, or an
+/// object with this symbol is already loaded in this process).
+Expected<CompiledKernel> link_object(std::string_view object, const std::string& symbol);
 
 /// The optimized LLVM IR text of `f` at `options.tier` (for tests, `tierjit explain` and docs).
 Expected<std::string> emit_llvm_ir(const kir::Function& f, const CompileOptions& options = {});

@@ -273,6 +273,25 @@ TEST(Codegen, FreeingAKernelThenCompilingAgainWorks) {
   }
 }
 
+TEST(Codegen, ObjectRelinksAfterTheCompiledCodeIsFreed) {
+  auto k = compile(tanh_kernel(), CompileOptions{Tier::kTier1, /*keep_object=*/true});
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  ASSERT_EQ(k->object.size(), k->object_bytes);
+  std::string object = k->object, symbol = k->symbol;
+  // While the compiled copy is loaded, the same symbol cannot be linked again: an error.
+  EXPECT_FALSE(link_object(object, symbol).ok());
+  k->code.reset();
+  auto relinked = link_object(object, symbol);  // as from the code cache
+  ASSERT_TRUE(relinked.ok()) << relinked.status().message();
+  std::vector<float> a = {1, 2}, x = {0.5f, -1}, b = {0, 0.5f}, c = {2, 1}, y = {0, 0};
+  void* bufs[] = {a.data(), x.data(), b.data(), c.data(), y.data()};
+  int64_t dims[] = {2};
+  relinked->fn(bufs, dims);
+  EXPECT_NEAR(y[0], 2 * std::tanh(0.5), 1e-6);
+  EXPECT_NEAR(y[1], std::tanh(-1.5), 1e-6);
+  EXPECT_FALSE(link_object("not an object", "tj_x").ok());
+}
+
 TEST(Codegen, TwoThreadsCompileConcurrently) {
   std::atomic<int> failures{0};
   auto worker = [&](Tier tier) {
