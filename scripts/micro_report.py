@@ -26,7 +26,8 @@ SYSTEM_TITLES = {"tier0": "tier 0", "tier1": "tier 1", "tier2": "tier 2", "tier3
 FAMILIES = OrderedDict([
     ("matmul", ("MatMul", "C[M,N] = A[M,K] x B[K,N], float32; case `MxKxN`. tier 0 = one MatMul "
                 "node (oneDNN sgemm inside the interpreter); library = `dnnl_sgemm` called "
-                "directly.", TIERS + ["library"])),
+                "directly. For the large shapes both run the same sgemm, so the spread of their ratio "
+                "around 1.00x is this run's noise floor.", TIERS + ["library"])),
     ("conv", ("Conv (ResNet-18 layers, N=1, 224x224 input)",
               "float32 NCHW with bias, weights as initializers; tier 0 = one Conv node "
               "(oneDNN convolution).", TIERS)),
