@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "codegen/codegen.h"
 #include "kir/kir.h"
@@ -30,6 +31,12 @@ llvm::Value* emit_exp_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* emit_log_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* emit_tanh_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* emit_erf_f32(llvm::IRBuilder<>& b, llvm::Value* x);
+
+/// Lowers a kir math intrinsic of `dtype` operands (scalar or vector values in `args`):
+/// float32 exp/log/tanh/erf/sigmoid as the polynomials below, the rest as LLVM intrinsics or
+/// libm calls. Errors: kUnsupported.
+Expected<llvm::Value*> emit_intrinsic(llvm::IRBuilder<>& b, llvm::Module& m, kir::Intrinsic op,
+                                      DType dtype, const std::vector<llvm::Value*>& args);
 
 /// `name` (a libm function of one double or float) applied lane by lane.
 llvm::Value* emit_libm_per_lane(llvm::IRBuilder<>& b, llvm::Module& m, const char* name,

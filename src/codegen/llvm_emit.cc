@@ -316,47 +316,7 @@ class Emitter {
       TJ_ASSIGN_OR_RETURN(llvm::Value * v, expr(a));
       args.push_back(v);
     }
-    llvm::Value* x = args[0];
-    llvm::Type* t = x->getType();
-    bool is_f32 = n.type.dtype == DType::kFloat32;
-    using I = llvm::Intrinsic::ID;
-    auto unary = [&](I id) { return intrinsic(id, t, {x}); };
-    switch (n.op) {
-      case kir::Intrinsic::kExp:
-        return is_f32 ? emit_exp_f32(b_, x) : unary(llvm::Intrinsic::exp);
-      case kir::Intrinsic::kLog:
-        return is_f32 ? emit_log_f32(b_, x) : unary(llvm::Intrinsic::log);
-      case kir::Intrinsic::kTanh:
-        return is_f32 ? emit_tanh_f32(b_, x) : emit_libm_per_lane(b_, m_, "tanh", x);
-      case kir::Intrinsic::kErf:
-        return is_f32 ? emit_erf_f32(b_, x) : emit_libm_per_lane(b_, m_, "erf", x);
-      case kir::Intrinsic::kSigmoid: {
-        // e = exp(-|x|) never overflows; sigmoid = 1/(1+e) for x >= 0, e/(1+e) for x < 0.
-        llvm::Value* na = b_.CreateFNeg(intrinsic(llvm::Intrinsic::fabs, t, {x}));
-        llvm::Value* e = is_f32 ? emit_exp_f32(b_, na) : intrinsic(llvm::Intrinsic::exp, t, {na});
-        llvm::Value* one = llvm::ConstantFP::get(t, 1.0);
-        llvm::Value* r = b_.CreateFDiv(one, b_.CreateFAdd(one, e));
-        return b_.CreateSelect(b_.CreateFCmpOLT(x, llvm::Constant::getNullValue(t)),
-                               b_.CreateFMul(e, r), r);
-      }
-      case kir::Intrinsic::kSqrt:
-        return unary(llvm::Intrinsic::sqrt);
-      case kir::Intrinsic::kAbs:
-        if (n.type.is_float()) return unary(llvm::Intrinsic::fabs);
-        if (!dtype_is_signed(n.type.dtype)) return x;
-        return intrinsic(llvm::Intrinsic::abs, t, {x, b_.getFalse()});
-      case kir::Intrinsic::kFloor:
-        return unary(llvm::Intrinsic::floor);
-      case kir::Intrinsic::kCeil:
-        return unary(llvm::Intrinsic::ceil);
-      case kir::Intrinsic::kRound:
-        return unary(llvm::Intrinsic::roundeven);  // ONNX Round: half to even
-      case kir::Intrinsic::kFma:
-        return intrinsic(llvm::Intrinsic::fma, t, {args[0], args[1], args[2]});
-      case kir::Intrinsic::kPow:
-        return intrinsic(llvm::Intrinsic::pow, t, {args[0], args[1]});
-    }
-    return unsupported("codegen: intrinsic {}", kir::intrinsic_name(n.op));
+    return emit_intrinsic(b_, m_, n.op, n.type.dtype, args);
   }
 
   // ---- statements ----

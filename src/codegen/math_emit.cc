@@ -4,7 +4,7 @@
 // Eigen's rational approximation (generic_fast_erf_float). Special values follow libm: NaN in,
 // NaN out; exp overflows to inf and underflows through denormals to 0; log(0) = -inf, log(x<0) =
 // NaN, log(inf) = inf. Maximum errors against glibc, measured in tests/codegen/math_test.cc, are
-// in docs/codegen.md.
+// in docs/codegen.md. emit_intrinsic() lowers every kir math intrinsic.
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/codegen_internal.h"
@@ -52,7 +52,58 @@ llvm::Value* pow2i(llvm::IRBuilder<>& b, llvm::Value* n, llvm::Type* float_t) {
   return b.CreateBitCast(bits, float_t);
 }
 
+llvm::Value* intrinsic(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Intrinsic::ID id, llvm::Type* t,
+                       std::vector<llvm::Value*> args) {
+  return b.CreateCall(llvm::Intrinsic::getDeclaration(&m, id, {t}), args);
+}
+
 }  // namespace
+
+Expected<llvm::Value*> emit_intrinsic(llvm::IRBuilder<>& b, llvm::Module& m, kir::Intrinsic op,
+                                      DType dtype, const std::vector<llvm::Value*>& args) {
+  llvm::Value* x = args[0];
+  llvm::Type* t = x->getType();
+  bool is_f32 = dtype == DType::kFloat32;
+  using I = llvm::Intrinsic::ID;
+  auto unary = [&](I id) { return intrinsic(b, m, id, t, {x}); };
+  switch (op) {
+    case kir::Intrinsic::kExp:
+      return is_f32 ? emit_exp_f32(b, x) : unary(llvm::Intrinsic::exp);
+    case kir::Intrinsic::kLog:
+      return is_f32 ? emit_log_f32(b, x) : unary(llvm::Intrinsic::log);
+    case kir::Intrinsic::kTanh:
+      return is_f32 ? emit_tanh_f32(b, x) : emit_libm_per_lane(b, m, "tanh", x);
+    case kir::Intrinsic::kErf:
+      return is_f32 ? emit_erf_f32(b, x) : emit_libm_per_lane(b, m, "erf", x);
+    case kir::Intrinsic::kSigmoid: {
+      // e = exp(-|x|) never overflows; sigmoid = 1/(1+e) for x >= 0, e/(1+e) for x < 0.
+      llvm::Value* na = b.CreateFNeg(intrinsic(b, m, llvm::Intrinsic::fabs, t, {x}));
+      llvm::Value* e =
+          is_f32 ? emit_exp_f32(b, na) : intrinsic(b, m, llvm::Intrinsic::exp, t, {na});
+      llvm::Value* one = llvm::ConstantFP::get(t, 1.0);
+      llvm::Value* r = b.CreateFDiv(one, b.CreateFAdd(one, e));
+      return b.CreateSelect(b.CreateFCmpOLT(x, llvm::Constant::getNullValue(t)), b.CreateFMul(e, r),
+                            r);
+    }
+    case kir::Intrinsic::kSqrt:
+      return unary(llvm::Intrinsic::sqrt);
+    case kir::Intrinsic::kAbs:
+      if (dtype_is_float(dtype)) return unary(llvm::Intrinsic::fabs);
+      if (!dtype_is_signed(dtype)) return x;
+      return intrinsic(b, m, llvm::Intrinsic::abs, t, {x, b.getFalse()});
+    case kir::Intrinsic::kFloor:
+      return unary(llvm::Intrinsic::floor);
+    case kir::Intrinsic::kCeil:
+      return unary(llvm::Intrinsic::ceil);
+    case kir::Intrinsic::kRound:
+      return unary(llvm::Intrinsic::roundeven);  // ONNX Round: half to even
+    case kir::Intrinsic::kFma:
+      return intrinsic(b, m, llvm::Intrinsic::fma, t, {args[0], args[1], args[2]});
+    case kir::Intrinsic::kPow:
+      return intrinsic(b, m, llvm::Intrinsic::pow, t, {args[0], args[1]});
+  }
+  return unsupported("codegen: intrinsic {}", kir::intrinsic_name(op));
+}
 
 llvm::Value* emit_exp_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   // exp(x) = 2^n * exp(r), n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2].
