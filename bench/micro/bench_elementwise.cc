@@ -1,7 +1,8 @@
 // Elementwise chain on 1M floats: Y = Mul(Tanh(Add(Mul(X, A), B)), C) with X [1024, 1024] fed
 // and A, B, C [1024] initializers broadcast over the rows (a scale, shift and gain per column).
 // Tier 0 runs it as 4 separate nodes, each a full pass over memory; the compiled tiers fuse it.
-// Case: elementwise.chain4_1M/<system>.
+// Cases: elementwise.chain4_1M/<system>, and its parts alone on tier 0 (where the time goes):
+// elementwise.mul_bcast_1M (X [1024,1024] * A [1024]) and elementwise.tanh_1M.
 #include "micro.h"
 
 namespace tierjit::bench {
@@ -22,8 +23,24 @@ Tier0Program make_chain() {
   return Tier0Program(b.finish(), {random_tensor({kRows, kCols}, 1)});
 }
 
+Tier0Program make_mul_bcast() {
+  GraphBuilder b;
+  ir::Value* x = b.feed("X", {kRows, kCols});
+  ir::Value* a = b.constant("A", random_tensor({kCols}, 2, 0.5f, 1.5f));
+  b.output(b.node(ir::OpKind::Mul, {x, a}));
+  return Tier0Program(b.finish(), {random_tensor({kRows, kCols}, 1)});
+}
+
+Tier0Program make_tanh() {
+  GraphBuilder b;
+  b.output(b.node(ir::OpKind::Tanh, {b.feed("X", {kRows, kCols})}));
+  return Tier0Program(b.finish(), {random_tensor({kRows, kCols}, 1, -3.f, 3.f)});
+}
+
 const bool registered = [] {
   register_case("elementwise.chain4_1M", "tier0", tier0_case(make_chain));
+  register_case("elementwise.mul_bcast_1M", "tier0", tier0_case(make_mul_bcast));
+  register_case("elementwise.tanh_1M", "tier0", tier0_case(make_tanh));
   return true;
 }();
 
