@@ -224,6 +224,9 @@ def render(context, cases, args):
             "speed of a core of this KVM guest varies with foreign load, not the kernels; a "
             "kernel above 100% of the peak caught a faster moment than the peak's best "
             "repetition.",
+            "Absolute numbers can move by 1.5x between runs minutes apart on this machine "
+            "(the FMA peak measured 174 to 281 GFLOP/s in the runs of one afternoon); compare "
+            "the ratios and % of peak, which come from one run.",
             "_not built yet_ marks tiers 1-3, whose benchmarks the compiled tiers will register "
             "(naming convention `<family>.<case>/<system>` in bench/micro/micro.h); nothing is "
             "estimated."]
