@@ -301,6 +301,10 @@ PYBIND11_MODULE(_tierjit, m) {
   using namespace tierjit;
   m.doc() = "tierjit core bindings; use the `tierjit` package (ONNX Runtime's API).";
   python::register_errors(m);
+  // pybind11 imports numpy's API and dtype helpers lazily, in function-local statics; the first
+  // use from two threads at once deadlocks (one waits on the static's guard holding the GIL, the
+  // other needs the GIL to finish the import). Initialize them here, under the import lock.
+  python::new_array(py::dtype("float32"), {1});
 
   // One line per field of tierjit::SessionOptions (include/tierjit/session.h); _fields lists them
   // for the Python layer (repr, keyword arguments).

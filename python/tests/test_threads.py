@@ -33,7 +33,9 @@ def test_threads_share_one_session(demo_model, demo_ref):
 
 def test_run_releases_the_gil(demo_model):
     # With a 10 s switch interval, a waiting thread only gets the GIL when its holder releases it.
-    # The counter thread advances during run() only if run() releases the GIL.
+    # The counter thread advances many times during run() only if run() releases the GIL while
+    # the model runs (measured: ~100 per run); numpy's own short GIL releases (copying the output)
+    # allow about one step per run when tierjit holds the GIL.
     sess = tierjit.InferenceSession(demo_model)
     x = np.random.default_rng(0).standard_normal((20000, 64)).astype(np.float32)
     sess.run(None, {"x": x})  # warm-up
@@ -53,7 +55,7 @@ def test_run_releases_the_gil(demo_model):
         sys.setswitchinterval(10.0)
         time.sleep(0.01)  # let the counter run before the window opens
         deltas = []
-        for _ in range(3):
+        for _ in range(5):
             before = count[0]
             sess.run(None, {"x": x})
             deltas.append(count[0] - before)
@@ -61,4 +63,4 @@ def test_run_releases_the_gil(demo_model):
         sys.setswitchinterval(old)
         stop.set()
         thread.join()
-    assert max(deltas) > 0, deltas
+    assert max(deltas) >= 10, deltas
