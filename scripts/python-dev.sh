@@ -18,6 +18,8 @@ case "$venv" in
   "$root"|"$root"/*) echo "python-dev: the venv must live outside the clone ($venv)" >&2; exit 2 ;;
 esac
 
+"$root/scripts/install-deps.sh"  # python3-venv, python3-dev, pybind11-dev among others
+
 # 1. The venv (re-created if broken), with numpy and pytest.
 if ! "$venv/bin/python" -c "import numpy, pytest" >/dev/null 2>&1; then
   echo "python-dev: creating $venv from $(command -v "$base_python") ($("$base_python" --version 2>&1))"
@@ -39,7 +41,6 @@ if [ "${1:-}" = "--venv-only" ]; then
 fi
 
 # 2. The module, built in the regular build folder against the venv's interpreter.
-"$root/scripts/install-deps.sh"
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG"
 fi
