@@ -22,16 +22,10 @@ void arg_reduce(const T* x, int64_t* y, int64_t O, int64_t R, int64_t I, int thr
     else
       return kLast ? !nan_greater(v, best) : nan_greater(best, v);
   };
-  constexpr int64_t kBlock = 64;
-  const int64_t blocks = (I + kBlock - 1) / kBlock;
-#pragma omp parallel for num_threads(threads) if (O * R * I > kParallelWork)
-  for (int64_t task = 0; task < O * blocks; ++task) {
-    const int64_t o = task / blocks;
-    const int64_t j0 = (task % blocks) * kBlock;
-    const int64_t jn = std::min(kBlock, I - j0);
+  for_each_column_block(O, R, I, threads, [&](int64_t o, int64_t j0, int64_t jn) {
     const T* base = x + o * R * I + j0;
-    C best[kBlock];
-    int64_t idx[kBlock];
+    C best[kColumnBlock];
+    int64_t idx[kColumnBlock];
     for (int64_t j = 0; j < jn; ++j) {
       best[j] = load_as<C>(base[j]);
       idx[j] = 0;
@@ -47,7 +41,7 @@ void arg_reduce(const T* x, int64_t* y, int64_t O, int64_t R, int64_t I, int thr
       }
     }
     std::copy(idx, idx + jn, y + o * I + j0);
-  }
+  });
 }
 
 /// ArgMax/ArgMin: input 0 'data' any numeric dtype; attributes axis (default 0), keepdims

@@ -26,14 +26,8 @@ void cumsum_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, bool exclusiv
     else
       return static_cast<T>(a);
   };
-  constexpr int64_t kBlock = 64;
-  const int64_t blocks = (I + kBlock - 1) / kBlock;
-#pragma omp parallel for num_threads(threads) if (O * R * I > kParallelWork)
-  for (int64_t task = 0; task < O * blocks; ++task) {
-    const int64_t o = task / blocks;
-    const int64_t j0 = (task % blocks) * kBlock;
-    const int64_t jn = std::min(kBlock, I - j0);
-    A acc[kBlock];
+  for_each_column_block(O, R, I, threads, [&](int64_t o, int64_t j0, int64_t jn) {
+    A acc[kColumnBlock];
     for (int64_t j = 0; j < jn; ++j) acc[j] = A{0};
     for (int64_t step = 0; step < R; ++step) {
       const int64_t r = reverse ? R - 1 - step : step;
@@ -49,7 +43,7 @@ void cumsum_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, bool exclusiv
         }
       }
     }
-  }
+  });
 }
 
 /// CumSum: input 0 'x' numeric (not bool), input 1 'axis' an int32/int64 scalar (or 1-element

@@ -221,7 +221,6 @@ T reduce_row_parallel(const Op& op, const T* row, int64_t R, int threads) {
 template <class Op, class T>
 void reduce_ori(const Op& op, const T* x, T* y, int64_t O, int64_t R, int64_t I, int threads) {
   using A = typename Op::A;
-  constexpr int64_t kBlock = 64;
   constexpr double kNoShift = 0;
   if (I == 1 && O < threads && R > 4 * kParallelWork) {
     for (int64_t o = 0; o < O; ++o) y[o] = reduce_row_parallel(op, x + o * R, R, threads);
@@ -240,15 +239,10 @@ void reduce_ori(const Op& op, const T* x, T* y, int64_t O, int64_t R, int64_t I,
     }
     return;
   }
-  const int64_t blocks = (I + kBlock - 1) / kBlock;
-#pragma omp parallel for num_threads(threads) if (O * R * I > kParallelWork)
-  for (int64_t task = 0; task < O * blocks; ++task) {
-    const int64_t o = task / blocks;
-    const int64_t j0 = (task % blocks) * kBlock;
-    const int64_t jn = std::min(kBlock, I - j0);
+  for_each_column_block(O, R, I, threads, [&](int64_t o, int64_t j0, int64_t jn) {
     const T* base = x + o * R * I + j0;
-    double m[kBlock];
-    A acc[kBlock];
+    double m[kColumnBlock];
+    A acc[kColumnBlock];
     for (int64_t j = 0; j < jn; ++j) {
       m[j] = kNoShift;
       acc[j] = op.init();
@@ -258,10 +252,10 @@ void reduce_ori(const Op& op, const T* x, T* y, int64_t O, int64_t R, int64_t I,
       for (int64_t r = 0; r < R; ++r)
         for (int64_t j = 0; j < jn; ++j) m[j] = max_shift(m[j], base[r * I + j]);
     }
-    if (jn == kBlock) {  // full block: constant trip count, so the j loop vectorizes
+    if (jn == kColumnBlock) {  // full block: constant trip count, so the j loop vectorizes
       for (int64_t r = 0; r < R; ++r) {
         const T* row = base + r * I;
-        for (int64_t j = 0; j < kBlock; ++j) acc[j] = op.step(acc[j], row[j], m[j]);
+        for (int64_t j = 0; j < kColumnBlock; ++j) acc[j] = op.step(acc[j], row[j], m[j]);
       }
     } else {
       for (int64_t r = 0; r < R; ++r) {
@@ -271,7 +265,7 @@ void reduce_ori(const Op& op, const T* x, T* y, int64_t O, int64_t R, int64_t I,
     }
     T* out = y + o * I + j0;
     for (int64_t j = 0; j < jn; ++j) out[j] = op.finish(acc[j], R, m[j]);
-  }
+  });
 }
 
 /// Gather driver for scattered axis sets: y[k] = reduce_r x[koff[k] + roff[r]].

@@ -4,6 +4,7 @@
 // reduction.cc calls. Internal to src/interp/kernels.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -83,6 +84,25 @@ inline OriView ori_view(const Shape& shape, int64_t begin, int64_t end) {
       v.inner *= n;
   }
   return v;
+}
+
+/// Columns per task of the blocked [outer, reduce, inner] drivers (a stack array of this many
+/// accumulators per task keeps the inner j loop contiguous and vectorizable).
+inline constexpr int64_t kColumnBlock = 64;
+
+/// Runs body(o, j0, jn) for every outer index o in [0, O) and every block of inner columns
+/// [j0, j0 + jn) of at most kColumnBlock, in parallel over the O * ceil(I / kColumnBlock) tasks
+/// when the work O * R * I exceeds kParallelWork. Used by reduce.cc, argminmax.cc, softmax.cc
+/// and cumsum.cc.
+template <class F>
+inline void for_each_column_block(int64_t O, int64_t R, int64_t I, int threads, const F& body) {
+  const int64_t blocks = (I + kColumnBlock - 1) / kColumnBlock;
+#pragma omp parallel for num_threads(threads) if (O * R * I > kParallelWork)
+  for (int64_t task = 0; task < O * blocks; ++task) {
+    const int64_t o = task / blocks;
+    const int64_t j0 = (task % blocks) * kColumnBlock;
+    body(o, j0, std::min(kColumnBlock, I - j0));
+  }
 }
 
 /// Offsets (in elements) of every index of the sub-shape `dims` (row-major), given their strides.

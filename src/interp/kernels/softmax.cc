@@ -69,17 +69,11 @@ void soft_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, int threads) {
   using C = ComputeOf<T>;
   constexpr bool kInPlace = std::is_same_v<T, C>;  // y can hold exp(x - m) between passes
   if (I == 1) return soft_rows<K, T>(x, y, O, R, threads);
-  constexpr int64_t kBlock = 64;
-  const int64_t blocks = (I + kBlock - 1) / kBlock;
-#pragma omp parallel for num_threads(threads) if (O * R * I > kParallelWork)
-  for (int64_t task = 0; task < O * blocks; ++task) {
-    const int64_t o = task / blocks;
-    const int64_t j0 = (task % blocks) * kBlock;
-    const int64_t jn = std::min(kBlock, I - j0);
+  for_each_column_block(O, R, I, threads, [&](int64_t o, int64_t j0, int64_t jn) {
     const T* xb = x + o * R * I + j0;
     T* yb = y + o * R * I + j0;
-    C m[kBlock];
-    int64_t arg[kBlock];
+    C m[kColumnBlock];
+    int64_t arg[kColumnBlock];
     for (int64_t j = 0; j < jn; ++j) {
       m[j] = load_as<C>(xb[j]);
       arg[j] = 0;
@@ -96,9 +90,9 @@ void soft_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, int threads) {
     if constexpr (K == SoftKind::kHardmax) {
       for (int64_t r = 0; r < R; ++r)
         for (int64_t j = 0; j < jn; ++j) yb[r * I + j] = store_as<T>(C(arg[j] == r ? 1 : 0));
-      continue;
+      return;
     }
-    double s[kBlock];
+    double s[kColumnBlock];
     for (int64_t j = 0; j < jn; ++j) s[j] = 0;
     for (int64_t r = 0; r < R; ++r) {
       for (int64_t j = 0; j < jn; ++j) {
@@ -108,7 +102,7 @@ void soft_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, int threads) {
       }
     }
     if constexpr (K == SoftKind::kSoftmax) {
-      C inv[kBlock];
+      C inv[kColumnBlock];
       for (int64_t j = 0; j < jn; ++j) inv[j] = static_cast<C>(1.0 / s[j]);
       for (int64_t r = 0; r < R; ++r) {
         for (int64_t j = 0; j < jn; ++j) {
@@ -121,13 +115,13 @@ void soft_ori(const T* x, T* y, int64_t O, int64_t R, int64_t I, int threads) {
         }
       }
     } else {  // LogSoftmax: (x - m) - log(sum); m + log(sum) first would round at large |m|
-      C log_s[kBlock];
+      C log_s[kColumnBlock];
       for (int64_t j = 0; j < jn; ++j) log_s[j] = static_cast<C>(std::log(s[j]));
       for (int64_t r = 0; r < R; ++r)
         for (int64_t j = 0; j < jn; ++j)
           yb[r * I + j] = store_as<T>((load_as<C>(xb[r * I + j]) - m[j]) - log_s[j]);
     }
-  }
+  });
 }
 
 /// Softmax / LogSoftmax / Hardmax: input 0 float (32, 64, 16, bf16); attribute axis (default 1
