@@ -36,6 +36,19 @@ bool is_nonzero(T v) {
 
 }  // namespace
 
+Expected<int64_t> elements_indices_axis(const KernelContext& ctx, const Tensor& data, const Tensor& indices) {
+  const int64_t r = data.rank();
+  if (indices.rank() != r)
+    return ctx.fail("input 1 'indices' shape {} must have the rank of data {}", shape_to_string(indices.shape()),
+                    shape_to_string(data.shape()));
+  TJ_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx, ctx.node().attr_int("axis", 0), r));
+  for (int64_t d = 0; d < r; ++d)
+    if (d != axis && indices.dim(d) > data.dim(d))
+      return ctx.fail("input 1 'indices' shape {} exceeds data shape {} on axis {}",
+                      shape_to_string(indices.shape()), shape_to_string(data.shape()), d);
+  return axis;
+}
+
 // Gather (opsets 1, 11, 13): out = data[:axis] + indices.shape + data[axis+1:]; attribute axis
 // (default 0); indices int32/int64 in [-dim, dim).
 Status gather_kernel(KernelContext& ctx) {
@@ -79,14 +92,7 @@ Status gather_elements_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* it, ctx.required_input(1));
   const int64_t r = data->rank();
   if (r == 0) return ctx.fail("input 0 'data' is a scalar; GatherElements needs rank >= 1");
-  if (it->rank() != r)
-    return ctx.fail("input 1 'indices' shape {} must have the rank of data {}", shape_to_string(it->shape()),
-                    shape_to_string(data->shape()));
-  TJ_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx, ctx.node().attr_int("axis", 0), r));
-  for (int64_t d = 0; d < r; ++d)
-    if (d != axis && it->dim(d) > data->dim(d))
-      return ctx.fail("input 1 'indices' shape {} exceeds data shape {} on axis {}", shape_to_string(it->shape()),
-                      shape_to_string(data->shape()), d);
+  TJ_ASSIGN_OR_RETURN(int64_t axis, elements_indices_axis(ctx, *data, *it));
   TJ_ASSIGN_OR_RETURN(std::vector<int64_t> idx, read_indices(ctx, *it, 1, "indices", data->dim(axis)));
   TJ_ASSIGN_OR_RETURN(Tensor* out, ctx.output(0, data->dtype(), it->shape()));
   if (out->numel() == 0) return Status();

@@ -105,14 +105,7 @@ Status scatter_elements_kernel(KernelContext& ctx) {
   if (it->shape() != upd->shape())
     return ctx.fail("input 1 'indices' shape {} differs from input 2 'updates' shape {}",
                     shape_to_string(it->shape()), shape_to_string(upd->shape()));
-  if (it->rank() != r)
-    return ctx.fail("input 1 'indices' shape {} must have the rank of data {}", shape_to_string(it->shape()),
-                    shape_to_string(data->shape()));
-  TJ_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx, ctx.node().attr_int("axis", 0), r));
-  for (int64_t d = 0; d < r; ++d)
-    if (d != axis && it->dim(d) > data->dim(d))
-      return ctx.fail("input 1 'indices' shape {} exceeds data shape {} on axis {}", shape_to_string(it->shape()),
-                      shape_to_string(data->shape()), d);
+  TJ_ASSIGN_OR_RETURN(int64_t axis, elements_indices_axis(ctx, *data, *it));
   const std::vector<int64_t> ds = row_major_strides(data->shape());
   const int64_t n = data->dim(axis);
   std::vector<int64_t> target(static_cast<size_t>(it->numel()));

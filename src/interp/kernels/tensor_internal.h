@@ -66,6 +66,12 @@ struct IntList {
 Expected<IntList> int_list_attr_or_input(const KernelContext& ctx, const char* name, size_t idx,
                                          int since_opset);
 
+/// GatherElements / ScatterElements (opsets 11+, Scatter 9-10): checks that input 1 'indices'
+/// has the rank of `data` (callers check rank >= 1) and no dim larger than data's other than on
+/// the axis; returns attribute `axis` (default 0) normalized to [0, rank). Errors name the shapes
+/// and the axis. Defined in indexing.cc.
+Expected<int64_t> elements_indices_axis(const KernelContext& ctx, const Tensor& data, const Tensor& indices);
+
 // ---- kernels (ONNX default domain, opsets 1..17) ---------------------------------------------
 // generators.cc
 Status constant_kernel(KernelContext& ctx);
