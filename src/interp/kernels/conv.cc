@@ -87,15 +87,10 @@ Status conv_kernel(KernelContext& ctx) {
                       b ? b->data<float>() : nullptr, y->data<float>());
     }
     case DType::kFloat16: {
-      auto cvt = [](const Tensor& t) {
-        std::vector<float> v(static_cast<size_t>(t.numel()));
-        for (int64_t i = 0; i < t.numel(); ++i) v[i] = support::half_to_float(t.data<uint16_t>()[i]);
-        return v;
-      };
-      std::vector<float> fx = cvt(*x), fw = cvt(*w), fb = b ? cvt(*b) : std::vector<float>();
+      std::vector<float> fx = to_f32(*x), fw = to_f32(*w), fb = b ? to_f32(*b) : std::vector<float>();
       std::vector<float> fy(static_cast<size_t>(y->numel()));
       TJ_RETURN_IF_ERROR(conv_f32(ctx, g, fx.data(), fw.data(), nullptr, b ? fb.data() : nullptr, fy.data()));
-      for (size_t i = 0; i < fy.size(); ++i) y->data<uint16_t>()[i] = support::float_to_half(fy[i]);
+      from_f32(fy, *y);
       return Status();
     }
     case DType::kFloat64:

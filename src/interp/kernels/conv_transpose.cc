@@ -137,15 +137,10 @@ Status conv_transpose_kernel(KernelContext& ctx) {
                                  b ? b->data<double>() : nullptr, y->data<double>());
       return Status();
     case DType::kFloat16: {
-      auto cvt = [](const Tensor& t) {
-        std::vector<float> v(static_cast<size_t>(t.numel()));
-        for (int64_t i = 0; i < t.numel(); ++i) v[i] = support::half_to_float(t.data<uint16_t>()[i]);
-        return v;
-      };
-      std::vector<float> fx = cvt(*x), fw = cvt(*w), fb = b ? cvt(*b) : std::vector<float>();
+      std::vector<float> fx = to_f32(*x), fw = to_f32(*w), fb = b ? to_f32(*b) : std::vector<float>();
       std::vector<float> fy(static_cast<size_t>(y->numel()));
       conv_transpose_run<float>(g, fx.data(), fw.data(), b ? fb.data() : nullptr, fy.data());
-      for (size_t i = 0; i < fy.size(); ++i) y->data<uint16_t>()[i] = support::float_to_half(fy[i]);
+      from_f32(fy, *y);
       return Status();
     }
     default: return ctx.unsupported_here("ConvTranspose on {} is not supported", dtype_name(x->dtype()));

@@ -79,23 +79,6 @@ void run_ref(const MatMulPlan& p, const T* a, const T* b, T* y) {
                 y + static_cast<int64_t>(t) * p.m * p.n, p.n);
 }
 
-std::vector<float> to_f32(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  if (t.dtype() == DType::kFloat16)
-    for (int64_t i = 0; i < t.numel(); ++i) v[i] = support::half_to_float(t.data<uint16_t>()[i]);
-  else
-    for (int64_t i = 0; i < t.numel(); ++i) v[i] = support::bfloat16_to_float(t.data<uint16_t>()[i]);
-  return v;
-}
-
-void from_f32(const std::vector<float>& v, Tensor& t) {
-  uint16_t* o = t.data<uint16_t>();
-  if (t.dtype() == DType::kFloat16)
-    for (size_t i = 0; i < v.size(); ++i) o[i] = support::float_to_half(v[i]);
-  else
-    for (size_t i = 0; i < v.size(); ++i) o[i] = support::float_to_bfloat16(v[i]);
-}
-
 Status matmul_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* a, ctx.required_input(0));
   TJ_ASSIGN_OR_RETURN(const Tensor* b, ctx.required_input(1));

@@ -1,4 +1,5 @@
-// Shared nn kernel helpers (see nn_common.h): window geometry and quantization parameters.
+// Shared nn kernel helpers (see nn_common.h): window geometry, quantization parameters and the
+// float16/bfloat16 <-> float32 copies.
 #include "interp/kernels/nn_common.h"
 
 #include <string>
@@ -66,6 +67,23 @@ Expected<Window> resolve_window(const KernelContext& ctx, const std::vector<int6
     w.out[i] = out;
   }
   return w;
+}
+
+std::vector<float> to_f32(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  if (t.dtype() == DType::kFloat16)
+    for (int64_t i = 0; i < t.numel(); ++i) v[i] = support::half_to_float(t.data<uint16_t>()[i]);
+  else
+    for (int64_t i = 0; i < t.numel(); ++i) v[i] = support::bfloat16_to_float(t.data<uint16_t>()[i]);
+  return v;
+}
+
+void from_f32(const std::vector<float>& v, Tensor& t) {
+  uint16_t* o = t.data<uint16_t>();
+  if (t.dtype() == DType::kFloat16)
+    for (size_t i = 0; i < v.size(); ++i) o[i] = support::float_to_half(v[i]);
+  else
+    for (size_t i = 0; i < v.size(); ++i) o[i] = support::float_to_bfloat16(v[i]);
 }
 
 std::vector<int32_t> read_int32s(const Tensor& t) {

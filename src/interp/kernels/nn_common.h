@@ -84,6 +84,13 @@ inline void quant_range(DType t, int32_t& lo, int32_t& hi) {
   }
 }
 
+/// float16 / bfloat16 tensor -> its float32 values (exact widening), for kernels that compute
+/// these dtypes in float32 (MatMul, Gemm, Conv, ConvTranspose). t.dtype() is float16 or bfloat16.
+std::vector<float> to_f32(const Tensor& t);
+/// Stores float32 values into float16 / bfloat16 tensor t (round to nearest even);
+/// v.size() == t.numel().
+void from_f32(const std::vector<float>& v, Tensor& t);
+
 /// Reads an int8/uint8/int32 quantized tensor as int32 values minus nothing (plain widening).
 std::vector<int32_t> read_int32s(const Tensor& t);
 
