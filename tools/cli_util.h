@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -133,5 +134,11 @@ int cmd_onnx_test(const OnnxTestOptions& opts);
 
 /// Replaces newlines and tabs by spaces (one-line messages).
 std::string one_line(std::string s);
+
+/// Runs a subcommand's work `body` (which throws on failure) and returns its exit code: kExitOk,
+/// or kExitError after printing one line on stderr: "tierjit: error: <message>" for a
+/// tierjit::Error, "tierjit: error: <model>: out of memory" for std::bad_alloc and
+/// "tierjit: error: <model>: <what>" for any other std::exception. Used by `run` and `bench`.
+int run_reporting_errors(const std::string& model, const std::function<void()>& body);
 
 }  // namespace tierjit::cli

@@ -291,17 +291,7 @@ void bench_impl(const BenchOptions& opts) {
 }  // namespace
 
 int cmd_bench(const BenchOptions& opts) {
-  try {
-    bench_impl(opts);
-    return kExitOk;
-  } catch (const Error& e) {
-    fmt::print(stderr, "tierjit: error: {}\n", one_line(e.what()));
-  } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "tierjit: error: {}: out of memory\n", opts.model);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "tierjit: error: {}: {}\n", opts.model, one_line(e.what()));
-  }
-  return kExitError;
+  return run_reporting_errors(opts.model, [&] { bench_impl(opts); });
 }
 
 }  // namespace tierjit::cli

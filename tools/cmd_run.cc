@@ -183,17 +183,7 @@ void run_impl(const RunOptions& opts) {
 }  // namespace
 
 int cmd_run(const RunOptions& opts) {
-  try {
-    run_impl(opts);
-    return kExitOk;
-  } catch (const Error& e) {
-    fmt::print(stderr, "tierjit: error: {}\n", one_line(e.what()));
-  } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "tierjit: error: {}: out of memory\n", opts.model);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "tierjit: error: {}: {}\n", opts.model, one_line(e.what()));
-  }
-  return kExitError;
+  return run_reporting_errors(opts.model, [&] { run_impl(opts); });
 }
 
 }  // namespace tierjit::cli

@@ -1,15 +1,20 @@
 // Feeds for `tierjit run`: parsing --input / --int-range / --dim specs, reading tensor files by
 // extension (.npy, .pb), default values of symbolic dims, random inputs and the check of a fed
-// tensor against the model's declared input. Rules are documented in docs/cli.md.
+// tensor against the model's declared input, and the error-to-exit-code wrapper of `run` and
+// `bench`. Rules are documented in docs/cli.md.
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <new>
 #include <sstream>
+
+#include <fmt/core.h>
 
 #include "support/float16.h"
 #include "cli_util.h"
@@ -54,6 +59,20 @@ std::string one_line(std::string s) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
+}
+
+int run_reporting_errors(const std::string& model, const std::function<void()>& body) {
+  try {
+    body();
+    return kExitOk;
+  } catch (const Error& e) {
+    fmt::print(stderr, "tierjit: error: {}\n", one_line(e.what()));
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "tierjit: error: {}: out of memory\n", model);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tierjit: error: {}: {}\n", model, one_line(e.what()));
+  }
+  return kExitError;
 }
 
 Status read_file_bytes(const std::string& path, std::string& out) {
