@@ -3,66 +3,23 @@
 // Chrome trace, and every bad input giving one error line and exit 2.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_runner.h"
+
 namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct BenchResult {
-  int rc = -1;
-  std::string out, err;
-};
+using BenchResult = tierjit::cli_testing::CliResult;
 
-class BenchCliTest : public ::testing::Test {
+class BenchCliTest : public tierjit::cli_testing::CliRunnerTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tierjit_bench_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  BenchResult run(const std::string& args) {
-    std::string out = (dir_ / "stdout.txt").string(), err = (dir_ / "stderr.txt").string();
-    std::string cmd = std::string("'") + TIERJIT_CLI_PATH + "' bench " + args + " >'" + out + "' 2>'" + err + "'";
-    int status = std::system(cmd.c_str());
-    BenchResult r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-  static std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-  }
-  std::string write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  static std::string demo() { return std::string(TIERJIT_SOURCE_DIR) + "/models/demo_mlp.onnx"; }
-
-  void expect_one_line_error(const BenchResult& r, const std::string& mention) {
-    EXPECT_EQ(r.rc, 2) << r.err;
-    EXPECT_EQ(r.err.rfind("tierjit: error: ", 0), 0u) << r.err;
-    ASSERT_FALSE(r.err.empty());
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_NE(r.err.find(mention), std::string::npos) << "stderr: " << r.err;
-  }
-
-  fs::path dir_;
+  BenchCliTest() : CliRunnerTest("tierjit_bench_test_") {}
+  BenchResult run(const std::string& args) { return run_cli("bench " + args); }
 };
 
 // A 20-request trace over 4 shapes: x=1x64 x8, x=8x64 x6, x=3x64 x5, x=0x64 x1.

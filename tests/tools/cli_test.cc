@@ -3,68 +3,32 @@
 // into a temporary folder; the valid model is the committed demo (models/demo_mlp.onnx).
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 
+#include "cli_runner.h"
 #include "cli_util.h"
 
 namespace tierjit::cli {
 namespace {
 namespace fs = std::filesystem;
 
-struct Result {
-  int rc = -1;
-  std::string out, err;
-};
+using Result = cli_testing::CliResult;
 
-class CliTest : public ::testing::Test {
+class CliTest : public cli_testing::CliRunnerTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tierjit_cli_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  CliTest() : CliRunnerTest("tierjit_cli_test_") {}
+  Result run(const std::string& args) { return run_cli(args); }
 
-  Result run(const std::string& args) {
-    std::string out = (dir_ / "stdout.txt").string(), err = (dir_ / "stderr.txt").string();
-    std::string cmd = std::string("'") + TIERJIT_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "'";
-    int status = std::system(cmd.c_str());
-    Result r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-  static std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-  }
-  std::string write(const std::string& name, const std::string& bytes) {
-    fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << bytes;
-    return p.string();
-  }
-  static std::string demo() { return std::string(TIERJIT_SOURCE_DIR) + "/models/demo_mlp.onnx"; }
-
-  // The contract for bad input: exit 2 and one line "tierjit: error: <what>" naming `mention`.
+  // The shared contract (cli_runner.h), and the line ends in '\n'.
   void expect_one_line_error(const Result& r, const std::string& mention) {
-    EXPECT_EQ(r.rc, 2) << r.err;
-    EXPECT_EQ(r.err.rfind("tierjit: error: ", 0), 0u) << r.err;
-    ASSERT_FALSE(r.err.empty());
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_EQ(r.err.back(), '\n');
-    EXPECT_NE(r.err.find(mention), std::string::npos) << "stderr: " << r.err;
+    CliRunnerTest::expect_one_line_error(r, mention);
+    if (!r.err.empty()) {
+      EXPECT_EQ(r.err.back(), '\n');
+    }
   }
-
-  fs::path dir_;
 };
 
 TEST_F(CliTest, VersionAndHelp) {
