@@ -3,21 +3,16 @@
 // orders, uint8 input, and bad input.
 #include <gtest/gtest.h>
 
+#include "nn_test_util.h"
 #include "node_runner.h"
 
 namespace tierjit::testing {
 namespace {
 
 using ir::OpKind;
-using Attrs = std::vector<std::pair<std::string, ir::Attribute>>;
-
-// Runs one node with every NodeSpec field given (opset 17 unless stated).
-Expected<std::vector<Tensor>> run(ir::OpKind op, std::vector<Tensor> ins, size_t num_outputs = 1,
-                                  Attrs attrs = {}, int opset = 17) {
-  return run_node(NodeSpec{op, std::move(ins), num_outputs, std::move(attrs), opset});
-}
-
-Tensor f32(Shape s, std::vector<float> v) { return Tensor::from_vector<float>(std::move(s), v); }
+using nn_test::Attrs;
+using nn_test::f32;
+using nn_test::run;
 
 // 1x1x4x4 image with values 1..16:
 //   1  2  3  4

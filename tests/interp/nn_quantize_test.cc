@@ -2,20 +2,15 @@
 // uint8/int8 saturation, per-axis parameters, and bad input.
 #include <gtest/gtest.h>
 
+#include "nn_test_util.h"
 #include "node_runner.h"
 
 namespace tierjit::testing {
 namespace {
 
 using ir::OpKind;
-using Attrs = std::vector<std::pair<std::string, ir::Attribute>>;
-
-Expected<std::vector<Tensor>> run(ir::OpKind op, std::vector<Tensor> ins, size_t num_outputs = 1,
-                                  Attrs attrs = {}, int opset = 17) {
-  return run_node(NodeSpec{op, std::move(ins), num_outputs, std::move(attrs), opset});
-}
-
-Tensor f32(Shape s, std::vector<float> v) { return Tensor::from_vector<float>(std::move(s), v); }
+using nn_test::f32;
+using nn_test::run;
 
 TEST(NnQuantizeLinear, RoundsHalfToEvenAndSaturatesUint8) {
   // scale 2, zp 10: x/2 = 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> -0 ; +10 -> 10, 12, 12, 10;

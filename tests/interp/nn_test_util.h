@@ -1,0 +1,25 @@
+// Shared preamble of the nn kernel tests (nn_conv, nn_matmul, nn_pool, nn_quantize, nn_rnn):
+// run one node with every NodeSpec field given, and a float32 tensor shorthand. Test files bring
+// the names in with using-declarations (`using nn_test::run;`).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "node_runner.h"
+
+namespace tierjit::testing::nn_test {
+
+using Attrs = std::vector<std::pair<std::string, ir::Attribute>>;
+
+/// Runs one node with every NodeSpec field given (opset 17 unless stated).
+inline Expected<std::vector<Tensor>> run(ir::OpKind op, std::vector<Tensor> ins, size_t num_outputs = 1,
+                                         Attrs attrs = {}, int opset = 17) {
+  return run_node(NodeSpec{op, std::move(ins), num_outputs, std::move(attrs), opset});
+}
+
+/// float32 tensor of shape `s` holding `v` (row-major).
+inline Tensor f32(Shape s, std::vector<float> v) { return Tensor::from_vector<float>(std::move(s), v); }
+
+}  // namespace tierjit::testing::nn_test
