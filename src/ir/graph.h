@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ir/op_kind.h"
+#include "support/status.h"
 #include "tierjit/tensor.h"
 
 namespace tierjit::ir {
@@ -204,6 +205,11 @@ struct Model {
   std::map<std::string, int64_t> opset_imports;  ///< domain ("" = ai.onnx) -> version
   std::string producer_name;
 };
+
+/// Checks structural invariants: every node input is defined earlier (graph input, capture,
+/// constant or an earlier node's output), each output names its producer and is defined once,
+/// graph outputs are defined, subgraphs too. Returns kInternal naming the first violation.
+Status verify(const Graph& graph);
 
 /// Text form of a graph (one node per line, subgraphs indented); see printer.cc for the grammar.
 std::string print_graph(const Graph& graph);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -12,8 +13,15 @@
 namespace tierjit::passes {
 
 struct PassContext {
-  bool verify_between_passes = false;  ///< run the IR verifier after each pass (debug)
-  bool time_passes = false;            ///< log each pass's wall time at info level
+#ifdef NDEBUG
+  bool verify_between_passes = false;  ///< run ir::verify after each pass (on in debug builds)
+#else
+  bool verify_between_passes = true;
+#endif
+  bool time_passes = false;  ///< log each pass's wall time (µs) at info level (also TIERJIT_LOG=debug)
+  /// Print the graph (ir::print_graph) to stderr after the pass of this name ("all" = after
+  /// every pass); empty = none. $TIERJIT_DUMP_AFTER sets it too.
+  std::string dump_after;
   int64_t memory_limit_bytes = int64_t{16} << 30;  ///< largest tensor a pass may materialize
   /// Largest output (bytes) constant folding stores in the graph; a folded constant lives as long
   /// as the model, so results past this stay computed at run time (see constant_folding.h).

@@ -55,7 +55,7 @@ Session::Session(const std::string& model_path, SessionOptions options)
     fold.memory_limit_bytes = limit;
     return interp::evaluate_node(node, inputs, fold);
   };
-  passes::run_tier0_pipeline(*impl_->model.graph, pctx).throw_if_error();
+  passes::run_tier0_pipeline(*impl_->model.graph, pctx).with_prefix(model_path).throw_if_error();
   interp::check_kernels(*impl_->model.graph).with_prefix(model_path).throw_if_error();
   impl_->exec.intra_op_threads = options.intra_op_threads > 0 ? options.intra_op_threads : omp_get_num_procs();
   impl_->exec.memory_limit_bytes = options.memory_limit_bytes;
