@@ -17,6 +17,11 @@ if ! "$root/scripts/python-dev.sh"; then
   cmake -S "$root" -B "$build" -DTIERJIT_BUILD_PYTHON=ON >/dev/null
 fi
 echo "test.sh: build done in $(( $(date +%s) - start )) s"
+shared="${TIERJIT_SHARED_DIR:-$root/../shared}"
+if [ ! -d "$shared/onnx-tests" ]; then
+  echo "test.sh: NOTE: no shared test data at $shared: the conformance tests (ONNX backend suites," \
+       "model zoo) will be SKIPPED. Set TIERJIT_SHARED_DIR=/path/to/shared to run them." >&2
+fi
 status=0
 ctest --test-dir "$build" -j "${TIERJIT_JOBS:-2}" --output-on-failure --timeout 1800 "$@" || status=$?
 echo "test.sh: finished in $(( $(date +%s) - start )) s with status $status"
