@@ -118,17 +118,19 @@ PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const
   d.to_tier = current_tier + 1;
   d.calls = static_cast<double>(profile.calls());
   d.threshold = threshold(current_tier);
-  auto decline = [&](std::string why) {
+  // The decision with its log record (kind and message); returned as the result.
+  auto with_record = [&](DecisionKind kind, std::string message) {
     DecisionRecord r;
     r.region = region.id;
     r.region_name = region.name;
-    r.kind = DecisionKind::kDeclined;
+    r.kind = kind;
     r.from_tier = d.from_tier;
     r.tier = d.to_tier;
-    r.message = std::move(why);
+    r.message = std::move(message);
     d.record = std::move(r);
     return d;
   };
+  auto decline = [&](std::string why) { return with_record(DecisionKind::kDeclined, std::move(why)); };
   if (current_tier >= options_.max_tier || current_tier >= kNumTiers - 1) return d;
   if (d.calls < d.threshold) return d;
   if (!compilable(region.kind)) {
@@ -149,15 +151,7 @@ PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const
       d.t_next_us, speedup, d.to_tier, d.compile_us, d.benefit_us);
   if (d.benefit_us <= 0) return decline("cannot pay: " + arithmetic + " <= 0");
   d.promote = true;
-  DecisionRecord r;
-  r.region = region.id;
-  r.region_name = region.name;
-  r.kind = DecisionKind::kPromoted;
-  r.from_tier = d.from_tier;
-  r.tier = d.to_tier;
-  r.message = arithmetic + " > 0";
-  d.record = std::move(r);
-  return d;
+  return with_record(DecisionKind::kPromoted, arithmetic + " > 0");
 }
 
 ThresholdUpdate TierPolicy::observe_compile(const RegionInfo& region, int from_tier,
