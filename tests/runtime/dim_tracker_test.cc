@@ -5,16 +5,12 @@
 #include <vector>
 
 #include "runtime/profile.h"
+#include "signature_util.h"
 
 namespace tierjit::runtime {
 namespace {
 
-Signature sig(int64_t a, int64_t b = 64) {
-  Signature s;
-  std::vector<int64_t> d{a, b};
-  s.add_input(DType::kFloat32, d);
-  return s;
-}
+using test_util::sig;
 
 TEST(DimTracker, StaticUntilSecondDistinctValue) {
   DimTracker t;

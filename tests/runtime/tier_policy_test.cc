@@ -7,16 +7,12 @@
 #include <vector>
 
 #include "runtime/tier_policy.h"
+#include "signature_util.h"
 
 namespace tierjit::runtime {
 namespace {
 
-Signature sig(int64_t a, int64_t b = 64) {
-  Signature s;
-  std::vector<int64_t> d{a, b};
-  s.add_input(DType::kFloat32, d);
-  return s;
-}
+using test_util::sig;
 
 // An elementwise region of 10 nodes. Defaults: speedup 0->1 = 4.0, 1->2 = 1.5; compile cost prior
 // tier 1 = 2000 + 300·10 = 5000 us, tier 2 = 8000 + 1500·10 = 23000 us.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/version_table.h"
+#include "signature_util.h"
 
 namespace tierjit::runtime {
 namespace {
@@ -29,12 +30,7 @@ class FakeEntry : public VersionEntry {
   int id_;
 };
 
-Signature sig(int64_t a, int64_t b = 64) {
-  Signature s;
-  std::vector<int64_t> d{a, b};
-  s.add_input(DType::kFloat32, d);
-  return s;
-}
+using test_util::sig;
 
 std::shared_ptr<const Version> make(int tier, Specialization spec, int id) {
   return Version::make(tier, std::move(spec), std::make_shared<FakeEntry>(id));
