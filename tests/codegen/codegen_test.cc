@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "kir/builder.h"
+#include "test_kernels.h"
 
 namespace tierjit::codegen {
 namespace {
@@ -26,21 +27,7 @@ class CodegenTier : public ::testing::TestWithParam<Tier> {
 };
 
 // y[i] = tanh(a[i] * x[i] + b[i]) * c[i] for i in [0, dims[0]).
-Function tanh_kernel(ForKind kind = ForKind::kSerial) {
-  Expr i = var("i");
-  auto ld = [&](const char* buf) { return load(f32(), buf, i); };
-  Expr t = add(mul(ld("a"), ld("x")), ld("b"));
-  Stmt body = for_loop("i", imm(0), var("n"),
-                       store("y", i, mul(call(Intrinsic::kTanh, {t}), ld("c"))), kind);
-  return Function{"tanh_fma",
-                  {{"a", DType::kFloat32},
-                   {"x", DType::kFloat32},
-                   {"b", DType::kFloat32},
-                   {"c", DType::kFloat32},
-                   {"y", DType::kFloat32}},
-                  {"n"},
-                  body};
-}
+using test_kernels::tanh_kernel;
 
 TEST_P(CodegenTier, TanhElementwiseMatchesReference) {
   CompiledKernel k = compile_ok(tanh_kernel());

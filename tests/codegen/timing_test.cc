@@ -11,27 +11,15 @@
 
 #include "codegen/codegen.h"
 #include "kir/builder.h"
+#include "test_kernels.h"
 
 namespace tierjit::codegen {
 namespace {
 
 using namespace kir;  // NOLINT
 
-Function elementwise() {
-  Expr i = var("i");
-  auto ld = [&](const char* b) { return load(f32(), b, i); };
-  return Function{
-      "tanh_fma",
-      {{"a", DType::kFloat32},
-       {"x", DType::kFloat32},
-       {"b", DType::kFloat32},
-       {"c", DType::kFloat32},
-       {"y", DType::kFloat32}},
-      {"n"},
-      for_loop("i", imm(0), var("n"),
-               store("y", i,
-                     mul(call(Intrinsic::kTanh, {add(mul(ld("a"), ld("x")), ld("b"))}), ld("c"))))};
-}
+// y = tanh(a*x+b)*c (test_kernels.h).
+Function elementwise() { return test_kernels::tanh_kernel(); }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
