@@ -109,12 +109,23 @@ void run_impl(const RunOptions& opts) {
     if (!known.count(name))
       throw Error(StatusCode::kInvalidArgument, opts.model + ": --int-range names unknown input '" + name + "'");
 
+  // Symbolic dims: --dim values first; then every explicitly given input binds the dims it
+  // names (so `--input input_ids=random:2x37` also sizes attention_mask); the rest default.
+  std::set<std::string> dim_names;
+  for (const auto& info : session.inputs())
+    for (const auto& n : info.dim_names)
+      if (!n.empty()) dim_names.insert(n);
+  for (const auto& [name, value] : dims) {
+    if (dim_names.count(name)) continue;
+    std::string all;
+    for (const auto& n : dim_names) all += (all.empty() ? "" : ", ") + n;
+    throw Error(StatusCode::kInvalidArgument, opts.model + ": --dim names unknown symbolic dim '" +
+                                                  name + "' (dims: " + (all.empty() ? "none" : all) + ")");
+  }
+
   std::mt19937_64 rng(opts.seed);
-  NamedTensors feeds;
-  for (const auto& info : session.inputs()) {
+  auto make_feed = [&](const TensorInfo& info, Tensor& t, std::string& origin) {
     auto it = std::find_if(specs.begin(), specs.end(), [&](const FeedSpec& s) { return s.name == info.name; });
-    Tensor t;
-    std::string origin;
     auto range_it = ranges.find(info.name);
     std::optional<IntRange> range;
     if (range_it != ranges.end()) range = range_it->second;
@@ -137,8 +148,9 @@ void run_impl(const RunOptions& opts) {
       }
       int64_t numel = shape_numel(shape);
       if (numel > opts.memory_limit / static_cast<int64_t>(std::max<size_t>(1, dtype_size(info.dtype))))
-        throw Error(StatusCode::kResourceExhausted, "input '" + info.name + "': random shape " +
-                                                        shape_to_string(shape) + " exceeds --memory-limit");
+        throw Error(StatusCode::kResourceExhausted, opts.model + ": input '" + info.name + "': random shape " +
+                                                        shape_to_string(shape) + " exceeds --memory-limit of " +
+                                                        std::to_string(opts.memory_limit) + " bytes");
       t = random_tensor(info.dtype, shape, info.name, range, rng);
       origin = "random";
       if (dtype_is_integer(info.dtype) || info.dtype == DType::kBool) {
@@ -153,6 +165,19 @@ void run_impl(const RunOptions& opts) {
         origin += ", uniform in [-1, 1)";
       }
     }
+  };
+  std::map<std::string, std::pair<Tensor, std::string>> made;
+  for (const auto& info : session.inputs()) {
+    if (!given.count(info.name)) continue;
+    auto& [t, origin] = made[info.name];
+    make_feed(info, t, origin);
+    for (size_t d = 0; d < info.dim_names.size() && d < t.shape().size(); ++d)
+      if (!info.dim_names[d].empty()) dims.emplace(info.dim_names[d], t.shape()[d]);
+  }
+  NamedTensors feeds;
+  for (const auto& info : session.inputs()) {
+    auto& [t, origin] = made[info.name];
+    if (!t.defined()) make_feed(info, t, origin);
     if (!opts.quiet)
       fmt::print("input  {}: {} {} ({})\n", info.name, dtype_name(t.dtype()), shape_to_string(t.shape()), origin);
     feeds.emplace_back(info.name, t);

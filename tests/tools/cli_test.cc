@@ -3,6 +3,7 @@
 // into a temporary folder; the valid model is the committed demo (models/demo_mlp.onnx).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -87,6 +88,9 @@ TEST_F(CliTest, BadFeeds) {
   expect_one_line_error(run("run " + demo() + " --input x=random:2x64 --input x=random:2x64"), "twice");
   expect_one_line_error(run("run " + demo() + " --input x=random:2xq"), "2xq");
   expect_one_line_error(run("run " + demo() + " --int-range z=0:4"), "'z'");
+  expect_one_line_error(run("run " + demo() + " --dim Q=4"), "unknown symbolic dim 'Q' (dims: N)");
+  expect_one_line_error(run("run " + demo() + " --input x=random:100000000x64 --memory-limit 1G"),
+                        "exceeds --memory-limit of 1073741824 bytes");
   // a sane run of the demo (passes once the loader and kernels are in)
   (void)ok_f32;
 }
@@ -98,6 +102,20 @@ TEST_F(CliTest, OnnxTestUsage) {
   expect_one_line_error(run("onnx-test '" + (dir_ / "empty").string() + "' --expected-failures '" +
                             (dir_ / "list.txt").string() + "'"),
                         "list.txt");
+}
+
+// An explicitly given input binds the symbolic dims it names for the random ones: bert_tiny's
+// attention_mask [N,S] follows input_ids [N,S] (needs the shared model zoo).
+TEST_F(CliTest, GivenInputBindsSymbolicDims) {
+  fs::path bert = fs::path(TIERJIT_SHARED_DIR) / "models" / "bert_tiny.onnx";
+  if (!fs::exists(bert)) {
+    if (std::getenv("CI")) FAIL() << bert << " is missing";
+    GTEST_SKIP() << bert << " not found (shared model zoo)";
+  }
+  auto r = run("run " + bert.string() + " --input input_ids=random:2x37");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("input  attention_mask: int64 [2, 37]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("output last_hidden_state: float32 [2, 37, 128]"), std::string::npos) << r.out;
 }
 
 }  // namespace
