@@ -13,10 +13,17 @@
 
 namespace tierjit {
 
+/// Replaces '\n', '\r', '\t' by spaces, and every other control byte and every byte that is not
+/// part of valid UTF-8 by "\xNN" (valid UTF-8 such as "ü" is kept).
+std::string printable_one_line(std::string s);
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  ///< OK
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  /// `message` is kept on one printable line: newlines and tabs become spaces, other control
+  /// bytes and invalid UTF-8 (as found in a quoted corrupt file) become "\xNN".
+  Status(StatusCode code, std::string message)
+      : code_(code), message_(printable_one_line(std::move(message))) {}
   static Status ok_status() { return Status(); }
 
   bool ok() const { return code_ == StatusCode::kOk; }
