@@ -1,0 +1,65 @@
+// lower_region(): checks the options against the region and dispatches on the region kind.
+#include "kir/lower/lower.h"
+
+#include "kir/lower/lower_internal.h"
+
+namespace tierjit::kir {
+
+const char* shape_level_name(ShapeLevel level) {
+  switch (level) {
+    case ShapeLevel::kExact: return "exact";
+    case ShapeLevel::kShapeClass: return "shape_class";
+    case ShapeLevel::kGeneric: return "generic";
+  }
+  return "?";
+}
+
+namespace {
+
+Status check_specs(const passes::Region& region, const std::vector<const ir::Value*>& values,
+                   const std::vector<TensorSpec>& specs, const char* what) {
+  if (specs.size() != values.size())
+    return invalid_argument("{}", "region '" + region.name + "': " + std::to_string(specs.size()) +
+                                  " " + what + " specs for " + std::to_string(values.size()) + " " +
+                                  what + "s");
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec& s = specs[i];
+    if (s.bounds.size() != s.dims.size())
+      return invalid_argument("{}", "region '" + region.name + "': " + what + " " +
+                                    std::to_string(i) + ": bounds and dims differ in length");
+    const auto& shape = values[i]->type().shape;
+    if (shape && shape->size() != s.dims.size())
+      return invalid_argument("{}", "region '" + region.name + "': " + what + " " +
+                                    std::to_string(i) + " has rank " + std::to_string(shape->size()) +
+                                    ", spec gives " + std::to_string(s.dims.size()));
+  }
+  return Status();
+}
+
+}  // namespace
+
+Expected<LoweredRegion> lower_region(const passes::Region& region, const LowerOptions& options) {
+  TJ_RETURN_IF_ERROR(check_specs(region, region.inputs, options.inputs, "input"));
+  TJ_RETURN_IF_ERROR(check_specs(region, region.outputs, options.outputs, "output"));
+  switch (region.kind) {
+    case passes::RegionKind::kElementwise: return lowering::lower_elementwise(region, options);
+    case passes::RegionKind::kReduction: return lowering::lower_reduction(region, options);
+    case passes::RegionKind::kMatMulEpilogue: return lowering::lower_matmul(region, options);
+    case passes::RegionKind::kShapeOnly:
+    case passes::RegionKind::kOpaque: break;
+  }
+  return unsupported("{}", "region '" + region.name + "': " +
+                           std::string(passes::region_kind_name(region.kind)) +
+                           " regions are not compiled");
+}
+
+bool has_lowering(const passes::Region& region) {
+  switch (region.kind) {
+    case passes::RegionKind::kElementwise: return lowering::elementwise_supported(region);
+    case passes::RegionKind::kReduction: return lowering::reduction_supported(region);
+    case passes::RegionKind::kMatMulEpilogue: return lowering::matmul_supported(region);
+    default: return false;
+  }
+}
+
+}  // namespace tierjit::kir
