@@ -63,6 +63,9 @@ class Tier0Program {
   /// The standard timed loop: one warm-up run, then run() per iteration; a failing run ends
   /// the benchmark with SkipWithError.
   void time(benchmark::State& state);
+  /// The graph and feeds, for building a CompiledProgram (compiled.h) of the same case.
+  std::unique_ptr<ir::Graph> take_graph() { return std::move(graph_); }
+  const std::vector<Tensor>& feeds() const { return feeds_; }
 
  private:
   std::unique_ptr<ir::Graph> graph_;

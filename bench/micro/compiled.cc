@@ -1,0 +1,144 @@
+// CompiledProgram: partition -> lower -> compile each region once; run = a flat walk over the
+// regions' kernels (tier-0 nodes for regions without a lowering).
+#include "compiled.h"
+
+#include <cmath>
+
+#include "interp/evaluate_node.h"
+#include "passes/shape_inference.h"
+
+namespace tierjit::bench {
+
+struct CompiledProgram::Step {
+  const passes::Region* region = nullptr;
+  codegen::CompiledKernel kernel;  ///< fn == nullptr: run the nodes on tier 0
+  std::vector<int> buffer_values;  ///< value ids of inputs then outputs
+  std::vector<void*> buffers;
+  std::vector<int64_t> dims;
+  Tensor workspace;
+};
+
+CompiledProgram::~CompiledProgram() = default;
+
+namespace {
+
+kir::TensorSpec spec_of(const ir::Value& v, const Tensor& t, kir::ShapeLevel level) {
+  kir::TensorSpec s;
+  s.dtype = t.dtype();
+  for (size_t d = 0; d < t.shape().size(); ++d) {
+    bool fixed = v.is_constant() || level == kir::ShapeLevel::kExact ||
+                 (v.type().shape && d < v.type().shape->size() && (*v.type().shape)[d].is_constant());
+    s.dims.push_back(fixed ? t.shape()[d] : -1);
+    s.bounds.push_back(-1);
+  }
+  return s;
+}
+
+Status run_node_tier0(const ir::Node& n, std::vector<Tensor>& values) {
+  std::vector<Tensor> ins;
+  for (const ir::Value* v : n.inputs()) ins.push_back(v ? values[v->id()] : Tensor());
+  interp::ExecOptions o;
+  o.intra_op_threads = 1;
+  TJ_ASSIGN_OR_RETURN(auto outs, interp::evaluate_node(n, ins, o));
+  for (size_t i = 0; i < n.outputs().size(); ++i)
+    if (n.output(i)) values[n.output(i)->id()] = std::move(outs[i]);
+  return Status();
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<CompiledProgram>> CompiledProgram::make(Tier0Program program,
+                                                                 const CompiledProgramOptions& options) {
+  std::unique_ptr<CompiledProgram> p(new CompiledProgram());
+  p->threads_ = options.threads;
+  std::vector<Tensor> feeds = program.feeds();
+  p->graph_ = program.take_graph();
+  ir::Graph& g = *p->graph_;
+  TJ_RETURN_IF_ERROR(passes::infer_shapes(g, passes::PassContext{}));
+  // Tier 0 once: every value's shape, and the reference outputs.
+  p->values_.resize(g.values().size());
+  auto fi = g.feed_inputs();
+  for (size_t i = 0; i < fi.size(); ++i) p->values_[fi[i]->id()] = feeds[i];
+  for (const auto& v : g.values())
+    if (v->is_constant()) p->values_[v->id()] = v->constant();
+  for (const auto& n : g.nodes()) TJ_RETURN_IF_ERROR(run_node_tier0(*n, p->values_));
+  for (const ir::Value* v : g.outputs()) p->reference_.push_back(p->values_[v->id()].clone());
+
+  TJ_ASSIGN_OR_RETURN(auto part, passes::partition_graph(g, {}));
+  p->partition_ = std::make_unique<passes::Partition>(std::move(part));
+  for (const passes::Region& r : p->partition_->regions) {
+    Step step;
+    step.region = &r;
+    bool compiled_kind = r.kind == passes::RegionKind::kElementwise ||
+                         r.kind == passes::RegionKind::kReduction ||
+                         r.kind == passes::RegionKind::kMatMulEpilogue;
+    if (compiled_kind) {
+      kir::LowerOptions lo;
+      lo.level = options.level;
+      lo.tier = options.tier;
+      lo.tuning = options.tuning;
+      lo.threads = options.threads;
+      lo.vector_lanes = codegen::host_cpu().f32_lanes();
+      for (const ir::Value* v : r.inputs) lo.inputs.push_back(spec_of(*v, p->values_[v->id()], options.level));
+      for (const ir::Value* v : r.outputs) lo.outputs.push_back(spec_of(*v, p->values_[v->id()], options.level));
+      auto lowered = kir::lower_region(r, lo);
+      if (!lowered.ok() && lowered.status().code() != StatusCode::kUnsupported) return lowered.status();
+      if (lowered.ok()) {
+        codegen::CompileOptions co;
+        co.tier = options.tier >= 2 ? codegen::Tier::kTier2 : codegen::Tier::kTier1;
+        TJ_ASSIGN_OR_RETURN(step.kernel, codegen::compile(lowered->fn, co));
+        p->compile_us_.push_back(step.kernel.compile_us);
+        for (const ir::Value* v : r.inputs) step.buffer_values.push_back(v->id());
+        for (const ir::Value* v : r.outputs) {
+          step.buffer_values.push_back(v->id());
+          // Compiled outputs get their own buffers, so the reference values are not overwritten.
+          Tensor& t = p->values_[v->id()];
+          t = Tensor::empty(t.dtype(), t.shape());
+        }
+        for (int id : step.buffer_values) {
+          step.buffers.push_back(p->values_[id].raw_data());
+          for (int64_t d : p->values_[id].shape()) step.dims.push_back(d);
+        }
+        if (lowered->workspace_bytes > 0) {
+          step.workspace = Tensor::empty(DType::kUInt8, {lowered->workspace_bytes});
+          step.buffers.push_back(step.workspace.raw_data());
+        }
+      } else {
+        p->notes_.push_back(lowered.status().message());
+      }
+    }
+    p->steps_.push_back(std::move(step));
+  }
+  return p;
+}
+
+void CompiledProgram::run() {
+  for (Step& s : steps_) {
+    if (s.kernel.fn) {
+      s.kernel(s.buffers.data(), s.dims.data());
+      continue;
+    }
+    for (const ir::Node* n : s.region->nodes) (void)run_node_tier0(*n, values_);
+  }
+}
+
+double CompiledProgram::max_abs_error() const {
+  double err = 0;
+  const auto& outs = graph_->outputs();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Tensor& got = values_[outs[i]->id()];
+    if (got.dtype() != DType::kFloat32) continue;
+    auto g = got.span<const float>();
+    auto w = reference_[i].span<const float>();
+    for (size_t k = 0; k < w.size(); ++k) err = std::max(err, std::fabs(double(g[k]) - double(w[k])));
+  }
+  return err;
+}
+
+void CompiledProgram::time(benchmark::State& state) {
+  run();
+  state.counters["max_abs_err"] = max_abs_error();
+  for (auto _ : state) run();
+}
+
+}  // namespace tierjit::bench
