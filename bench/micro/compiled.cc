@@ -47,6 +47,28 @@ Status run_node_tier0(const ir::Node& n, std::vector<Tensor>& values) {
 
 }  // namespace
 
+Status run_all_tier0(const ir::Graph& g, const std::vector<Tensor>& feeds, std::vector<Tensor>& values) {
+  values.assign(g.values().size(), Tensor());
+  auto fi = g.feed_inputs();
+  if (fi.size() != feeds.size()) return invalid_argument("{} feeds for {} inputs", feeds.size(), fi.size());
+  for (size_t i = 0; i < fi.size(); ++i) values[fi[i]->id()] = feeds[i];
+  for (const auto& v : g.values())
+    if (v->is_constant()) values[v->id()] = v->constant();
+  for (const auto& n : g.nodes()) TJ_RETURN_IF_ERROR(run_node_tier0(*n, values));
+  return Status();
+}
+
+kir::LowerOptions lower_options(const passes::Region& r, const std::vector<Tensor>& values, int tier,
+                                kir::ShapeLevel level) {
+  kir::LowerOptions lo;
+  lo.level = level;
+  lo.tier = tier;
+  lo.vector_lanes = codegen::host_cpu().f32_lanes();
+  for (const ir::Value* v : r.inputs) lo.inputs.push_back(spec_of(*v, values[v->id()], level));
+  for (const ir::Value* v : r.outputs) lo.outputs.push_back(spec_of(*v, values[v->id()], level));
+  return lo;
+}
+
 Expected<std::unique_ptr<CompiledProgram>> CompiledProgram::make(Tier0Program program,
                                                                  const CompiledProgramOptions& options) {
   std::unique_ptr<CompiledProgram> p(new CompiledProgram());
@@ -56,12 +78,7 @@ Expected<std::unique_ptr<CompiledProgram>> CompiledProgram::make(Tier0Program pr
   ir::Graph& g = *p->graph_;
   TJ_RETURN_IF_ERROR(passes::infer_shapes(g, passes::PassContext{}));
   // Tier 0 once: every value's shape, and the reference outputs.
-  p->values_.resize(g.values().size());
-  auto fi = g.feed_inputs();
-  for (size_t i = 0; i < fi.size(); ++i) p->values_[fi[i]->id()] = feeds[i];
-  for (const auto& v : g.values())
-    if (v->is_constant()) p->values_[v->id()] = v->constant();
-  for (const auto& n : g.nodes()) TJ_RETURN_IF_ERROR(run_node_tier0(*n, p->values_));
+  TJ_RETURN_IF_ERROR(run_all_tier0(g, feeds, p->values_));
   for (const ir::Value* v : g.outputs()) p->reference_.push_back(p->values_[v->id()].clone());
 
   TJ_ASSIGN_OR_RETURN(auto part, passes::partition_graph(g, {}));
@@ -73,14 +90,9 @@ Expected<std::unique_ptr<CompiledProgram>> CompiledProgram::make(Tier0Program pr
                          r.kind == passes::RegionKind::kReduction ||
                          r.kind == passes::RegionKind::kMatMulEpilogue;
     if (compiled_kind) {
-      kir::LowerOptions lo;
-      lo.level = options.level;
-      lo.tier = options.tier;
+      kir::LowerOptions lo = lower_options(r, p->values_, options.tier, options.level);
       lo.tuning = options.tuning;
       lo.threads = options.threads;
-      lo.vector_lanes = codegen::host_cpu().f32_lanes();
-      for (const ir::Value* v : r.inputs) lo.inputs.push_back(spec_of(*v, p->values_[v->id()], options.level));
-      for (const ir::Value* v : r.outputs) lo.outputs.push_back(spec_of(*v, p->values_[v->id()], options.level));
       auto lowered = kir::lower_region(r, lo);
       if (!lowered.ok() && lowered.status().code() != StatusCode::kUnsupported) return lowered.status();
       if (lowered.ok()) {

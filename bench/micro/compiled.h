@@ -17,6 +17,16 @@
 
 namespace tierjit::bench {
 
+/// Runs every node of `g` on tier 0 in order (single thread), keeping every value: `values` is
+/// indexed by Value::id() and holds feeds, constants and every node output. Errors: the first
+/// node's error.
+Status run_all_tier0(const ir::Graph& g, const std::vector<Tensor>& feeds, std::vector<Tensor>& values);
+
+/// LowerOptions for `region` with the shapes in `values` (by Value::id()): dims the graph fixes
+/// are constants at every level, the others constants only at kExact (bounds are not set).
+kir::LowerOptions lower_options(const passes::Region& region, const std::vector<Tensor>& values,
+                                int tier, kir::ShapeLevel level);
+
 struct CompiledProgramOptions {
   int tier = 2;                                  ///< 1, 2 or 3 (3: lowering tier 3 with `tuning`)
   kir::ShapeLevel level = kir::ShapeLevel::kExact;
