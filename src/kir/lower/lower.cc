@@ -53,6 +53,23 @@ Expected<LoweredRegion> lower_region(const passes::Region& region, const LowerOp
                            " regions are not compiled");
 }
 
+std::vector<std::map<std::string, int64_t>> tuning_candidates(const passes::Region& region,
+                                                              const LowerOptions& options) {
+  std::vector<std::map<std::string, int64_t>> out = {{}};
+  if (region.kind != passes::RegionKind::kMatMulEpilogue) return out;
+  // Register tiles of mr rows x nr columns keep mr * nr / lanes accumulators in vector registers
+  // (32 with AVX-512, 16 with AVX2; a few stay free for the B loads and the A broadcast).
+  const int64_t lanes = options.vector_lanes;
+  const int64_t max_acc = lanes >= 16 ? 28 : 12;
+  for (int64_t nr_vecs : {1, 2, 3, 4})
+    for (int64_t mr : {4, 6, 8, 12, 14}) {
+      if (mr * nr_vecs > max_acc || mr * nr_vecs < 8) continue;
+      for (int64_t kc : {256, 512})
+        out.push_back({{"mr", mr}, {"nr", nr_vecs * lanes}, {"kc", kc}});
+    }
+  return out;
+}
+
 bool has_lowering(const passes::Region& region) {
   switch (region.kind) {
     case passes::RegionKind::kElementwise: return lowering::elementwise_supported(region);

@@ -73,6 +73,13 @@ struct LoweredRegion {
 /// Never aborts.
 Expected<LoweredRegion> lower_region(const passes::Region& region, const LowerOptions& options);
 
+/// Tier-3 candidates: the `tuning` maps worth measuring for `region` under `options` (the first
+/// is the default, an empty map). Matmul regions get register tiles (mr x nr) and K blocks (kc)
+/// that fit the vector registers of options.vector_lanes; other kinds have no knobs yet and get
+/// only the default. A candidate the lowering rejects (kInvalidArgument) is simply skipped.
+std::vector<std::map<std::string, int64_t>> tuning_candidates(const passes::Region& region,
+                                                              const LowerOptions& options);
+
 /// True when every node of `region` has a lowering for the dtypes the graph gives it (a cheap
 /// check for the tier policy; lower_region may still fail, e.g. on an attribute).
 bool has_lowering(const passes::Region& region);

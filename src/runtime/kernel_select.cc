@@ -1,0 +1,151 @@
+// select_kernel(): compile the candidates, measure them round-robin (rep r of every candidate
+// before rep r+1 of any, so load changes on this shared machine hit all of them alike), keep the
+// lowest best time.
+#include "runtime/kernel_select.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "tierjit/tensor.h"
+
+namespace tierjit::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double us_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+std::string tuning_name(const std::map<std::string, int64_t>& tuning) {
+  if (tuning.empty()) return "generated (defaults)";
+  std::string s = "generated";
+  for (const auto& [k, v] : tuning) s += fmt::format(" {}={}", k, v);
+  return s;
+}
+
+struct Runner {
+  KernelCandidate* cand;
+  std::function<Status()> run;  ///< one call
+  std::vector<double> rep_us;   ///< µs per call, per repetition
+  int64_t calls_per_rep = 1;
+};
+
+}  // namespace
+
+std::string KernelSelection::summary() const {
+  std::string s;
+  if (chosen >= 0) s = fmt::format("chose {}: {:.1f} µs (best)", choice().name, choice().best_us);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (static_cast<int>(i) == chosen) continue;
+    const KernelCandidate& c = candidates[i];
+    s += "; " + c.name + ": " +
+         (c.status.ok() ? fmt::format("{:.1f} µs", c.best_us) : "failed (" + c.status.message() + ")");
+  }
+  return s;
+}
+
+Expected<KernelSelection> select_kernel(const passes::Region& region, const kir::LowerOptions& options,
+                                        const std::vector<void*>& buffers,
+                                        const std::vector<int64_t>& dims,
+                                        const std::function<Status()>& run_library,
+                                        const SelectOptions& select) {
+  const auto t_start = Clock::now();
+  KernelSelection sel;
+  auto tunings = kir::tuning_candidates(region, options);
+  sel.candidates.reserve(tunings.size() + 1);
+  std::vector<kir::LoweredRegion> lowered(tunings.size());
+  std::vector<codegen::CompiledKernel> kernels(tunings.size());
+  std::vector<Tensor> workspaces(tunings.size());
+  std::vector<std::vector<void*>> args(tunings.size());
+  std::vector<Runner> runners;
+  for (size_t i = 0; i < tunings.size(); ++i) {
+    KernelCandidate c;
+    c.name = tuning_name(tunings[i]);
+    c.tuning = tunings[i];
+    const auto t0 = Clock::now();
+    kir::LowerOptions o = options;
+    o.tuning = tunings[i];
+    auto l = kir::lower_region(region, o);
+    if (l.ok()) {
+      codegen::CompileOptions co;
+      co.tier = select.codegen_tier;
+      auto k = codegen::compile(l->fn, co);
+      if (k.ok()) {
+        lowered[i] = std::move(l).value();
+        kernels[i] = std::move(k).value();
+      } else {
+        c.status = k.status();
+      }
+    } else {
+      c.status = l.status();
+    }
+    c.compile_us = static_cast<int64_t>(us_since(t0));
+    sel.candidates.push_back(std::move(c));
+  }
+  if (run_library) {
+    KernelCandidate c;
+    c.name = "library (tier 0)";
+    c.library = true;
+    sel.candidates.push_back(std::move(c));
+  }
+  for (size_t i = 0; i < sel.candidates.size(); ++i) {
+    KernelCandidate& c = sel.candidates[i];
+    if (!c.status.ok()) continue;
+    if (c.library) {
+      runners.push_back({&c, run_library, {}, 1});
+      continue;
+    }
+    args[i] = buffers;
+    if (lowered[i].workspace_bytes > 0) {
+      workspaces[i] = Tensor::empty(DType::kUInt8, {lowered[i].workspace_bytes});
+      args[i].push_back(workspaces[i].raw_data());
+    }
+    const codegen::CompiledKernel* k = &kernels[i];
+    const std::vector<void*>* a = &args[i];
+    runners.push_back({&c, [k, a, &dims] {
+                         (*k)(a->data(), dims.data());
+                         return Status();
+                       },
+                       {}, 1});
+  }
+  if (runners.empty()) {
+    std::string why;
+    for (const auto& c : sel.candidates) why += (why.empty() ? "" : "; ") + c.name + ": " + c.status.message();
+    return unsupported("region '{}': no kernel candidate compiled ({})", region.name, why);
+  }
+  // Warm up (page faults, caches, oneDNN primitive creation) and size each repetition.
+  for (Runner& r : runners) {
+    const auto t0 = Clock::now();
+    TJ_RETURN_IF_ERROR(r.run());
+    double one = std::max(us_since(t0), 0.05);
+    r.calls_per_rep = std::max<int64_t>(1, static_cast<int64_t>(select.min_rep_us / one));
+  }
+  for (int rep = 0; rep < std::max(1, select.reps); ++rep)
+    for (Runner& r : runners) {
+      const auto t0 = Clock::now();
+      for (int64_t i = 0; i < r.calls_per_rep; ++i) TJ_RETURN_IF_ERROR(r.run());
+      r.rep_us.push_back(us_since(t0) / static_cast<double>(r.calls_per_rep));
+    }
+  for (Runner& r : runners) {
+    std::sort(r.rep_us.begin(), r.rep_us.end());
+    r.cand->best_us = r.rep_us.front();
+    r.cand->median_us = r.rep_us[r.rep_us.size() / 2];
+  }
+  for (size_t i = 0; i < sel.candidates.size(); ++i) {
+    const KernelCandidate& c = sel.candidates[i];
+    if (!c.status.ok() || c.best_us <= 0) continue;
+    if (sel.chosen < 0 || c.best_us < sel.candidates[sel.chosen].best_us) sel.chosen = static_cast<int>(i);
+  }
+  if (!sel.choice().library && sel.chosen < static_cast<int>(tunings.size())) {
+    sel.lowered = std::move(lowered[sel.chosen]);
+    sel.kernel = std::move(kernels[sel.chosen]);
+  }
+  sel.total_us = static_cast<int64_t>(us_since(t_start));
+  return sel;
+}
+
+}  // namespace tierjit::runtime

@@ -1,0 +1,61 @@
+// Kernel selection (tier 3, DESIGN.md "Tier"): for one region at one exact shape, compile every
+// tuning candidate the lowering offers (kir::tuning_candidates) and, where the caller provides
+// it, the library path (the region run by tier 0, whose MatMul/Gemm/Conv call oneDNN), measure
+// each on the call's own data with repetitions interleaved across candidates, and keep the
+// fastest. Every measurement is kept for the decision log and the benchmarks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "kir/lower/lower.h"
+#include "support/status.h"
+
+namespace tierjit::runtime {
+
+struct KernelCandidate {
+  std::string name;                       ///< "generated mr=6 nr=32 kc=256", "library (tier 0)"
+  std::map<std::string, int64_t> tuning;  ///< the lowering's knobs (empty: defaults)
+  bool library = false;
+  Status status;             ///< not ok: lowering or compile failed (then not measured)
+  double best_us = 0;        ///< fastest repetition, µs per call
+  double median_us = 0;      ///< median repetition, µs per call
+  int64_t compile_us = 0;    ///< lower + compile wall time, µs (0 for the library)
+};
+
+struct KernelSelection {
+  std::vector<KernelCandidate> candidates;
+  int chosen = -1;               ///< index into candidates (the lowest best_us)
+  kir::LoweredRegion lowered;    ///< of the chosen candidate, when generated
+  codegen::CompiledKernel kernel;  ///< fn == nullptr when the library was chosen
+  int64_t total_us = 0;          ///< wall time of the whole selection, µs
+
+  const KernelCandidate& choice() const { return candidates[chosen]; }
+  /// "chose generated mr=8 nr=32 kc=256: 101.2 µs (best of 5); generated mr=6 ...: 110.9 µs; ..."
+  std::string summary() const;
+};
+
+struct SelectOptions {
+  int reps = 5;                ///< repetitions per candidate (interleaved), >= 1
+  int64_t min_rep_us = 2000;   ///< a repetition loops calls until it lasts at least this long
+  codegen::Tier codegen_tier = codegen::Tier::kTier2;
+};
+
+/// Selects the fastest kernel for `region` under `options` (an exact or shape-class request; its
+/// `tuning` is ignored — the candidates replace it). `buffers` and `dims` are one call's
+/// arguments in the kernel ABI of kir/lower/lower.h (inputs then outputs, no workspace; every
+/// candidate gets its own workspace); outputs are overwritten. `run_library` (may be empty) runs
+/// the region once by tier 0 and is measured as the "library" candidate. Errors: kUnsupported
+/// when no candidate lowers and compiles and there is no library (the statuses are in the
+/// message), or the first error of run_library.
+Expected<KernelSelection> select_kernel(const passes::Region& region, const kir::LowerOptions& options,
+                                        const std::vector<void*>& buffers,
+                                        const std::vector<int64_t>& dims,
+                                        const std::function<Status()>& run_library,
+                                        const SelectOptions& select = {});
+
+}  // namespace tierjit::runtime

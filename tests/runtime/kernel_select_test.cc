@@ -1,0 +1,137 @@
+// Tests of tier-3 kernel selection: every candidate measured, the lowest best time chosen, the
+// chosen generated kernel computes what tier 0 computes, and the failure cases.
+#include "runtime/kernel_select.h"
+
+#include <cmath>
+
+#include "codegen/codegen.h"
+#include "interp/evaluate_node.h"
+#include "passes/partition.h"
+#include "passes/pass_test_util.h"
+
+namespace tierjit::runtime {
+namespace {
+
+using namespace passes::testing;
+using ir::OpKind;
+
+Tensor random_tensor(Shape shape, uint32_t seed) {
+  Tensor t = Tensor::empty(DType::kFloat32, std::move(shape));
+  uint32_t s = seed;
+  for (float& v : t.span<float>()) {
+    s = s * 1664525u + 1013904223u;
+    v = static_cast<float>(s >> 8) / static_cast<float>(1u << 24) * 2.f - 1.f;
+  }
+  return t;
+}
+
+kir::TensorSpec exact(const Tensor& t) {
+  kir::TensorSpec s;
+  s.dtype = t.dtype();
+  s.dims = t.shape();
+  s.bounds.assign(t.shape().size(), -1);
+  return s;
+}
+
+TEST(KernelSelect, MatMulChoosesTheFastestMeasuredCandidateAndItIsCorrect) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kFloat32, dims({C(17), C(64)}));
+  Tensor wt = random_tensor({64, 33}, 2);
+  ir::Value* w = b.constant("w", wt);
+  ir::Value* y = b.node(OpKind::MatMul, {x, w}, "mm");
+  b.output(y);
+  b.infer();
+  auto part = passes::partition_graph(b.g, {});
+  ASSERT_TRUE(part.ok());
+  ASSERT_EQ(part->regions.size(), 1u);
+  const passes::Region& r = part->regions[0];
+  ASSERT_EQ(r.kind, passes::RegionKind::kMatMulEpilogue);
+
+  Tensor xt = random_tensor({17, 64}, 1);
+  auto want = interp::evaluate_node(*r.nodes[0], {xt, wt}, interp::ExecOptions{});
+  ASSERT_TRUE(want.ok());
+  Tensor out = Tensor::zeros(DType::kFloat32, {17, 33});
+  // Region inputs in Region::inputs order.
+  std::vector<void*> buffers;
+  std::vector<int64_t> dims_arg;
+  kir::LowerOptions o;
+  o.level = kir::ShapeLevel::kExact;
+  o.tier = 3;
+  o.vector_lanes = codegen::host_cpu().f32_lanes();
+  for (const ir::Value* v : r.inputs) {
+    Tensor& t = v == x ? xt : wt;
+    buffers.push_back(t.raw_data());
+    dims_arg.insert(dims_arg.end(), t.shape().begin(), t.shape().end());
+    o.inputs.push_back(exact(t));
+  }
+  buffers.push_back(out.raw_data());
+  dims_arg.insert(dims_arg.end(), {17, 33});
+  o.outputs.push_back(exact(out));
+
+  int library_calls = 0;
+  SelectOptions so;
+  so.reps = 3;
+  so.min_rep_us = 200;
+  auto sel = select_kernel(r, o, buffers, dims_arg, [&] {
+    ++library_calls;
+    return Status();
+  }, so);
+  ASSERT_TRUE(sel.ok()) << sel.status().message();
+  ASSERT_GE(sel->chosen, 0);
+  EXPECT_GT(library_calls, 3);  // warm-up plus every repetition
+  for (const KernelCandidate& c : sel->candidates) {
+    if (c.status.ok()) {
+      EXPECT_LE(sel->choice().best_us, c.best_us) << c.name;
+    }
+  }
+  EXPECT_NE(sel->summary().find("chose"), std::string::npos) << sel->summary();
+  if (!sel->choice().library) {
+    ASSERT_NE(sel->kernel.fn, nullptr);
+    std::vector<void*> args = buffers;
+    Tensor ws;
+    if (sel->lowered.workspace_bytes > 0) {
+      ws = Tensor::empty(DType::kUInt8, {sel->lowered.workspace_bytes});
+      args.push_back(ws.raw_data());
+    }
+    std::fill(out.span<float>().begin(), out.span<float>().end(), 0.f);
+    sel->kernel(args.data(), dims_arg.data());
+    auto got = out.span<const float>();
+    auto ref = (*want)[0].span<const float>();
+    // K = 64 products per element, float32: summation order differs from oneDNN's.
+    for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(got[i], ref[i], 1e-4 + 1e-4 * std::fabs(ref[i])) << i;
+  }
+}
+
+TEST(KernelSelect, NoCandidateAndNoLibraryIsUnsupported) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kFloat32, dims({C(3)}));
+  b.output(b.node(OpKind::NonZero, {x}, "nz"));
+  b.infer();
+  auto part = passes::partition_graph(b.g, {});
+  ASSERT_TRUE(part.ok());
+  kir::LowerOptions o;
+  o.inputs.push_back({DType::kFloat32, {3}, {-1}});
+  o.outputs.push_back({DType::kInt64, {1, -1}, {-1, -1}});
+  auto sel = select_kernel(part->regions[0], o, {}, {}, nullptr);
+  ASSERT_FALSE(sel.ok());
+  EXPECT_EQ(sel.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(sel.status().message().find("no kernel candidate"), std::string::npos) << sel.status().message();
+}
+
+TEST(KernelSelect, LibraryErrorIsReturned) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kFloat32, dims({C(3)}));
+  b.output(b.node(OpKind::NonZero, {x}, "nz"));
+  b.infer();
+  auto part = passes::partition_graph(b.g, {});
+  ASSERT_TRUE(part.ok());
+  kir::LowerOptions o;
+  o.inputs.push_back({DType::kFloat32, {3}, {-1}});
+  o.outputs.push_back({DType::kInt64, {1, -1}, {-1, -1}});
+  auto sel = select_kernel(part->regions[0], o, {}, {}, [] { return internal_error("boom"); });
+  ASSERT_FALSE(sel.ok());
+  EXPECT_EQ(sel.status().message(), "boom");
+}
+
+}  // namespace
+}  // namespace tierjit::runtime
