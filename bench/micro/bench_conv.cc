@@ -3,6 +3,7 @@
 // (56 -> 28), layer3 3x3/2 128->256 (28 -> 14), layer4 3x3/2 256->512 (14 -> 7) and the layer2
 // 1x1/2 downsample 64->128. Tier 0 runs one Conv node (oneDNN convolution).
 // Cases: conv.<name>/<system>, flop = 2 * Cout * Hout * Wout * Cin * kh * kw.
+#include "compiled.h"
 #include "micro.h"
 
 namespace tierjit::bench {
@@ -27,7 +28,7 @@ const bool registered = [] {
     const int64_t out = (s.hw + 2 * s.pad - s.kernel) / s.stride + 1;
     const double flop =
         2.0 * static_cast<double>(s.cout * out * out * s.cin * s.kernel * s.kernel);
-    register_case(std::string("conv.") + s.name, "tier0", tier0_case([s] {
+    auto make = [s] {
                     GraphBuilder b;
                     ir::Value* x = b.feed("X", {1, s.cin, s.hw, s.hw});
                     ir::Value* w = b.constant(
@@ -39,8 +40,12 @@ const bool registered = [] {
                                      {"pads", attr_ints({s.pad, s.pad, s.pad, s.pad})}},
                                     11));
                     return Tier0Program(b.finish(), {random_tensor({1, s.cin, s.hw, s.hw}, 33)});
-                  }),
-                  flop);
+    };
+    register_case(std::string("conv.") + s.name, "tier0", tier0_case(make), flop);
+    // Tier 3: kernel selection (generated im2col + GEMM tile sizes vs the library) on this shape.
+    CompiledProgramOptions tier3;
+    tier3.tier = 3;
+    register_case(std::string("conv.") + s.name, "tier3", compiled_case(make, tier3), flop);
   }
   return true;
 }();

@@ -6,6 +6,7 @@
 // Cases: matmul.<M>x<K>x<N>[_<tag>]/<system>, flop = 2*M*N*K.
 #include <dnnl.h>
 
+#include "compiled.h"
 #include "micro.h"
 
 namespace tierjit::bench {
@@ -53,14 +54,18 @@ void time_library(benchmark::State& state, GemmShape s) {
 const bool registered = [] {
   for (const GemmShape& s : kShapes) {
     const double flop = 2.0 * static_cast<double>(s.m * s.n * s.k);
-    register_case(case_name(s), "tier0", tier0_case([s] {
-                    GraphBuilder b;
-                    ir::Value* a = b.feed("A", {s.m, s.k});
-                    ir::Value* w = b.constant("B", random_tensor({s.k, s.n}, 22));
-                    b.output(b.node(ir::OpKind::MatMul, {a, w}, {}, 13));
-                    return Tier0Program(b.finish(), {random_tensor({s.m, s.k}, 21)});
-                  }),
-                  flop);
+    auto make = [s] {
+      GraphBuilder b;
+      ir::Value* a = b.feed("A", {s.m, s.k});
+      ir::Value* w = b.constant("B", random_tensor({s.k, s.n}, 22));
+      b.output(b.node(ir::OpKind::MatMul, {a, w}, {}, 13));
+      return Tier0Program(b.finish(), {random_tensor({s.m, s.k}, 21)});
+    };
+    register_case(case_name(s), "tier0", tier0_case(make), flop);
+    // Tier 3: kernel selection (tile sizes of the generated GEMM vs the library) on this shape.
+    CompiledProgramOptions tier3;
+    tier3.tier = 3;
+    register_case(case_name(s), "tier3", compiled_case(make, tier3), flop);
     register_case(case_name(s), "library",
                   [s](benchmark::State& state) { time_library(state, s); }, flop);
   }

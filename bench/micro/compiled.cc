@@ -6,13 +6,13 @@
 
 #include "interp/evaluate_node.h"
 #include "passes/shape_inference.h"
+#include "runtime/kernel_select.h"
 
 namespace tierjit::bench {
 
 struct CompiledProgram::Step {
   const passes::Region* region = nullptr;
   codegen::CompiledKernel kernel;  ///< fn == nullptr: run the nodes on tier 0
-  std::vector<int> buffer_values;  ///< value ids of inputs then outputs
   std::vector<void*> buffers;
   std::vector<int64_t> dims;
   Tensor workspace;
@@ -42,6 +42,11 @@ Status run_node_tier0(const ir::Node& n, std::vector<Tensor>& values) {
   TJ_ASSIGN_OR_RETURN(auto outs, interp::evaluate_node(n, ins, o));
   for (size_t i = 0; i < n.outputs().size(); ++i)
     if (n.output(i)) values[n.output(i)->id()] = std::move(outs[i]);
+  return Status();
+}
+
+Status run_region_tier0(const passes::Region& r, std::vector<Tensor>& values) {
+  for (const ir::Node* n : r.nodes) TJ_RETURN_IF_ERROR(run_node_tier0(*n, values));
   return Status();
 }
 
@@ -93,30 +98,73 @@ Expected<std::unique_ptr<CompiledProgram>> CompiledProgram::make(Tier0Program pr
       kir::LowerOptions lo = lower_options(r, p->values_, options.tier, options.level);
       lo.tuning = options.tuning;
       lo.threads = options.threads;
-      auto lowered = kir::lower_region(r, lo);
-      if (!lowered.ok() && lowered.status().code() != StatusCode::kUnsupported) return lowered.status();
-      if (lowered.ok()) {
-        codegen::CompileOptions co;
-        co.tier = options.tier >= 2 ? codegen::Tier::kTier2 : codegen::Tier::kTier1;
-        TJ_ASSIGN_OR_RETURN(step.kernel, codegen::compile(lowered->fn, co));
-        p->compile_us_.push_back(step.kernel.compile_us);
-        for (const ir::Value* v : r.inputs) step.buffer_values.push_back(v->id());
-        for (const ir::Value* v : r.outputs) {
-          step.buffer_values.push_back(v->id());
-          // Compiled outputs get their own buffers, so the reference values are not overwritten.
-          Tensor& t = p->values_[v->id()];
-          t = Tensor::empty(t.dtype(), t.shape());
+      // Compiled outputs get their own buffers, so the reference values are not overwritten.
+      std::vector<int> ids;
+      for (const ir::Value* v : r.inputs) ids.push_back(v->id());
+      for (const ir::Value* v : r.outputs) ids.push_back(v->id());
+      std::vector<Tensor> saved;
+      for (const ir::Value* v : r.outputs) {
+        Tensor& t = p->values_[v->id()];
+        saved.push_back(t);
+        t = Tensor::empty(t.dtype(), t.shape());
+      }
+      std::vector<void*> buffers;
+      std::vector<int64_t> dims;
+      for (int id : ids) {
+        buffers.push_back(p->values_[id].raw_data());
+        for (int64_t d : p->values_[id].shape()) dims.push_back(d);
+      }
+      kir::LoweredRegion lowered;
+      bool ok = false;
+      if (options.tier >= 3) {
+        // Tier 3: kernel selection among the tuning candidates and the library (tier 0).
+        // The library writes its outputs into a copy of the value slots: the generated
+        // candidates' output buffers (in `buffers`) must stay alive.
+        std::vector<Tensor> library_values = p->values_;
+        auto sel = runtime::select_kernel(r, lo, buffers, dims, [&] {
+          return run_region_tier0(r, library_values);
+        });
+        if (!sel.ok() && sel.status().code() != StatusCode::kUnsupported) return sel.status();
+        if (sel.ok()) {
+          double fastest = 0;
+          for (const auto& c : sel->candidates)
+            if (c.status.ok() && (fastest == 0 || c.best_us < fastest)) fastest = c.best_us;
+          p->fastest_candidate_us_ += fastest;
+          p->chosen_candidate_us_ += sel->choice().best_us;
+          p->notes_.push_back("region '" + r.name + "': " + sel->summary());
+          if (!sel->choice().library) {
+            step.kernel = sel->kernel;
+            lowered = std::move(sel->lowered);
+            p->compile_us_.push_back(sel->total_us);
+            ok = true;
+          }
+        } else {
+          p->notes_.push_back(sel.status().message());
         }
-        for (int id : step.buffer_values) {
-          step.buffers.push_back(p->values_[id].raw_data());
-          for (int64_t d : p->values_[id].shape()) step.dims.push_back(d);
+      } else {
+        auto l = kir::lower_region(r, lo);
+        if (!l.ok() && l.status().code() != StatusCode::kUnsupported) return l.status();
+        if (l.ok()) {
+          codegen::CompileOptions co;
+          co.tier = options.tier >= 2 ? codegen::Tier::kTier2 : codegen::Tier::kTier1;
+          TJ_ASSIGN_OR_RETURN(step.kernel, codegen::compile(l->fn, co));
+          p->compile_us_.push_back(step.kernel.compile_us);
+          lowered = std::move(l).value();
+          ok = true;
+        } else {
+          p->notes_.push_back(l.status().message());
         }
-        if (lowered->workspace_bytes > 0) {
-          step.workspace = Tensor::empty(DType::kUInt8, {lowered->workspace_bytes});
+      }
+      if (ok) {
+        step.buffers = std::move(buffers);
+        step.dims = std::move(dims);
+        if (lowered.workspace_bytes > 0) {
+          step.workspace = Tensor::empty(DType::kUInt8, {lowered.workspace_bytes});
           step.buffers.push_back(step.workspace.raw_data());
         }
       } else {
-        p->notes_.push_back(lowered.status().message());
+        // The region runs on tier 0: it writes its outputs into the value slots again.
+        for (size_t i = 0; i < r.outputs.size(); ++i) p->values_[r.outputs[i]->id()] = saved[i];
       }
     }
     p->steps_.push_back(std::move(step));
@@ -130,7 +178,7 @@ void CompiledProgram::run() {
       s.kernel(s.buffers.data(), s.dims.data());
       continue;
     }
-    for (const ir::Node* n : s.region->nodes) (void)run_node_tier0(*n, values_);
+    (void)run_region_tier0(*s.region, values_);
   }
 }
 
@@ -150,6 +198,12 @@ double CompiledProgram::max_abs_error() const {
 void CompiledProgram::time(benchmark::State& state) {
   run();
   state.counters["max_abs_err"] = max_abs_error();
+  if (fastest_candidate_us_ > 0) {
+    // Tier 3: what kernel selection measured (sums over the regions), to compare this case's
+    // time with the fastest candidate it saw.
+    state.counters["fastest_candidate_us"] = fastest_candidate_us_;
+    state.counters["chosen_candidate_us"] = chosen_candidate_us_;
+  }
   for (auto _ : state) run();
 }
 

@@ -28,7 +28,7 @@ kir::LowerOptions lower_options(const passes::Region& region, const std::vector<
                                 int tier, kir::ShapeLevel level);
 
 struct CompiledProgramOptions {
-  int tier = 2;                                  ///< 1, 2 or 3 (3: lowering tier 3 with `tuning`)
+  int tier = 2;  ///< 1, 2 or 3 (3: kernel selection per region, runtime/kernel_select.h)
   kir::ShapeLevel level = kir::ShapeLevel::kExact;
   std::map<std::string, int64_t> tuning;         ///< tier-3 knobs for every region
   int threads = 1;
@@ -63,6 +63,8 @@ class CompiledProgram {
   std::vector<int64_t> compile_us_;
   std::vector<std::string> notes_;
   int threads_ = 1;
+  double fastest_candidate_us_ = 0;  ///< tier 3: sum over regions of the fastest candidate
+  double chosen_candidate_us_ = 0;   ///< tier 3: sum over regions of the chosen candidate
 
  public:
   ~CompiledProgram();
