@@ -115,6 +115,8 @@ struct RunOptions {
   int64_t memory_limit = int64_t{16} << 30;
   uint64_t seed = 0;
   bool quiet = false;
+  int tier = -1;        ///< --tier N: 0 interpret-only, 1-3 pinned; -1 adaptive
+  bool verify = false;  ///< --verify: check each compiled version against tier 0
 };
 /// `tierjit run`: returns an exit code; errors are one line on stderr.
 int cmd_run(const RunOptions& opts);
@@ -127,10 +129,16 @@ struct OnnxTestOptions {
   bool verbose = false;
   int threads = 1;
   int timeout_seconds = 300;  ///< per test; 0 = none. A test over it ends the run (exit 1).
+  int tier = -1;        ///< --tier N: 0 interpret-only, 1-3 pinned; -1 adaptive
+  bool verify = false;  ///< --verify: check each compiled version against tier 0
 };
 /// `tierjit onnx-test`: 0 when every test passed, was skipped or failed as expected; 1 on an
 /// unexpected failure or an XPASS; 2 on bad usage (missing path, unreadable list).
 int cmd_onnx_test(const OnnxTestOptions& opts);
+
+/// Sets so.mode / pinned_tier for `--tier N`: -1 leaves adaptive, 0 interpret-only, 1-3 pinned.
+/// Throws tierjit::Error(kInvalidArgument) for another N.
+void apply_tier(int tier, SessionOptions& so);
 
 /// Replaces newlines and tabs by spaces (one-line messages).
 std::string one_line(std::string s);

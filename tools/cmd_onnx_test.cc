@@ -154,9 +154,11 @@ Tensor bfloat16_bits_as(DType want, const Tensor& t) {
   return t;
 }
 
-TestResult run_test_body(const TestCase& tc, int threads) {
+TestResult run_test_body(const TestCase& tc, const OnnxTestOptions& opts) {
   SessionOptions so;
-  so.intra_op_threads = threads;
+  so.intra_op_threads = opts.threads;
+  so.verify = opts.verify;
+  apply_tier(opts.tier, so);
   std::string model = (tc.dir / "model.onnx").string();
   std::optional<Session> session;
   try {
@@ -198,9 +200,9 @@ TestResult strip_model_path(const TestCase& tc, TestResult r) {
   return r;
 }
 
-TestResult run_test_isolated(const TestCase& tc, int threads) {
+TestResult run_test_isolated(const TestCase& tc, const OnnxTestOptions& opts) {
   try {
-    return run_test_body(tc, threads);
+    return run_test_body(tc, opts);
   } catch (const Error& e) {
     return {Outcome::kFail, one_line(e.what())};
   } catch (const std::bad_alloc&) {
@@ -212,8 +214,8 @@ TestResult run_test_isolated(const TestCase& tc, int threads) {
   }
 }
 
-TestResult run_test(const TestCase& tc, int threads) {
-  return strip_model_path(tc, run_test_isolated(tc, threads));
+TestResult run_test(const TestCase& tc, const OnnxTestOptions& opts) {
+  return strip_model_path(tc, run_test_isolated(tc, opts));
 }
 
 // ---- expected-failure list ----
@@ -297,7 +299,7 @@ int onnx_test_impl(const OnnxTestOptions& opts) {
     }
     auto t0 = std::chrono::steady_clock::now();
     if (opts.timeout_seconds > 0) alarm(static_cast<unsigned>(opts.timeout_seconds));
-    TestResult r = run_test(tc, opts.threads);
+    TestResult r = run_test(tc, opts);
     alarm(0);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     bool listed = expected.reasons.count(tc.name) > 0;

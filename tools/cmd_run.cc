@@ -89,6 +89,8 @@ void run_impl(const RunOptions& opts) {
   SessionOptions so;
   so.intra_op_threads = opts.threads;
   so.memory_limit_bytes = opts.memory_limit;
+  so.verify = opts.verify;
+  apply_tier(opts.tier, so);
   Session session(opts.model, so);
 
   std::set<std::string> known;
@@ -206,6 +208,16 @@ void run_impl(const RunOptions& opts) {
 }
 
 }  // namespace
+
+void apply_tier(int tier, SessionOptions& so) {
+  if (tier < -1 || tier > 3)
+    throw Error(StatusCode::kInvalidArgument, "--tier " + std::to_string(tier) + ": no such tier (tiers are 0-3)");
+  if (tier == 0) so.mode = ExecutionMode::kInterpretOnly;
+  if (tier > 0) {
+    so.mode = ExecutionMode::kPinnedTier;
+    so.pinned_tier = tier;
+  }
+}
 
 int cmd_run(const RunOptions& opts) {
   return run_reporting_errors(opts.model, [&] { run_impl(opts); });

@@ -58,6 +58,9 @@ int run_main(int argc, char** argv) {
   run_cmd->add_option("--memory-limit", memory_limit, "largest tensor in bytes (suffix K, M, G; default 16G)");
   run_cmd->add_option("--seed", run.seed, "seed of the random inputs (default 0)");
   run_cmd->add_flag("-q,--quiet", run.quiet, "print only the outputs");
+  run_cmd->add_option("--tier", run.tier, "0: interpreter only; 1-3: compile every region that has a "
+                      "lowering at that tier (others stay on tier 0); default adaptive");
+  run_cmd->add_flag("--verify", run.verify, "check each compiled version against tier 0 on its first call");
 
   // ---- onnx-test ----
   cli::OnnxTestOptions test;
@@ -77,6 +80,9 @@ int run_main(int argc, char** argv) {
                        "seconds one test may take (default 300, 0 = none); a test over it ends the run")
       ->check(CLI::Range(0, 86400));
   test_cmd->add_flag("-v,--verbose", test.verbose, "print every test with its time");
+  test_cmd->add_option("--tier", test.tier, "0: interpreter only; 1-3: compile every region that has a "
+                       "lowering at that tier (others stay on tier 0); default adaptive");
+  test_cmd->add_flag("--verify", test.verify, "check each compiled version against tier 0 on its first call");
 
   // ---- explain ----
   cli::ExplainOptions explain;
@@ -99,10 +105,9 @@ int run_main(int argc, char** argv) {
   bench_cmd->add_option("--requests", bench.requests, "number of requests with --shapes (default: one per SPEC)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   bench_cmd->add_option("--mode", bench.mode,
-                        "adaptive (default) or interpret-only; this build has only tier 0, so both run "
-                        "every request in the interpreter")
+                        "adaptive (default: tier 0 first, hot regions compiled) or interpret-only (tier 0)")
       ->check(CLI::IsMember({"adaptive", "interpret-only"}));
-  bench_cmd->add_option("--tier", bench.tier, "pin every region at tier N (0-3; only 0 is available yet)")
+  bench_cmd->add_option("--tier", bench.tier, "pin every region at tier N (0: interpreter; 1-3: compiled where a lowering exists)")
       ->check(CLI::Range(0, 3));
   bench_cmd->add_option("--json", bench.json_out, "write the results as one JSON object (docs/bench.md)");
   bench_cmd->add_option("--chrome-trace", bench.chrome_trace_out, "write a Chrome trace-event JSON (opens in Perfetto)");

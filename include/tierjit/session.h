@@ -1,7 +1,8 @@
 // tierjit::Session — the public C++ API: load an ONNX model once, then run it on feeds.
 //   tierjit::Session session("model.onnx", options);
 //   auto outputs = session.run({{"x", x}});
-// Today every request runs on tier 0 (the interpreter); later tiers plug in behind run().
+// Each call runs the Plan of its input signature: regions at tier 0 (the interpreter) or as
+// compiled code (SessionOptions::mode).
 // Errors throw tierjit::Error with a one-line message (file, node, input and what is wrong).
 #pragma once
 
@@ -16,11 +17,57 @@
 
 namespace tierjit {
 
+/// How a Session chooses the tier of each region (DESIGN.md "Tier", "Observability").
+enum class ExecutionMode {
+  kAdaptive,       ///< start at tier 0, compile what runs hot (TierPolicy)
+  kInterpretOnly,  ///< every call at tier 0 through the interpreter (the reference)
+  kPinnedTier,     ///< every region that has a lowering at `pinned_tier`, compiled synchronously
+                   ///< the first time a signature is seen; the others stay on tier 0
+};
+
 struct SessionOptions {
   /// Threads one kernel may use (OpenMP / oneDNN); 0 = all cores.
   int intra_op_threads = 1;
   /// Largest single tensor accepted, from the model or computed at run time (bytes).
   int64_t memory_limit_bytes = int64_t{16} << 30;
+  /// Tier choice; see ExecutionMode.
+  ExecutionMode mode = ExecutionMode::kAdaptive;
+  /// With kPinnedTier: 1 (generic code, cheap compile), 2 (exact shapes, optimized) or 3 (= tier 2
+  /// until the tier-3 kernel selector lands).
+  int pinned_tier = 2;
+  /// Adaptive mode: a call that triggers a compile waits for it (tests, reproducible runs).
+  bool synchronous_compilation = false;
+  /// Check each new compiled version against tier 0 on its first call (rtol 1e-3, atol 1e-4 for
+  /// floats, exact otherwise); a mismatch discards it and the region stays on the tier below
+  /// (decision log). Costs one tier-0 run per new version.
+  bool verify = false;
+  /// Background compile threads; 0 = max(1, floor(0.2 * cores)).
+  int compile_threads = 0;
+  /// TierPolicy: theta0 (calls before the first promotion) and gamma (theta_i = theta0 * gamma^i).
+  double theta0 = 2;
+  double gamma = 10;
+  /// Compiled versions per region, generic included (VersionTable cap).
+  int version_cap = 8;
+  /// Share (0..1) of a region's recent calls a shape needs to get an exact version.
+  double theta_spec = 0.1;
+  /// Byte budget of compiled code and Plans held in memory (bytes); least recently used first out.
+  int64_t code_cache_bytes = int64_t{256} << 20;
+  /// Plans (one per model-input signature) kept at most.
+  int max_plans = 64;
+};
+
+/// Counters of one Session (the adaptive runtime's detail is in metrics_json()).
+struct SessionStats {
+  uint64_t calls = 0;               ///< run() calls that returned outputs
+  uint64_t plan_hits = 0;           ///< calls whose signature had a cached Plan
+  uint64_t plan_misses = 0;         ///< calls that built a Plan (first call of a signature)
+  uint64_t interpreted_calls = 0;   ///< calls run by the interpreter alone (run_graph)
+  uint64_t plans_evicted = 0;
+  uint64_t compiled_regions = 0;    ///< versions compiled (all tiers)
+  uint64_t compile_failures = 0;    ///< lowering/codegen failures and verify mismatches
+  size_t plans_cached = 0;
+  size_t plan_bytes = 0;            ///< bytes the cached Plans hold (code included)
+  size_t regions = 0;               ///< regions of the partitioned graph
 };
 
 /// Declared input or output: name, dtype and shape; symbolic dims are -1 with their name in
@@ -50,6 +97,13 @@ class Session {
   /// missing, unknown or duplicated feed, or a wrong dtype, rank or constant dim; errors raised
   /// by a kernel name the node. Thread-safe: run may be called from many threads at once.
   NamedTensors run(const NamedTensors& feeds) const;
+
+  /// Counters (plan hits, compiles, ...); thread-safe.
+  SessionStats stats() const;
+  /// The decision log (every compile, failure and tier decision with its reason) as a JSON array.
+  std::string decision_log_json() const;
+  /// The runtime's metrics as one JSON object.
+  std::string metrics_json() const;
 
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;

@@ -83,6 +83,55 @@ Status validate_feeds(const ir::Graph& graph, const std::vector<Tensor>& feeds) 
   return Status();
 }
 
+namespace {
+
+// Runs one node on `frame`: its inputs from frame.values, its outputs stored there.
+Status run_node(const ir::Node& node, Frame& frame, const ExecOptions& options,
+                const SubgraphRunner& runner, std::vector<const Tensor*>& in_ptrs,
+                std::vector<Tensor>& outs) {
+  KernelFn fn = KernelRegistry::global().find(node.op());
+  if (!fn) return unsupported("{}: no tier-0 kernel", node.describe());
+  in_ptrs.clear();
+  for (ir::Value* v : node.inputs()) in_ptrs.push_back(v ? &frame.values[v->id()] : nullptr);
+  outs.assign(node.num_outputs(), Tensor());
+  KernelContext ctx(node, in_ptrs, outs, options, &runner);
+  TJ_RETURN_IF_ERROR(fn(ctx));
+  for (size_t oi = 0; oi < node.num_outputs(); ++oi) {
+    ir::Value* v = node.output(oi);
+    if (!v) continue;
+    if (!outs[oi].defined())
+      return internal_error("{}: kernel produced no output {}", node.describe(), oi);
+    frame.values[v->id()] = std::move(outs[oi]);
+  }
+  return Status();
+}
+
+}  // namespace
+
+void init_frame(Frame& frame, const ir::Graph& graph) {
+  frame.graph = &graph;
+  frame.parent = nullptr;
+  frame.values.assign(graph.num_value_ids(), Tensor());
+  for (const auto& v : graph.values())
+    if (v->is_constant()) frame.values[v->id()] = v->constant();
+}
+
+Status run_nodes(std::span<const ir::Node* const> nodes, Frame& frame, const ExecOptions& options) {
+  // One pointer captured: fits std::function's small buffer (no allocation per call).
+  struct Ctx {
+    Frame* frame;
+    const ExecOptions* options;
+  } c{&frame, &options};
+  SubgraphRunner runner = [p = &c](const ir::Graph& g, std::vector<Tensor> in) {
+    return run_graph(g, std::move(in), *p->options, p->frame);
+  };
+  std::vector<const Tensor*> in_ptrs;
+  std::vector<Tensor> outs;
+  for (const ir::Node* node : nodes)
+    TJ_RETURN_IF_ERROR(run_node(*node, frame, options, runner, in_ptrs, outs));
+  return Status();
+}
+
 Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tensor> inputs,
                                         const ExecOptions& options, const Frame* parent) {
   Frame frame;
@@ -136,26 +185,11 @@ Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tens
   SubgraphRunner runner = [&](const ir::Graph& g, std::vector<Tensor> in) {
     return run_graph(g, std::move(in), options, &frame);
   };
-  const KernelRegistry& reg = KernelRegistry::global();
   std::vector<const Tensor*> in_ptrs;
   std::vector<Tensor> outs;
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
-    const ir::Node& node = *nodes[ni];
-    KernelFn fn = reg.find(node.op());
-    if (!fn) return unsupported("{}: no tier-0 kernel", node.describe());
-    in_ptrs.clear();
-    for (ir::Value* v : node.inputs()) in_ptrs.push_back(v ? &frame.values[v->id()] : nullptr);
-    outs.assign(node.num_outputs(), Tensor());
-    KernelContext ctx(node, in_ptrs, outs, options, &runner);
-    TJ_RETURN_IF_ERROR(fn(ctx));
-    for (size_t oi = 0; oi < node.num_outputs(); ++oi) {
-      ir::Value* v = node.output(oi);
-      if (!v) continue;
-      if (!outs[oi].defined())
-        return internal_error("{}: kernel produced no output {}", node.describe(), oi);
-      frame.values[v->id()] = std::move(outs[oi]);
-    }
-    for (ir::Value* v : node.inputs())
+    TJ_RETURN_IF_ERROR(run_node(*nodes[ni], frame, options, runner, in_ptrs, outs));
+    for (ir::Value* v : nodes[ni]->inputs())
       if (v && last_use[v->id()] == static_cast<int>(ni) && !v->is_constant())
         frame.values[v->id()] = Tensor();
   }

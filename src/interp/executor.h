@@ -3,6 +3,7 @@
 // same function with the calling frame as parent, so their outer-scope reads resolve.
 #pragma once
 
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -27,6 +28,16 @@ Status check_kernels(const ir::Graph& graph);
 /// `feeds[i]` belongs to graph.feed_inputs()[i]. Error (kInvalidArgument) names the input and
 /// what is wrong, e.g. "input 'x': expected dtype float32, got int64".
 Status validate_feeds(const ir::Graph& graph, const std::vector<Tensor>& feeds);
+
+/// Sizes `frame` for the top-level `graph` (frame.graph = &graph, no parent) and binds its
+/// constants; every other value is undefined.
+void init_frame(Frame& frame, const ir::Graph& graph);
+
+/// Runs `nodes` (nodes of frame.graph's top level, in topological order; e.g. one Region's) on
+/// `frame`: each node reads its inputs from frame.values (set by the caller or an earlier node)
+/// and stores its outputs there. Frees nothing: the caller releases values it no longer needs.
+/// Subgraph bodies run with `frame` as their parent. Errors carry the failing node's description.
+Status run_nodes(std::span<const ir::Node* const> nodes, Frame& frame, const ExecOptions& options);
 
 /// Runs `graph`. `inputs` are for graph.inputs() that are not constants (feed_inputs order).
 /// Returns graph.outputs() in order. Errors carry the failing node's description.

@@ -1,5 +1,7 @@
-// Session: load -> passes -> tier-0 execution. Owns the model; run() is const and thread-safe
-// because the graph is read-only after construction and each call has its own frame.
+// Session: load -> passes -> partition; run() finds the Plan of the call's input signature and
+// walks its regions (runtime/plan.h), or runs the interpreter alone (interpret-only mode). Owns
+// the model; run() is const and thread-safe: the graph is read-only after construction, each call
+// has its own frame and arena, the caches lock.
 #include "tierjit/session.h"
 
 #include <omp.h>
@@ -7,20 +9,11 @@
 #include <set>
 
 #include "interp/evaluate_node.h"
-#include "interp/executor.h"
-#include "onnx/loader.h"
 #include "passes/pipeline.h"
+#include "runtime/session_impl.h"
 #include "support/version.h"
 
 namespace tierjit {
-
-struct Session::Impl {
-  ir::Model model;
-  SessionOptions options;
-  interp::ExecOptions exec;
-  std::vector<TensorInfo> inputs, outputs;
-  std::vector<ir::Value*> feed_values;
-};
 
 namespace {
 
@@ -62,43 +55,132 @@ Session::Session(const std::string& model_path, SessionOptions options)
   impl_->feed_values = impl_->model.graph->feed_inputs();
   for (ir::Value* v : impl_->feed_values) impl_->inputs.push_back(describe_value(*v));
   for (ir::Value* v : impl_->model.graph->outputs()) impl_->outputs.push_back(describe_value(*v));
+  if (options.mode == ExecutionMode::kPinnedTier && (options.pinned_tier < 1 || options.pinned_tier > 3))
+    throw Error(StatusCode::kInvalidArgument,
+                model_path + ": pinned_tier must be 1, 2 or 3, got " + std::to_string(options.pinned_tier));
+  impl_->init_runtime();
 }
 
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
-NamedTensors Session::run(const NamedTensors& feeds) const {
-  const auto& expected = impl_->feed_values;
-  std::vector<Tensor> ordered(expected.size());
+namespace {
+
+// The feeds in feed order. Fast path: given in the model's order (no set, no search).
+void order_feeds(const Session::Impl& impl, const NamedTensors& feeds, std::vector<Tensor>& ordered) {
+  const auto& expected = impl.feed_values;
+  ordered.assign(expected.size(), Tensor());
+  bool in_order = feeds.size() == expected.size();
+  for (size_t i = 0; in_order && i < feeds.size(); ++i) in_order = feeds[i].first == expected[i]->name();
+  if (in_order) {
+    for (size_t i = 0; i < feeds.size(); ++i) ordered[i] = feeds[i].second;
+    return;
+  }
   std::set<std::string> seen;
   for (const auto& [name, t] : feeds) {
     if (!seen.insert(name).second)
-      throw Error(StatusCode::kInvalidArgument, impl_->model.path + ": input '" + name + "' given twice");
+      throw Error(StatusCode::kInvalidArgument, impl.model.path + ": input '" + name + "' given twice");
     size_t i = 0;
     while (i < expected.size() && expected[i]->name() != name) ++i;
     if (i == expected.size())
-      throw Error(StatusCode::kInvalidArgument, impl_->model.path + ": model has no input '" + name + "'");
+      throw Error(StatusCode::kInvalidArgument, impl.model.path + ": model has no input '" + name + "'");
     ordered[i] = t;
   }
   for (size_t i = 0; i < expected.size(); ++i)
     if (!ordered[i].defined())
       throw Error(StatusCode::kInvalidArgument,
-                  impl_->model.path + ": input '" + expected[i]->name() + "' is missing");
-  interp::validate_feeds(*impl_->model.graph, ordered).with_prefix(impl_->model.path).throw_if_error();
-  omp_set_num_threads(impl_->exec.intra_op_threads);
-  auto result = interp::run_graph(*impl_->model.graph, std::move(ordered), impl_->exec);
-  if (!result.ok()) result.status().with_prefix(impl_->model.path).throw_if_error();
-  NamedTensors out;
-  const auto& outs = impl_->model.graph->outputs();
-  for (size_t i = 0; i < outs.size(); ++i) {
-    // A constant output is the model's own tensor: hand out a copy so a caller writing into it
-    // cannot change the model for later calls.
-    Tensor& t = result.value()[i];
-    out.emplace_back(outs[i]->name(), outs[i]->is_constant() ? t.clone() : std::move(t));
+                  impl.model.path + ": input '" + expected[i]->name() + "' is missing");
+}
+
+}  // namespace
+
+NamedTensors Session::run(const NamedTensors& feeds) const {
+  Impl& impl = *impl_;
+  thread_local std::vector<Tensor> ordered;
+  thread_local runtime::Signature sig;
+  struct Clear {  // the thread-local feeds must not keep the caller's tensors alive
+    ~Clear() { ordered.clear(); }
+  } clear;
+  order_feeds(impl, feeds, ordered);
+  omp_set_num_threads(impl.exec.intra_op_threads);
+  std::vector<Tensor> result;
+  if (!impl.use_plans) {
+    interp::validate_feeds(*impl.model.graph, ordered).with_prefix(impl.model.path).throw_if_error();
+    result = impl.run_interpreted(ordered);
+  } else {
+    sig.clear();
+    for (const Tensor& t : ordered) sig.add_input(t.dtype(), t.shape());
+    const uint64_t hash = sig.exact_key();
+    std::shared_ptr<const runtime::Plan> plan = impl.plans->find(sig, hash);
+    if (plan) {
+      impl.plan_hits.fetch_add(1, std::memory_order_relaxed);
+      result = impl.run_plan(*plan, ordered);
+    } else {
+      // A new signature: validated once, then every call with it is known good.
+      interp::validate_feeds(*impl.model.graph, ordered).with_prefix(impl.model.path).throw_if_error();
+      impl.plan_misses.fetch_add(1, std::memory_order_relaxed);
+      result = impl.build_plan_and_run(sig, ordered);
+    }
   }
+  impl.calls.fetch_add(1, std::memory_order_relaxed);
+  NamedTensors out;
+  out.reserve(result.size());
+  const auto& outs = impl.model.graph->outputs();
+  for (size_t i = 0; i < outs.size(); ++i) out.emplace_back(outs[i]->name(), std::move(result[i]));
   return out;
 }
+
+std::vector<Tensor> Session::Impl::run_interpreted(const std::vector<Tensor>& feeds) {
+  interpreted_calls.fetch_add(1, std::memory_order_relaxed);
+  auto result = interp::run_graph(*model.graph, feeds, exec);
+  if (!result.ok()) result.status().with_prefix(model.path).throw_if_error();
+  const auto& outs = model.graph->outputs();
+  for (size_t i = 0; i < outs.size(); ++i)
+    // A constant output is the model's own tensor: hand out a copy so a caller writing into it
+    // cannot change the model for later calls.
+    if (outs[i]->is_constant()) result.value()[i] = result.value()[i].clone();
+  return std::move(result.value());
+}
+
+std::vector<Tensor> Session::Impl::run_plan(const runtime::Plan& plan,
+                                            const std::vector<Tensor>& feeds) {
+  if (plan.interpret_only()) return run_interpreted(feeds);
+  bool shape_changed = false;
+  auto result = plan.run(feeds, &shape_changed);
+  if (!result.ok()) result.status().with_prefix(model.path).throw_if_error();
+  if (!shape_changed) return std::move(result.value());
+  if (plan.mark_interpret_only()) {
+    runtime::DecisionRecord r;
+    r.kind = runtime::DecisionKind::kDeclined;
+    r.message = "signature " + plan.signature().to_string() +
+                ": a tier-0 region produced a shape its plan did not record (data-dependent "
+                "shapes); this signature runs at tier 0 from now on";
+    log.record(std::move(r));
+  }
+  return run_interpreted(feeds);
+}
+
+SessionStats Session::stats() const {
+  const Impl& i = *impl_;
+  SessionStats s;
+  s.calls = i.calls.load();
+  s.plan_hits = i.plan_hits.load();
+  s.plan_misses = i.plan_misses.load();
+  s.interpreted_calls = i.interpreted_calls.load();
+  s.compiled_regions = i.compiled_regions.load();
+  s.compile_failures = i.compile_failures.load();
+  s.regions = i.partition.regions.size();
+  if (i.plans) {
+    s.plans_evicted = i.plans->evictions();
+    s.plans_cached = i.plans->size();
+    s.plan_bytes = i.plans->bytes();
+  }
+  return s;
+}
+
+std::string Session::decision_log_json() const { return impl_->log.to_json(); }
+std::string Session::metrics_json() const { return impl_->metrics.to_json(); }
 
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }

@@ -73,7 +73,7 @@ TEST_F(BenchCliTest, JsonHasTheSharedFieldsAndCountsSumToRequests) {
 
   const json& t = j["tierjit"];
   EXPECT_EQ(t["mode"], "interpret-only");
-  EXPECT_EQ(t["tiers_available"], json::array({0}));
+  EXPECT_EQ(t["tiers_available"], json::array({0, 1, 2, 3}));
   EXPECT_TRUE(t["compile_events"].is_array() && t["compile_events"].empty());
   EXPECT_TRUE(t["tier_timeline"].is_array() && t["tier_timeline"].empty());
   ASSERT_EQ(t["latencies_ms"].size(), 20u);
@@ -105,9 +105,10 @@ TEST_F(BenchCliTest, ShapesCycleToRequests) {
   EXPECT_EQ(j["shapes"][1]["count"], 3);
 }
 
-TEST_F(BenchCliTest, TierZeroWorksHigherTiersAreNotAvailableYet) {
+TEST_F(BenchCliTest, EveryTierRuns) {
   EXPECT_EQ(run("'" + demo() + "' --shapes x=1x64 --tier 0").rc, 0);
-  expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 --tier 1"), "--tier 1: not available yet");
+  EXPECT_EQ(run("'" + demo() + "' --shapes x=1x64 --shapes x=3x64 --requests 4 --tier 1").rc, 0);
+  EXPECT_EQ(run("'" + demo() + "' --shapes x=1x64 --tier 2").rc, 0);
   expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 --tier 2 --mode interpret-only"),
                         "contradicts --mode interpret-only");
   BenchResult r = run("'" + demo() + "' --shapes x=1x64 --tier 7");

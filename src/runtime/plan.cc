@@ -1,0 +1,362 @@
+// Plan, its recording run, its memory plan and the PlanCache (see plan.h).
+#include "runtime/plan.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "support/check.h"
+
+namespace tierjit::runtime {
+
+namespace {
+
+constexpr int64_t kAlign = 64;
+int64_t align_up(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+size_t shape_bytes(DType dtype, const Shape& shape) {
+  return static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+}
+
+// First-fit placement of blocks live over [begin, end] step ranges.
+class ArenaPlanner {
+ public:
+  // Frees every block whose last step is before `step`.
+  void advance(int step) {
+    std::erase_if(live_, [step](const Block& b) { return b.end < step; });
+  }
+  int64_t place(int64_t bytes, int end) {
+    bytes = std::max<int64_t>(align_up(bytes), kAlign);
+    std::sort(live_.begin(), live_.end(), [](const Block& a, const Block& b) { return a.off < b.off; });
+    int64_t off = 0;
+    for (const Block& b : live_) {
+      if (b.off - off >= bytes) break;
+      off = std::max(off, b.off + b.size);
+    }
+    live_.push_back({off, bytes, end});
+    total_ = std::max(total_, off + bytes);
+    return off;
+  }
+  int64_t total() const { return total_; }
+
+ private:
+  struct Block {
+    int64_t off, size;
+    int end;
+  };
+  std::vector<Block> live_;
+  int64_t total_ = 0;
+};
+
+}  // namespace
+
+GraphLayout make_layout(const ir::Graph& graph, const passes::Partition& partition,
+                        const interp::ExecOptions& exec) {
+  GraphLayout l;
+  l.graph = &graph;
+  l.partition = &partition;
+  l.exec = exec;
+  for (const ir::Value* v : graph.feed_inputs()) l.feed_ids.push_back(static_cast<uint32_t>(v->id()));
+  for (const ir::Value* v : graph.outputs()) l.output_ids.push_back(static_cast<uint32_t>(v->id()));
+  for (const auto& v : graph.values())
+    if (!v->is_constant()) l.dynamic_ids.push_back(static_cast<uint32_t>(v->id()));
+  const int nregions = static_cast<int>(partition.regions.size());
+  l.last_reader.assign(graph.num_value_ids(), -1);
+  std::vector<uint8_t> keep(graph.num_value_ids(), 0);
+  for (const auto& v : graph.values())
+    if (v->is_constant()) keep[static_cast<size_t>(v->id())] = 1;
+  for (uint32_t id : l.output_ids) {
+    keep[id] = 1;
+    l.last_reader[id] = nregions;
+  }
+  for (const passes::Region& r : partition.regions)
+    for (const ir::Value* v : r.inputs)
+      l.last_reader[static_cast<size_t>(v->id())] =
+          std::max(l.last_reader[static_cast<size_t>(v->id())], r.id);
+  l.release.resize(partition.regions.size());
+  for (const passes::Region& r : partition.regions) {
+    auto& rel = l.release[static_cast<size_t>(r.id)];
+    for (const ir::Node* n : r.nodes)
+      for (const ir::Value* v : n->outputs()) {
+        if (!v) continue;
+        const size_t id = static_cast<size_t>(v->id());
+        if (!keep[id] && l.last_reader[id] <= r.id) rel.push_back(static_cast<uint32_t>(id));
+      }
+    for (const ir::Value* v : r.inputs) {
+      const size_t id = static_cast<size_t>(v->id());
+      if (!keep[id] && l.last_reader[id] == r.id) rel.push_back(static_cast<uint32_t>(id));
+    }
+  }
+  return l;
+}
+
+Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, bool keep_all,
+                   Recording& rec) {
+  const ir::Graph& g = *layout.graph;
+  interp::init_frame(rec.frame, g);
+  rec.shapes.assign(g.num_value_ids(), Shape());
+  rec.dtypes.assign(g.num_value_ids(), DType::kUndefined);
+  rec.bound.assign(layout.partition->regions.size(), {});
+  auto note = [&](uint32_t id) {
+    const Tensor& t = rec.frame.values[id];
+    if (!t.defined()) return;
+    rec.shapes[id] = t.shape();
+    rec.dtypes[id] = t.dtype();
+  };
+  for (const auto& v : g.values())
+    if (v->is_constant()) note(static_cast<uint32_t>(v->id()));
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    rec.frame.values[layout.feed_ids[i]] = feeds[i];
+    note(layout.feed_ids[i]);
+  }
+  for (const passes::Region& r : layout.partition->regions) {
+    TJ_RETURN_IF_ERROR(interp::run_nodes(r.nodes, rec.frame, layout.exec));
+    for (const ir::Node* n : r.nodes)
+      for (const ir::Value* v : n->outputs())
+        if (v) note(static_cast<uint32_t>(v->id()));
+    if (r.kind == passes::RegionKind::kShapeOnly)
+      for (const ir::Value* v : r.outputs) {
+        const uint32_t id = static_cast<uint32_t>(v->id());
+        rec.bound[static_cast<size_t>(r.id)].emplace_back(id, rec.frame.values[id]);
+      }
+    if (!keep_all)
+      for (uint32_t id : layout.release[static_cast<size_t>(r.id)]) rec.frame.values[id] = Tensor();
+  }
+  rec.outputs.clear();
+  for (uint32_t id : layout.output_ids) {
+    const Tensor& t = rec.frame.values[id];
+    if (!t.defined()) return internal_error("output value {} was not computed", id);
+    const bool shared = g.outputs()[rec.outputs.size()]->is_constant();
+    rec.outputs.push_back(shared ? t.clone() : t);
+  }
+  return Status();
+}
+
+struct Plan::CallState {
+  interp::Frame frame;
+  void* arena = nullptr;
+  std::vector<void*> buffers;
+  ~CallState() { std::free(arena); }
+};
+
+void Plan::CallStateDeleter::operator()(CallState* s) const { delete s; }
+
+std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig,
+                                 const Recording& rec,
+                                 std::vector<std::shared_ptr<const CompiledRegion>> compiled,
+                                 size_t pool_cap) {
+  auto p = std::make_shared<Plan>();
+  p->layout_ = &layout;
+  p->sig_ = sig;
+  p->hash_ = sig.exact_key();
+  p->shapes_ = rec.shapes;
+  p->dtypes_ = rec.dtypes;
+  p->pool_cap_ = pool_cap;
+  const auto& regions = layout.partition->regions;
+  const size_t nregions = regions.size();
+  compiled.resize(nregions);
+
+  // A compiled region's output lives in the arena when no tier-0 region and no graph output
+  // reads it: only kernels ever see it, so it needs no Tensor.
+  std::vector<uint8_t> tier0_reads(layout.graph->num_value_ids(), 0);
+  for (const passes::Region& r : regions)
+    if (!compiled[static_cast<size_t>(r.id)])
+      for (const ir::Value* v : r.inputs) tier0_reads[static_cast<size_t>(v->id())] = 1;
+  for (uint32_t id : layout.output_ids) tier0_reads[id] = 1;
+
+  ArenaPlanner arena;
+  size_t bytes = sizeof(Plan) + p->shapes_.size() * (sizeof(Shape) + sizeof(DType));
+  for (const Shape& s : p->shapes_) bytes += s.size() * sizeof(int64_t);
+  p->steps_.resize(nregions);
+  for (size_t ri = 0; ri < nregions; ++ri) {
+    const passes::Region& r = regions[ri];
+    PlanStep& st = p->steps_[ri];
+    st.region = r.id;
+    st.release = layout.release[ri];
+    arena.advance(static_cast<int>(ri));
+    if (r.kind == passes::RegionKind::kShapeOnly) {
+      st.kind = StepKind::kBound;
+      st.bound = rec.bound[ri];
+      for (const auto& [id, t] : st.bound) bytes += t.nbytes() + sizeof(Tensor);
+    } else if (!compiled[ri]) {
+      st.kind = StepKind::kTier0;
+      st.nodes = r.nodes;
+      for (const ir::Value* v : r.outputs) st.check_ids.push_back(static_cast<uint32_t>(v->id()));
+      st.check = st.check_ids;
+    } else {
+      st.kind = StepKind::kCompiled;
+      st.compiled = std::move(compiled[ri]);
+      st.fn = st.compiled->kernel.fn;
+      ++p->compiled_steps_;
+      bytes += st.compiled->bytes();
+      for (const ir::Value* v : r.inputs) {
+        const uint32_t id = static_cast<uint32_t>(v->id());
+        st.inputs.push_back({id, -1});
+        const Shape& s = p->shapes_[id];
+        st.dims.insert(st.dims.end(), s.begin(), s.end());
+      }
+      for (const ir::Value* v : r.outputs) {
+        const uint32_t id = static_cast<uint32_t>(v->id());
+        const Shape& s = p->shapes_[id];
+        st.dims.insert(st.dims.end(), s.begin(), s.end());
+        int64_t off = -1;
+        if (!tier0_reads[id])
+          off = arena.place(static_cast<int64_t>(shape_bytes(p->dtypes_[id], s)),
+                            std::max<int>(layout.last_reader[id], static_cast<int>(ri)));
+        st.outputs.push_back({id, off});
+      }
+      if (st.compiled->workspace_bytes > 0)
+        st.workspace_offset = arena.place(st.compiled->workspace_bytes, static_cast<int>(ri));
+      p->max_buffers_ = std::max(p->max_buffers_, st.inputs.size() + st.outputs.size() + 1);
+      bytes += st.dims.size() * sizeof(int64_t) + (st.inputs.size() + st.outputs.size()) * sizeof(PlanOperand);
+    }
+    bytes += sizeof(PlanStep);
+  }
+  // Inputs read from the arena: the producer's offset.
+  std::vector<int64_t> offset_of(layout.graph->num_value_ids(), -1);
+  for (PlanStep& st : p->steps_) {
+    for (PlanOperand& op : st.inputs) op.arena_offset = offset_of[op.value];
+    for (const PlanOperand& op : st.outputs) offset_of[op.value] = op.arena_offset;
+  }
+  p->arena_bytes_ = arena.total();
+  bytes += static_cast<size_t>(p->arena_bytes_);
+  p->bytes_ = bytes;
+  p->clone_output_.assign(layout.output_ids.size(), 0);
+  for (size_t i = 0; i < layout.output_ids.size(); ++i) {
+    const uint32_t id = layout.output_ids[i];
+    bool c = layout.graph->outputs()[i]->is_constant();
+    for (const PlanStep& st : p->steps_)
+      for (const auto& b : st.bound) c = c || b.first == id;
+    p->clone_output_[i] = c;
+  }
+  return p;
+}
+
+Plan::CallStatePtr Plan::acquire() const {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (!pool_.empty()) {
+      CallStatePtr s = std::move(pool_.back());
+      pool_.pop_back();
+      return s;
+    }
+  }
+  CallStatePtr s(new CallState);
+  interp::init_frame(s->frame, *layout_->graph);
+  if (arena_bytes_ > 0) {
+    s->arena = std::aligned_alloc(kAlign, static_cast<size_t>(arena_bytes_));
+    if (!s->arena) throw std::bad_alloc();
+  }
+  s->buffers.resize(max_buffers_);
+  return s;
+}
+
+void Plan::release(CallStatePtr state) const {
+  for (uint32_t id : layout_->dynamic_ids) state->frame.values[id] = Tensor();
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  if (pool_.size() < pool_cap_) pool_.push_back(std::move(state));
+}
+
+Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds,
+                                        bool* shape_changed) const {
+  *shape_changed = false;
+  CallStatePtr cs = acquire();
+  struct Return {
+    const Plan* p;
+    CallStatePtr* s;
+    ~Return() { p->release(std::move(*s)); }
+  } ret{this, &cs};
+  std::vector<Tensor>& vals = cs->frame.values;
+  for (size_t i = 0; i < feeds.size(); ++i) vals[layout_->feed_ids[i]] = feeds[i];
+  char* arena = static_cast<char*>(cs->arena);
+  for (const PlanStep& st : steps_) {
+    switch (st.kind) {
+      case StepKind::kBound:
+        for (const auto& [id, t] : st.bound) vals[id] = t;
+        break;
+      case StepKind::kTier0:
+        TJ_RETURN_IF_ERROR(interp::run_nodes(st.nodes, cs->frame, layout_->exec));
+        for (uint32_t id : st.check)
+          if (vals[id].shape() != shapes_[id]) {
+            *shape_changed = true;
+            return std::vector<Tensor>();
+          }
+        break;
+      case StepKind::kCompiled: {
+        void** b = cs->buffers.data();
+        for (const PlanOperand& op : st.inputs)
+          *b++ = op.arena_offset >= 0 ? arena + op.arena_offset
+                                      : const_cast<void*>(vals[op.value].raw_data());
+        for (const PlanOperand& op : st.outputs) {
+          if (op.arena_offset >= 0) {
+            *b++ = arena + op.arena_offset;
+          } else {
+            Tensor& t = vals[op.value];
+            t = Tensor::empty(dtypes_[op.value], shapes_[op.value]);
+            *b++ = t.raw_data();
+          }
+        }
+        if (st.workspace_offset >= 0) *b++ = arena + st.workspace_offset;
+        st.fn(cs->buffers.data(), st.dims.data());
+        break;
+      }
+    }
+    for (uint32_t id : st.release) vals[id] = Tensor();
+  }
+  std::vector<Tensor> out;
+  out.reserve(layout_->output_ids.size());
+  for (size_t i = 0; i < layout_->output_ids.size(); ++i) {
+    const Tensor& t = vals[layout_->output_ids[i]];
+    if (!t.defined()) return internal_error("plan: output {} was not computed", i);
+    out.push_back(clone_output_[i] ? t.clone() : t);
+  }
+  return out;
+}
+
+std::shared_ptr<const Plan> PlanCache::find(const Signature& sig, uint64_t hash) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [lo, hi] = index_.equal_range(hash);
+  for (auto it = lo; it != hi; ++it) {
+    if (!((*it->second)->signature() == sig)) continue;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return *it->second;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<const Plan> PlanCache::insert(std::shared_ptr<const Plan> plan) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [lo, hi] = index_.equal_range(plan->hash());
+  for (auto it = lo; it != hi; ++it)
+    if ((*it->second)->signature() == plan->signature()) return *it->second;
+  lru_.push_front(plan);
+  index_.emplace(plan->hash(), lru_.begin());
+  bytes_ += plan->bytes();
+  while (lru_.size() > 1 && (lru_.size() > max_plans_ || bytes_ > max_bytes_)) {
+    auto last = std::prev(lru_.end());
+    auto [a, b] = index_.equal_range((*last)->hash());
+    for (auto it = a; it != b; ++it)
+      if (it->second == last) {
+        index_.erase(it);
+        break;
+      }
+    bytes_ -= (*last)->bytes();
+    lru_.erase(last);
+    ++evictions_;
+  }
+  return plan;
+}
+
+size_t PlanCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lru_.size();
+}
+size_t PlanCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
+}
+uint64_t PlanCache::evictions() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return evictions_;
+}
+
+}  // namespace tierjit::runtime

@@ -1,0 +1,160 @@
+// Plan (DESIGN.md "Plan"): for one model-input signature, every value's concrete shape (recorded
+// from the first tier-0 run of that signature), per region the resolved version (tier 0, compiled
+// code, or plan-time values of a shape-only region) and a memory plan: liveness-based offsets in
+// one 64-byte-aligned arena for the intermediates that compiled regions write and only compiled
+// regions read. Each call takes its own arena + frame from a small per-plan pool, so concurrent
+// calls never share one. PlanCache: the plans of a Session, an LRU bounded in plans and bytes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "interp/executor.h"
+#include "passes/region.h"
+#include "runtime/region_exec.h"
+#include "runtime/signature.h"
+
+namespace tierjit::runtime {
+
+/// What a Session knows about its graph independently of any signature: the partition, value ids
+/// of feeds and outputs, and per region the values to free after it. Built once per Session.
+struct GraphLayout {
+  const ir::Graph* graph = nullptr;
+  const passes::Partition* partition = nullptr;
+  interp::ExecOptions exec;
+  std::vector<uint32_t> feed_ids;    ///< graph.feed_inputs() order
+  std::vector<uint32_t> output_ids;  ///< graph.outputs() order
+  std::vector<uint32_t> dynamic_ids; ///< every non-constant top-level value (reset after a call)
+  /// Per region: values dead after it (its internal values; inputs it reads last), never
+  /// constants or graph outputs.
+  std::vector<std::vector<uint32_t>> release;
+  /// Per value: the last region reading it (-1: none), graph outputs = regions.size().
+  std::vector<int> last_reader;
+};
+GraphLayout make_layout(const ir::Graph& graph, const passes::Partition& partition,
+                        const interp::ExecOptions& exec);
+
+/// The first tier-0 run of a signature, region by region: the shapes and dtypes of every value
+/// (indexed by Value::id()), the shape-only regions' values, the outputs. With keep_all the frame
+/// still holds every value at the end (for verifying compiled versions); otherwise values are
+/// freed after their last reader as in run_graph.
+struct Recording {
+  interp::Frame frame;
+  std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+  std::vector<std::vector<std::pair<uint32_t, Tensor>>> bound;  ///< per region (shape-only)
+  std::vector<Tensor> outputs;
+};
+Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, bool keep_all,
+                   Recording& rec);
+
+enum class StepKind : uint8_t {
+  kTier0,     ///< run the region's nodes through the interpreter
+  kCompiled,  ///< call the compiled kernel
+  kBound,     ///< shape-only region: bind the values computed when the plan was made
+};
+
+struct PlanOperand {
+  uint32_t value = 0;         ///< Value::id()
+  int64_t arena_offset = -1;  ///< >= 0: in the call's arena; -1: a Tensor in the frame
+};
+
+struct PlanStep {
+  StepKind kind = StepKind::kTier0;
+  int region = -1;
+  std::span<const ir::Node* const> nodes;    ///< kTier0
+  std::span<const uint32_t> check;           ///< kTier0: outputs whose shape must match the plan
+  std::span<const uint32_t> release;         ///< values freed after the step
+  std::shared_ptr<const CompiledRegion> compiled;  ///< kCompiled (keeps the code alive)
+  codegen::KernelFn fn = nullptr;
+  std::vector<PlanOperand> inputs, outputs;  ///< kCompiled: Region::inputs / outputs order
+  std::vector<int64_t> dims;                 ///< kCompiled: kernel dims (inputs', then outputs')
+  int64_t workspace_offset = -1;
+  std::vector<std::pair<uint32_t, Tensor>> bound;  ///< kBound
+  std::vector<uint32_t> check_ids;           ///< storage of `check`
+};
+
+class Plan {
+ public:
+  /// `compiled[r]`: the version region r runs, or null for tier 0. `rec` must be the recording
+  /// of `sig`. The layout must outlive the plan.
+  static std::shared_ptr<Plan> make(const GraphLayout& layout, const Signature& sig,
+                                    const Recording& rec,
+                                    std::vector<std::shared_ptr<const CompiledRegion>> compiled,
+                                    size_t pool_cap = 8);
+
+  /// Runs one call. `feeds` in feed order, matching the plan's signature. Returns the outputs;
+  /// when a tier-0 region produces a shape the plan did not record (data-dependent shapes), stops
+  /// and sets *shape_changed (outputs empty) — the caller reruns the call at tier 0.
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& feeds, bool* shape_changed) const;
+
+  const Signature& signature() const { return sig_; }
+  uint64_t hash() const { return hash_; }
+  const std::vector<PlanStep>& steps() const { return steps_; }
+  size_t compiled_steps() const { return compiled_steps_; }
+  int64_t arena_bytes() const { return arena_bytes_; }
+  /// Bytes this plan holds: shapes, steps, plan-time values, one arena, its code objects.
+  size_t bytes() const { return bytes_; }
+  const Shape& shape(uint32_t value) const { return shapes_[value]; }
+  /// Set when a call found a data-dependent shape: the signature runs at tier 0 from then on.
+  bool interpret_only() const { return interpret_only_.load(std::memory_order_relaxed); }
+  /// Marks the plan interpret-only; true for the call that changed it (log once).
+  bool mark_interpret_only() const { return !interpret_only_.exchange(true); }
+
+ private:
+  struct CallState;
+  struct CallStateDeleter {
+    void operator()(CallState* s) const;
+  };
+  using CallStatePtr = std::unique_ptr<CallState, CallStateDeleter>;
+  CallStatePtr acquire() const;
+  void release(CallStatePtr state) const;
+
+  const GraphLayout* layout_ = nullptr;
+  Signature sig_;
+  uint64_t hash_ = 0;
+  std::vector<Shape> shapes_;
+  std::vector<DType> dtypes_;
+  std::vector<PlanStep> steps_;
+  std::vector<uint8_t> clone_output_;  ///< per graph output: constant or plan-time value
+  size_t compiled_steps_ = 0;
+  size_t max_buffers_ = 0;
+  int64_t arena_bytes_ = 0;
+  size_t bytes_ = 0;
+  size_t pool_cap_ = 8;
+  mutable std::mutex pool_mu_;
+  mutable std::vector<CallStatePtr> pool_;
+  mutable std::atomic<bool> interpret_only_{false};
+};
+
+/// The plans of a Session by exact signature, least recently used evicted first once there are
+/// more than max_plans or their bytes() exceed max_bytes (the newest plan always stays).
+/// Thread-safe; find() allocates nothing.
+class PlanCache {
+ public:
+  PlanCache(size_t max_plans, size_t max_bytes) : max_plans_(max_plans), max_bytes_(max_bytes) {}
+  /// The plan of `sig` (marked most recently used), or null.
+  std::shared_ptr<const Plan> find(const Signature& sig, uint64_t hash) const;
+  /// Inserts `plan` unless its signature is cached already; returns the cached plan.
+  std::shared_ptr<const Plan> insert(std::shared_ptr<const Plan> plan);
+  size_t size() const;
+  size_t bytes() const;
+  uint64_t evictions() const;
+
+ private:
+  using List = std::list<std::shared_ptr<const Plan>>;
+  size_t max_plans_, max_bytes_;
+  mutable std::mutex mu_;
+  mutable List lru_;  // front: most recently used
+  std::unordered_multimap<uint64_t, List::iterator> index_;
+  size_t bytes_ = 0;
+  uint64_t evictions_ = 0;
+};
+
+}  // namespace tierjit::runtime

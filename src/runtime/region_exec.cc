@@ -1,0 +1,195 @@
+// Compiled versions of Regions (see region_exec.h).
+#include "runtime/region_exec.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "support/hash.h"
+
+namespace tierjit::runtime {
+
+namespace {
+
+kir::TensorSpec spec_of(const ir::Value& v, const std::vector<Shape>& shapes,
+                        const std::vector<DType>& dtypes, kir::ShapeLevel level) {
+  kir::TensorSpec s;
+  const size_t id = static_cast<size_t>(v.id());
+  s.dtype = dtypes[id];
+  const Shape& shape = shapes[id];
+  s.dims.assign(shape.size(), -1);
+  s.bounds.assign(shape.size(), -1);
+  const auto& sym = v.type().shape;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    bool graph_fixed = v.is_constant() ||
+                       (sym && sym->size() == shape.size() && (*sym)[d].is_constant() &&
+                        (*sym)[d].value == shape[d]);
+    if (level == kir::ShapeLevel::kExact || graph_fixed) s.dims[d] = shape[d];
+  }
+  return s;
+}
+
+void hash_specs(support::Hasher& h, const std::vector<kir::TensorSpec>& specs) {
+  h.add_u64(specs.size());
+  for (const kir::TensorSpec& s : specs) {
+    h.add_u64(static_cast<uint64_t>(s.dtype)).add_u64(s.dims.size());
+    for (int64_t d : s.dims) h.add_u64(static_cast<uint64_t>(d));
+    for (int64_t b : s.bounds) h.add_u64(static_cast<uint64_t>(b));
+  }
+}
+
+bool is_float(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 ||
+         t == DType::kBFloat16;
+}
+
+int64_t elapsed_us(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                               t0)
+      .count();
+}
+
+}  // namespace
+
+kir::LowerOptions lower_options(const passes::Region& region, const std::vector<Shape>& shapes,
+                                const std::vector<DType>& dtypes, const CompileRequest& request) {
+  kir::LowerOptions o;
+  o.level = request.level;
+  // Tier 3 runs tier-2 code until the tier-3 kernel selector lands.
+  o.tier = request.tier >= 2 ? 2 : 1;
+  o.vector_lanes = request.vector_lanes;
+  o.threads = request.threads;
+  for (const ir::Value* v : region.inputs) o.inputs.push_back(spec_of(*v, shapes, dtypes, o.level));
+  for (const ir::Value* v : region.outputs)
+    o.outputs.push_back(spec_of(*v, shapes, dtypes, o.level));
+  return o;
+}
+
+uint64_t compile_key(const passes::Region& region, const kir::LowerOptions& options) {
+  support::Hasher h;
+  h.add_u64(static_cast<uint64_t>(region.id))
+      .add_u64(static_cast<uint64_t>(options.level))
+      .add_u64(static_cast<uint64_t>(options.tier))
+      .add_u64(static_cast<uint64_t>(options.vector_lanes))
+      .add_u64(static_cast<uint64_t>(options.threads));
+  hash_specs(h, options.inputs);
+  hash_specs(h, options.outputs);
+  return h.digest();
+}
+
+Expected<std::shared_ptr<const CompiledRegion>> compile_region(const passes::Region& region,
+                                                               const kir::LowerOptions& options,
+                                                               int tier, uint64_t key) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto lowered = kir::lower_region(region, options);
+  if (!lowered.ok()) return Status(lowered.status()).with_prefix("lowering");
+  int64_t lower_us = elapsed_us(t0);
+  codegen::CompileOptions co;
+  co.tier = options.tier >= 2 ? codegen::Tier::kTier2 : codegen::Tier::kTier1;
+  auto kernel = codegen::compile(lowered.value().fn, co);
+  if (!kernel.ok()) return Status(kernel.status()).with_prefix("codegen");
+  auto c = std::make_shared<CompiledRegion>();
+  c->kernel = std::move(kernel.value());
+  c->tier = tier;
+  c->level = options.level;
+  c->workspace_bytes = lowered.value().workspace_bytes;
+  c->key = key;
+  c->notes = std::move(lowered.value().notes);
+  if (tier == 3) c->notes.push_back("tier 3 runs tier-2 code until the tier-3 kernel selector lands");
+  c->lower_us = lower_us;
+  return std::shared_ptr<const CompiledRegion>(std::move(c));
+}
+
+std::vector<Tensor> run_compiled(const CompiledRegion& compiled,
+                                 const std::vector<const Tensor*>& inputs,
+                                 const std::vector<DType>& out_dtypes,
+                                 const std::vector<Shape>& out_shapes) {
+  std::vector<void*> buffers;
+  std::vector<int64_t> dims;
+  for (const Tensor* t : inputs) {
+    buffers.push_back(const_cast<void*>(t->raw_data()));
+    dims.insert(dims.end(), t->shape().begin(), t->shape().end());
+  }
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < out_shapes.size(); ++i) {
+    outs.push_back(Tensor::empty(out_dtypes[i], out_shapes[i]));
+    buffers.push_back(outs.back().raw_data());
+    dims.insert(dims.end(), out_shapes[i].begin(), out_shapes[i].end());
+  }
+  Tensor workspace;
+  if (compiled.workspace_bytes > 0) {
+    workspace = Tensor::empty(DType::kUInt8, {compiled.workspace_bytes});
+    buffers.push_back(workspace.raw_data());
+  }
+  compiled.kernel(buffers.data(), dims.data());
+  return outs;
+}
+
+Status compare_outputs(const std::vector<Tensor>& got, const std::vector<const Tensor*>& want,
+                       double rtol, double atol) {
+  if (got.size() != want.size())
+    return internal_error("{} outputs, tier 0 gave {}", got.size(), want.size());
+  for (size_t o = 0; o < got.size(); ++o) {
+    const Tensor& g = got[o];
+    const Tensor& w = *want[o];
+    if (g.dtype() != w.dtype() || g.shape() != w.shape())
+      return internal_error("output {}: {}{}, tier 0 gave {}{}", o, dtype_name(g.dtype()),
+                            shape_to_string(g.shape()), dtype_name(w.dtype()),
+                            shape_to_string(w.shape()));
+    const bool fl = is_float(w.dtype());
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      if (fl) {
+        double a = g.value_as_double(i), b = w.value_as_double(i);
+        if (std::isnan(a) && std::isnan(b)) continue;
+        if (a == b) continue;  // equal infinities
+        if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b) ||
+            std::fabs(a - b) > atol + rtol * std::fabs(b))
+          return internal_error("output {} [{}]: {} vs tier 0 {} (rtol {}, atol {})", o, i, a, b,
+                                rtol, atol);
+      } else if (g.value_as_int64(i) != w.value_as_int64(i)) {
+        return internal_error("output {} [{}]: {} vs tier 0 {}", o, i, g.value_as_int64(i),
+                              w.value_as_int64(i));
+      }
+    }
+  }
+  return Status();
+}
+
+std::shared_ptr<const CompiledRegion> RegionCodeStore::find(int region, uint64_t key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto& code = regions_[static_cast<size_t>(region)].code;
+  auto it = code.find(key);
+  return it == code.end() ? nullptr : it->second.lock();
+}
+
+std::shared_ptr<const CompiledRegion> RegionCodeStore::install(
+    int region, std::shared_ptr<const CompiledRegion> c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& code = regions_[static_cast<size_t>(region)].code;
+  // Drop entries whose code is gone, so the map stays as small as the live code.
+  if (code.size() > 64)
+    std::erase_if(code, [](const auto& kv) { return kv.second.expired(); });
+  auto& slot = code[c->key];
+  if (auto live = slot.lock()) return live;
+  slot = c;
+  return c;
+}
+
+std::optional<std::string> RegionCodeStore::failure(int region, uint64_t key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto& failed = regions_[static_cast<size_t>(region)].failed;
+  auto it = failed.find(key);
+  if (it == failed.end()) return std::nullopt;
+  return it->second;
+}
+
+void RegionCodeStore::record_failure(int region, uint64_t key, std::string reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& failed = regions_[static_cast<size_t>(region)].failed;
+  if (failed.size() >= 4096) failed.clear();  // bounded; a forgotten failure is retried once
+  failed[key] = std::move(reason);
+}
+
+}  // namespace tierjit::runtime

@@ -1,0 +1,94 @@
+// Compiled versions of Regions: lowering (kir/lower) + codegen into a CompiledRegion, the
+// per-region store that shares them between Plans, and the first-call check of a new version
+// against tier 0 (verify mode). Knows shapes only through the value shapes a Plan recorded.
+// Failures are Status values: the caller keeps the region on tier 0 and logs the reason.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "kir/lower/lower.h"
+#include "passes/region.h"
+#include "support/status.h"
+#include "tierjit/tensor.h"
+
+namespace tierjit::runtime {
+
+/// One compiled version of a region (kernel ABI: kir/lower/lower.h).
+struct CompiledRegion {
+  codegen::CompiledKernel kernel;
+  int tier = 1;                 ///< tier it serves as (3 runs tier-2 code until tier 3 lands)
+  kir::ShapeLevel level = kir::ShapeLevel::kGeneric;
+  int64_t workspace_bytes = 0;  ///< scratch the kernel needs per call (64-byte aligned)
+  uint64_t key = 0;             ///< CompileRequest key (region, tier, level, specs)
+  std::vector<std::string> notes;
+  int64_t lower_us = 0;         ///< time in lower_region, µs
+  size_t bytes() const { return kernel.object_bytes + sizeof(*this); }
+};
+
+/// What to compile a region as.
+struct CompileRequest {
+  int tier = 2;  ///< 1..3
+  kir::ShapeLevel level = kir::ShapeLevel::kExact;
+  int vector_lanes = 8;
+  int threads = 1;
+};
+
+/// Lowering options for `region` under `request`: specs from `shapes`/`dtypes` (indexed by
+/// Value::id(), the shapes of one call). Exact: every dim; generic: only dims the graph fixes
+/// (and constants' dims), -1 elsewhere.
+kir::LowerOptions lower_options(const passes::Region& region, const std::vector<Shape>& shapes,
+                                const std::vector<DType>& dtypes, const CompileRequest& request);
+/// Key of a compile: region id, tier, level, lanes, threads and every spec (equal keys give
+/// interchangeable code for this Session's graph).
+uint64_t compile_key(const passes::Region& region, const kir::LowerOptions& options);
+
+/// Lowers and compiles. Errors: lowering's kUnsupported / kInvalidArgument, codegen's errors,
+/// each prefixed "lowering: " or "codegen: ".
+Expected<std::shared_ptr<const CompiledRegion>> compile_region(const passes::Region& region,
+                                                               const kir::LowerOptions& options,
+                                                               int tier, uint64_t key);
+
+/// Runs `compiled` once on `inputs` (Region::inputs order) into fresh outputs of the given dtypes
+/// and shapes (Region::outputs order). For verification and tests; the Plan path calls the kernel
+/// directly.
+std::vector<Tensor> run_compiled(const CompiledRegion& compiled,
+                                 const std::vector<const Tensor*>& inputs,
+                                 const std::vector<DType>& out_dtypes,
+                                 const std::vector<Shape>& out_shapes);
+
+/// Compares a compiled version's outputs with tier 0's: same dtype and shape; floats within
+/// |got - want| <= atol + rtol·|want| (NaN matches NaN, ±inf must be equal), other dtypes exact.
+/// Error (kInternal) names the output, the flat index and both values.
+Status compare_outputs(const std::vector<Tensor>& got, const std::vector<const Tensor*>& want,
+                       double rtol = 1e-3, double atol = 1e-4);
+
+/// Compiled versions per region, shared by the Plans that resolve to the same key (a Plan holds
+/// a shared_ptr; the store only a weak one, so code lives as long as a cached Plan uses it), and
+/// the keys whose compile failed (not retried). Thread-safe.
+class RegionCodeStore {
+ public:
+  explicit RegionCodeStore(size_t num_regions) : regions_(num_regions) {}
+  std::shared_ptr<const CompiledRegion> find(int region, uint64_t key) const;
+  /// Installs `c` unless the key already holds live code; returns the code now under the key.
+  std::shared_ptr<const CompiledRegion> install(int region, std::shared_ptr<const CompiledRegion> c);
+  /// The failure recorded for the key, or nullopt.
+  std::optional<std::string> failure(int region, uint64_t key) const;
+  void record_failure(int region, uint64_t key, std::string reason);
+
+ private:
+  struct PerRegion {
+    std::unordered_map<uint64_t, std::weak_ptr<const CompiledRegion>> code;
+    std::unordered_map<uint64_t, std::string> failed;
+  };
+  mutable std::mutex mu_;
+  std::vector<PerRegion> regions_;
+};
+
+}  // namespace tierjit::runtime

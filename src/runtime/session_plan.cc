@@ -1,0 +1,129 @@
+// Session::Impl set-up and Plan building: the partition after the tier-0 pipeline, the first
+// (recording) tier-0 run of each new signature, the synchronous compiles of pinned-tier mode with
+// their verification against tier 0, and the decision log entries for each (session_impl.h).
+#include <fmt/format.h>
+
+#include "codegen/cpu_features.h"
+#include "runtime/session_impl.h"
+
+namespace tierjit {
+
+namespace {
+
+runtime::DecisionRecord region_record(const passes::Region& r, runtime::DecisionKind kind, int tier,
+                                      std::string message) {
+  runtime::DecisionRecord d;
+  d.region = r.id;
+  d.region_name = r.name;
+  d.kind = kind;
+  d.tier = tier;
+  d.message = std::move(message);
+  return d;
+}
+
+}  // namespace
+
+void Session::Impl::init_runtime() {
+  const codegen::CpuInfo& cpu = codegen::host_cpu();
+  vector_lanes = cpu.has_avx512f ? 16 : 8;
+  if (options.mode == ExecutionMode::kInterpretOnly) return;
+  auto part = passes::partition_graph(*model.graph, passes::PartitionOptions{});
+  if (!part.ok()) {
+    runtime::DecisionRecord d;
+    d.message = "partition failed, every call runs at tier 0: " + part.status().message();
+    log.record(std::move(d));
+    return;
+  }
+  partition = std::move(part.value());
+  layout = runtime::make_layout(*model.graph, partition, exec);
+  const size_t max_plans = static_cast<size_t>(std::max(1, options.max_plans));
+  const size_t max_bytes = static_cast<size_t>(std::max<int64_t>(1, options.code_cache_bytes));
+  plans = std::make_unique<runtime::PlanCache>(max_plans, max_bytes);
+  code = std::make_unique<runtime::RegionCodeStore>(partition.regions.size());
+  use_plans = true;
+}
+
+std::shared_ptr<const runtime::CompiledRegion> Session::Impl::pinned_version(
+    const passes::Region& r, const runtime::Recording& rec) {
+  const int tier = options.pinned_tier;
+  if (!kir::has_lowering(r)) return nullptr;
+  runtime::CompileRequest req;
+  req.tier = tier;
+  req.level = tier == 1 ? kir::ShapeLevel::kGeneric : kir::ShapeLevel::kExact;
+  req.vector_lanes = vector_lanes;
+  req.threads = exec.intra_op_threads;
+  kir::LowerOptions lo = runtime::lower_options(r, rec.shapes, rec.dtypes, req);
+  const uint64_t key = runtime::compile_key(r, lo) ^ static_cast<uint64_t>(tier);
+  if (auto c = code->find(r.id, key)) return c;
+  if (code->failure(r.id, key)) return nullptr;
+  std::lock_guard<std::mutex> lock(compile_mu);
+  if (auto c = code->find(r.id, key)) return c;  // compiled by another call meanwhile
+  if (code->failure(r.id, key)) return nullptr;
+  auto fail = [&](const std::string& why) -> std::shared_ptr<const runtime::CompiledRegion> {
+    compile_failures.fetch_add(1, std::memory_order_relaxed);
+    runtime::Metrics::bump(metrics.compile_failures);
+    log.record(region_record(r, runtime::DecisionKind::kDeclined, tier,
+                             fmt::format("stays on tier 0: {}", why)));
+    code->record_failure(r.id, key, why);
+    return nullptr;
+  };
+  auto compiled = runtime::compile_region(r, lo, tier, key);
+  if (!compiled.ok()) return fail(compiled.status().message());
+  std::shared_ptr<const runtime::CompiledRegion> c = std::move(compiled.value());
+  if (options.verify) {
+    // The recording kept every value: the region's tier-0 inputs and outputs of this very call.
+    std::vector<const Tensor*> ins, want;
+    std::vector<DType> out_dtypes;
+    std::vector<Shape> out_shapes;
+    for (const ir::Value* v : r.inputs) ins.push_back(&rec.frame.values[static_cast<size_t>(v->id())]);
+    for (const ir::Value* v : r.outputs) {
+      const size_t id = static_cast<size_t>(v->id());
+      want.push_back(&rec.frame.values[id]);
+      out_dtypes.push_back(rec.dtypes[id]);
+      out_shapes.push_back(rec.shapes[id]);
+    }
+    for (const Tensor* t : ins)
+      if (!t->defined()) return fail("verify: an input of the region was not kept");
+    Status st = runtime::compare_outputs(runtime::run_compiled(*c, ins, out_dtypes, out_shapes), want);
+    if (!st.ok()) return fail(fmt::format("verify against tier 0 failed: {}", st.message()));
+  }
+  compiled_regions.fetch_add(1, std::memory_order_relaxed);
+  runtime::Metrics::bump(metrics.compiles[static_cast<size_t>(tier)]);
+  runtime::Metrics::bump(metrics.compile_us[static_cast<size_t>(tier)],
+                         static_cast<uint64_t>(c->kernel.compile_us + c->lower_us));
+  runtime::DecisionRecord d = region_record(
+      r, runtime::DecisionKind::kCompiled, tier,
+      fmt::format("{} ({}), lower {} us{}{}", kir::shape_level_name(c->level),
+                  options.verify ? "verified" : "pinned tier", c->lower_us,
+                  c->notes.empty() ? "" : "; ", fmt::join(c->notes, "; ")));
+  d.compile_us = c->kernel.compile_us + c->lower_us;
+  d.level = c->level == kir::ShapeLevel::kExact ? runtime::SpecLevel::kExact
+                                                : runtime::SpecLevel::kGeneric;
+  log.record(std::move(d));
+  return code->install(r.id, std::move(c));
+}
+
+std::vector<Tensor> Session::Impl::build_plan_and_run(const runtime::Signature& sig,
+                                                      const std::vector<Tensor>& feeds) {
+  const bool pinned = options.mode == ExecutionMode::kPinnedTier;
+  runtime::Recording rec;
+  Status st = runtime::record_call(layout, feeds, /*keep_all=*/pinned && options.verify, rec);
+  if (!st.ok()) st.with_prefix(model.path).throw_if_error();
+  std::vector<std::shared_ptr<const runtime::CompiledRegion>> versions(partition.regions.size());
+  if (pinned)
+    for (const passes::Region& r : partition.regions) versions[static_cast<size_t>(r.id)] = pinned_version(r, rec);
+  auto plan = plans->insert(runtime::Plan::make(layout, sig, rec, std::move(versions)));
+  if (plan->compiled_steps() == 0) return std::move(rec.outputs);
+  // Pinned tier: this call's result comes from the compiled code too, so a single call (e.g. an
+  // ONNX backend test) exercises it. A data-dependent shape cannot show here (same feeds).
+  bool shape_changed = false;
+  auto result = plan->run(feeds, &shape_changed);
+  if (!result.ok()) result.status().with_prefix(model.path).throw_if_error();
+  if (shape_changed) {
+    plan->mark_interpret_only();
+    return std::move(rec.outputs);
+  }
+  return std::move(result.value());
+}
+
+}  // namespace tierjit
