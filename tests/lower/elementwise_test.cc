@@ -87,6 +87,7 @@ struct Case {
 
 /// A graph of one `op` node on fresh inputs, checked at every level and tier against tier 0.
 void check(const Case& c) {
+  SCOPED_TRACE(std::string(ir::op_name(c.op)) + " on " + std::string(dtype_name(c.ins.at(0).dtype)));
   GraphBuilder b;
   b.opset = c.opset;
   std::vector<ir::Value*> vs;
@@ -105,9 +106,321 @@ void check(const Case& c) {
 
 In f32(ir::SymShape sym, Shape shape) { return In{DType::kFloat32, std::move(sym), std::move(shape)}; }
 
+In f64(ir::SymShape sym, Shape shape) { return In{DType::kFloat64, std::move(sym), std::move(shape)}; }
+In typed(DType t, ir::SymShape sym, Shape shape) { return In{t, std::move(sym), std::move(shape)}; }
+/// [N, C] with feed shape {n, c}: the common unary shape.
+In f32nc(int64_t n, int64_t c) { return f32(dims({S("N"), S("C")}), {n, c}); }
+
+// ---- shapes: broadcasting, size 0 and 1, odd sizes, rank 0 ----
+
 TEST(Elementwise, AddBroadcastEveryAxis) {
   check({OpKind::Add, {f32(dims({S("N"), C(1), S("C")}), {3, 1, 37}),
                        f32(dims({C(1), S("H"), C(1)}), {1, 5, 1})}});
+  check({OpKind::Mul, {f32(dims({S("H"), C(1)}), {7, 1}), f32(dims({S("N"), S("H"), S("W")}), {2, 7, 19})}});
+  check({OpKind::Sub, {f32(dims({S("W")}), {19}), f32(dims({S("N"), S("H"), S("W")}), {2, 7, 19})}});
+}
+
+TEST(Elementwise, RunTimeOnesBroadcastAtGenericLevel) {
+  // Different symbols: only the run time knows which input is 1 along each axis.
+  check({OpKind::Add, {f32(dims({S("A"), S("B")}), {1, 37}), f32(dims({S("C"), S("D")}), {5, 1})}});
+  check({OpKind::Add, {f32(dims({S("A"), S("B")}), {6, 37}), f32(dims({S("C"), S("D")}), {6, 37})}});
+  check({OpKind::Div, {f32(dims({S("A")}), {1}), f32(dims({S("B")}), {1023})}});
+}
+
+TEST(Elementwise, SizeZeroSizeOneOddSizesRankZero) {
+  check({OpKind::Add, {f32nc(0, 37), f32(dims({S("C")}), {37})}});
+  check({OpKind::Add, {f32nc(4, 0), f32(dims({S("C")}), {0})}});
+  check({OpKind::Mul, {f32nc(1, 1), f32nc(1, 1)}});
+  check({OpKind::Mul, {f32nc(1, 1023), f32nc(1, 1023)}});
+  check({OpKind::Sub, {f32nc(3, 17), f32nc(3, 17)}});
+  check({OpKind::Add, {f32(dims({}), {}), f32(dims({}), {})}});
+  check({OpKind::Add, {f32(dims({}), {}), f32(dims({S("N")}), {37})}});
+}
+
+TEST(Elementwise, LongVectorsAndParallelLoops) {
+  Case c{OpKind::Mul, {f32nc(3, 33331), f32(dims({S("C")}), {33331})}};
+  check(c);
+  for (int threads : {2, 4}) {  // parallel outer loop (exact) or the run-time choice (others)
+    GraphBuilder b;
+    ir::Value* x = b.input("x", DType::kFloat32, dims({S("N")}));
+    ir::Value* a = b.input("a", DType::kFloat32, dims({S("N")}));
+    b.output(b.node(OpKind::Add, {b.node(OpKind::Mul, {x, a}, "m"), x}, "y"));
+    b.infer();
+    DiffOptions o;
+    o.threads = threads;
+    o.kinds = {passes::RegionKind::kElementwise};
+    expect_all_levels_match(b.g, {random_f32({100003}, 1), random_f32({100003}, 2)}, o);
+  }
+}
+
+// ---- arithmetic ----
+
+TEST(Elementwise, FloatArithmetic) {
+  for (OpKind op : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div})
+    check({op, {f32nc(3, 37), f32(dims({S("N"), C(1)}), {3, 1})}});
+  check({OpKind::Div, {f64(dims({S("N")}), {37}), f64(dims({S("N")}), {37})}});
+}
+
+TEST(Elementwise, IntegerArithmeticWrapsAndDividesSafely) {
+  for (DType t : {DType::kInt32, DType::kInt64, DType::kInt8})
+    for (OpKind op : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div})
+      check({op, {typed(t, dims({S("N"), S("C")}), {3, 37}), typed(t, dims({S("N"), S("C")}), {3, 37})}});
+  check({OpKind::Div, {typed(DType::kUInt8, dims({S("N")}), {37}), typed(DType::kUInt8, dims({S("N")}), {37})}});
+}
+
+TEST(Elementwise, IntegerDivisionEdgeCases) {
+  // x / 0 = 0, INT_MIN / -1 = INT_MIN, x % 0 = 0, floored and truncated Mod signs.
+  GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kInt32, dims({S("N")}));
+  ir::Value* y = b.input("y", DType::kInt32, dims({S("N")}));
+  b.output(b.node(OpKind::Div, {x, y}, "d"));
+  b.output(b.node(OpKind::Mod, {x, y}, "m"));
+  b.output(b.node(OpKind::Mod, {x, y}, "f", {{"fmod", attr_int(1)}}));
+  b.infer();
+  const int32_t lo = std::numeric_limits<int32_t>::min();
+  Tensor xs = Tensor::from_vector<int32_t>({9}, {7, -7, 7, -7, lo, lo, 5, 0, -9});
+  Tensor ys = Tensor::from_vector<int32_t>({9}, {3, 3, -3, -3, -1, 0, 0, 4, 9});
+  DiffOptions o;
+  o.kinds = {passes::RegionKind::kElementwise};
+  expect_all_levels_match(b.g, {xs, ys}, o);
+}
+
+TEST(Elementwise, ModBothRules) {
+  for (int64_t fmod : {0, 1})
+    for (DType t : {DType::kInt32, DType::kInt64, DType::kUInt8})
+      check({OpKind::Mod, {typed(t, dims({S("N")}), {37}), typed(t, dims({C(1)}), {1})},
+             {{"fmod", attr_int(fmod)}}});
+}
+
+TEST(Elementwise, Pow) {
+  check({OpKind::Pow, {f32nc(3, 37), f32nc(3, 37)}, {}, kMath, 0.f, 3.f});
+  check({OpKind::Pow, {f32nc(3, 37), typed(DType::kInt64, dims({S("C")}), {37})}, {}, kMath});
+  GraphBuilder b;  // a constant exponent 2 is x * x
+  ir::Value* x = b.input("x", DType::kFloat32, dims({S("N")}));
+  b.output(b.node(OpKind::Pow, {x, b.fconst("two", {2.f})}, "y"));
+  b.output(b.node(OpKind::Pow, {x, b.fconst("half", {0.5f})}, "z"));
+  b.infer();
+  DiffOptions o;
+  o.tol = Tolerance{1.2e-7, 0};  // x*x vs powf: correctly rounded vs < 1 ulp
+  o.kinds = {passes::RegionKind::kElementwise};
+  expect_all_levels_match(b.g, {random_f32({1023}, 3, 0.f, 4.f)}, o);
+}
+
+// ---- unary math and activations ----
+
+TEST(Elementwise, ExactUnaryOps) {
+  for (OpKind op : {OpKind::Relu, OpKind::Neg, OpKind::Abs, OpKind::Sign, OpKind::Reciprocal,
+                    OpKind::Sqrt, OpKind::Floor, OpKind::Ceil, OpKind::Round, OpKind::Identity,
+                    OpKind::Softsign, OpKind::HardSwish})
+    check({op, {f32nc(3, 37)}});
+  check({OpKind::Round, {f32nc(2, 21)}, {}, kExact, -4.f, 4.f, false});  // halves: to even
+  check({OpKind::LeakyRelu, {f32nc(3, 37)}, {{"alpha", attr_float(0.3f)}}});
+  check({OpKind::ThresholdedRelu, {f32nc(3, 37)}, {{"alpha", attr_float(0.5f)}}});
+  check({OpKind::Shrink, {f32nc(3, 37)}, {{"lambd", attr_float(0.7f)}, {"bias", attr_float(0.2f)}}});
+  for (DType t : {DType::kInt32, DType::kInt64, DType::kInt8})
+    for (OpKind op : {OpKind::Relu, OpKind::Neg, OpKind::Abs, OpKind::Sign})
+      check({op, {typed(t, dims({S("N")}), {37})}});
+  check({OpKind::Shrink, {typed(DType::kInt32, dims({S("N")}), {37})}, {{"lambd", attr_float(3.f)}}});
+  check({OpKind::Abs, {typed(DType::kUInt8, dims({S("N")}), {37})}});
+}
+
+TEST(Elementwise, RoundHalfToEven) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kFloat32, dims({S("N")}));
+  b.output(b.node(OpKind::Round, {x}, "y"));
+  b.infer();
+  DiffOptions o;
+  o.tol = kExact;
+  o.kinds = {passes::RegionKind::kElementwise};
+  expect_all_levels_match(
+      b.g, {Tensor::from_vector<float>({9}, {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 2.4f, -0.f, 3.5f})}, o);
+}
+
+TEST(Elementwise, TranscendentalOps) {
+  for (OpKind op : {OpKind::Exp, OpKind::Tanh, OpKind::Sigmoid, OpKind::Erf})
+    check({op, {f32nc(3, 37)}, {}, kMath, -8.f, 8.f});
+  check({OpKind::Log, {f32nc(3, 37)}, {}, kMath, 0.f, 50.f});
+  check({OpKind::Softplus, {f32nc(3, 37)}, {}, kMath, -30.f, 30.f});
+  check({OpKind::Elu, {f32nc(3, 37)}, {{"alpha", attr_float(0.7f)}}, kMath});
+  check({OpKind::Selu, {f32nc(3, 37)}, {}, kMath});
+  check({OpKind::Celu, {f32nc(3, 37)}, {{"alpha", attr_float(2.f)}}, kMath});
+  check({OpKind::Elu, {f32nc(3, 37)}, {}, kMath, -1e-3f, 1e-3f});  // expm1 near 0
+  // alpha * x + beta: tier 0 may contract it into one fma (-mfma): 1 ulp.
+  check({OpKind::HardSigmoid, {f32nc(3, 37)}, {}, Tolerance{1.2e-7, 1e-7}});
+  for (OpKind op : {OpKind::Exp, OpKind::Tanh, OpKind::Sqrt, OpKind::Erf, OpKind::Sigmoid})
+    check({op, {f64(dims({S("N")}), {37})}, {}, kExact});
+}
+
+TEST(Elementwise, Predicates) {
+  check({OpKind::IsNaN, {f32nc(3, 37)}});
+  check({OpKind::IsInf, {f32nc(3, 37)}});
+  check({OpKind::IsInf, {f32nc(3, 37)}, {{"detect_negative", attr_int(0)}}});
+  check({OpKind::IsInf, {f32nc(3, 37)}, {{"detect_positive", attr_int(0)}}});
+  check({OpKind::Not, {typed(DType::kBool, dims({S("N")}), {37})}});
+  for (OpKind op : {OpKind::And, OpKind::Or, OpKind::Xor})
+    check({op, {typed(DType::kBool, dims({S("N"), C(1)}), {3, 1}), typed(DType::kBool, dims({S("C")}), {37})}});
+}
+
+TEST(Elementwise, ComparisonsWithNaN) {
+  for (OpKind op : {OpKind::Equal, OpKind::Greater, OpKind::GreaterOrEqual, OpKind::Less,
+                    OpKind::LessOrEqual}) {
+    check({op, {f32nc(3, 37), f32(dims({S("N"), C(1)}), {3, 1})}});
+    check({op, {typed(DType::kInt64, dims({S("N")}), {37}), typed(DType::kInt64, dims({C(1)}), {1})}});
+  }
+  check({OpKind::Equal, {typed(DType::kBool, dims({S("N")}), {37}), typed(DType::kBool, dims({S("N")}), {37})}});
+}
+
+// ---- variadic, select, clip, cast ----
+
+TEST(Elementwise, VariadicMaxMinSumMeanPropagateNaN) {
+  for (OpKind op : {OpKind::Max, OpKind::Min, OpKind::Sum, OpKind::Mean}) {
+    check({op, {f32nc(3, 37), f32(dims({S("C")}), {37}), f32(dims({S("N"), C(1)}), {3, 1})}});
+    check({op, {f32nc(3, 37)}});
+  }
+  for (OpKind op : {OpKind::Max, OpKind::Min, OpKind::Sum})
+    check({op, {typed(DType::kInt32, dims({S("N")}), {37}), typed(DType::kInt32, dims({S("N")}), {37})}});
+}
+
+TEST(Elementwise, WhereBroadcastsThreeWays) {
+  check({OpKind::Where, {typed(DType::kBool, dims({S("N"), C(1)}), {3, 1}), f32(dims({S("C")}), {37}),
+                         f32(dims({S("N"), S("C")}), {3, 37})}});
+  check({OpKind::Where, {typed(DType::kBool, dims({S("N")}), {37}), typed(DType::kInt64, dims({S("N")}), {37}),
+                         typed(DType::kInt64, dims({C(1)}), {1})}});
+}
+
+TEST(Elementwise, PRelu) {
+  check({OpKind::PRelu, {f32(dims({S("N"), C(5), S("W")}), {2, 5, 7}), f32(dims({C(5), C(1)}), {5, 1})}});
+  check({OpKind::PRelu, {typed(DType::kInt32, dims({S("N")}), {37}), typed(DType::kInt32, dims({C(1)}), {1})}});
+}
+
+TEST(Elementwise, ClipBoundsFromInputsAndAttributes) {
+  for (bool with_min : {true, false})
+    for (bool with_max : {true, false}) {
+      GraphBuilder b;
+      ir::Value* x = b.input("x", DType::kFloat32, dims({S("N")}));
+      ir::Value* lo = with_min ? b.fconst("lo", {-0.5f}) : nullptr;
+      ir::Value* hi = with_max ? b.fconst("hi", {0.75f}) : nullptr;
+      b.output(b.node(OpKind::Clip, {x, lo, hi}, "y"));
+      ir::Value* lo_in = b.input("lo_in", DType::kFloat32, dims({}));  // a bound read at run time
+      b.output(b.node(OpKind::Clip, {x, lo_in}, "z"));
+      b.infer();
+      DiffOptions o;
+      o.tol = kExact;
+      o.kinds = {passes::RegionKind::kElementwise};
+      In xin = f32(dims({S("N")}), {37});
+      expect_all_levels_match(b.g, {feed(xin, 5, -2, 2, true), Tensor::from_vector<float>({}, {0.25f})}, o);
+    }
+  check({OpKind::Clip, {f32nc(3, 37)}, {{"min", attr_float(-1.f)}, {"max", attr_float(0.5f)}},
+         kExact, -3, 3, true, 6});
+  check({OpKind::Clip, {f32nc(3, 37)}, {{"max", attr_float(0.5f)}}, kExact, -3, 3, true, 6});
+}
+
+TEST(Elementwise, Casts) {
+  auto cast_to = [](DType t) { return Attrs{{"to", attr_int(static_cast<int64_t>(t))}}; };
+  for (DType to : {DType::kInt32, DType::kInt64, DType::kUInt8, DType::kInt8, DType::kBool,
+                   DType::kFloat64, DType::kUInt64})
+    check({OpKind::Cast, {f32nc(3, 37)}, cast_to(to), kExact, -300.f, 300.f});
+  // Saturation to the int64 range and NaN -> 0.
+  check({OpKind::Cast, {f32nc(3, 37)}, cast_to(DType::kInt64), kExact, -3e19f, 3e19f});
+  check({OpKind::Cast, {f32nc(3, 37)}, cast_to(DType::kInt32), kExact, -1e10f, 1e10f});
+  check({OpKind::Cast, {f32nc(3, 37)}, cast_to(DType::kUInt64), kExact, -3e19f, 3e19f});
+  for (DType from : {DType::kInt32, DType::kInt64, DType::kBool, DType::kUInt8})
+    for (DType to : {DType::kFloat32, DType::kInt64, DType::kInt8, DType::kBool})
+      if (from != to) check({OpKind::Cast, {typed(from, dims({S("N")}), {37})}, cast_to(to)});
+}
+
+// ---- fused regions ----
+
+/// The benchmark chain Y = Mul(Tanh(Add(Mul(X, A), B)), C) and a region with a shared
+/// subexpression and two outputs of different shapes.
+TEST(Elementwise, FusedChains) {
+  {
+    GraphBuilder b;
+    ir::Value* x = b.input("x", DType::kFloat32, dims({S("N")}));
+    ir::Value* a = b.input("a", DType::kFloat32, dims({S("N")}));
+    ir::Value* bb = b.input("b", DType::kFloat32, dims({S("N")}));
+    ir::Value* c = b.input("c", DType::kFloat32, dims({S("N")}));
+    ir::Value* t = b.node(OpKind::Tanh, {b.node(OpKind::Add, {b.node(OpKind::Mul, {x, a}, "m"), bb}, "s")}, "t");
+    b.output(b.node(OpKind::Mul, {t, c}, "y"));
+    b.infer();
+    DiffOptions o;
+    o.tol = kMath;
+    o.kinds = {passes::RegionKind::kElementwise};
+    expect_all_levels_match(b.g, {random_f32({1027}, 1), random_f32({1027}, 2), random_f32({1027}, 3),
+                                  random_f32({1027}, 4)}, o);
+  }
+  {
+    GraphBuilder b;
+    ir::Value* x = b.input("x", DType::kFloat32, dims({S("C")}));
+    ir::Value* z = b.input("z", DType::kFloat32, dims({S("N"), S("C")}));
+    ir::Value* e = b.node(OpKind::Exp, {x}, "e");
+    ir::Value* sq = b.node(OpKind::Add, {b.node(OpKind::Mul, {e, e}, "ee"), e}, "sq");
+    b.output(sq);  // [C]
+    b.output(b.node(OpKind::Mul, {sq, z}, "w"));  // [N, C]
+    b.output(b.node(OpKind::Sub, {z, e}, "v"));   // [N, C], same loop nest as w
+    b.infer();
+    DiffOptions o;
+    o.tol = kMath;
+    o.kinds = {passes::RegionKind::kElementwise};
+    expect_all_levels_match(b.g, {random_f32({37}, 1), random_f32({5, 37}, 2)}, o);
+    expect_all_levels_match(b.g, {random_f32({0}, 1), random_f32({5, 0}, 2)}, o);
+  }
+}
+
+// ---- structure and errors ----
+
+Expected<kir::LoweredRegion> lower_one(const ir::Graph& g, const std::vector<Tensor>& feeds,
+                                       kir::ShapeLevel level, int tier) {
+  auto part = passes::partition_graph(g, {});
+  if (!part.ok()) return part.status();
+  const passes::Region& r = part->regions.at(0);
+  auto vals = run_tier0(g, feeds);
+  kir::LowerOptions lo;
+  lo.level = level;
+  lo.tier = tier;
+  lo.vector_lanes = 16;
+  for (const ir::Value* v : r.inputs) lo.inputs.push_back(spec_of(*v, vals.at(v), level));
+  for (const ir::Value* v : r.outputs) lo.outputs.push_back(spec_of(*v, vals.at(v), level));
+  return kir::lower_region(r, lo);
+}
+
+TEST(Elementwise, CollapsesContiguousAxesAndVectorizes) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kFloat32, dims({S("N"), S("H"), C(16)}));
+  ir::Value* y = b.input("y", DType::kFloat32, dims({S("N"), S("H"), C(16)}));
+  b.output(b.node(OpKind::Add, {x, y}, "z"));
+  b.infer();
+  std::vector<Tensor> feeds = {random_f32({2, 3, 16}, 1), random_f32({2, 3, 16}, 2)};
+  for (auto level : {kir::ShapeLevel::kExact, kir::ShapeLevel::kGeneric}) {
+    auto r = lower_one(b.g, feeds, level, 2);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_FALSE(r->notes.empty());
+    EXPECT_NE(r->notes[0].find("1 loop(s) over rank 3"), std::string::npos) << r->notes[0];
+    const std::string text = kir::to_string(r->fn);
+    EXPECT_NE(text.find("ramp"), std::string::npos) << text;
+  }
+}
+
+TEST(Elementwise, UnsupportedOpsNameNodeAndOp) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kFloat32, dims({S("N")}));
+  b.output(b.node(OpKind::Sin, {b.node(OpKind::Relu, {x}, "r")}, "sine"));
+  b.infer();
+  auto part = passes::partition_graph(b.g, {});
+  ASSERT_TRUE(part.ok());
+  EXPECT_FALSE(kir::has_lowering(part->regions.at(0)));
+  auto r = lower_one(b.g, {random_f32({4}, 1)}, kir::ShapeLevel::kExact, 2);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(r.status().message().find("'sine' (Sin)"), std::string::npos) << r.status().message();
+
+  GraphBuilder h;  // float16 stays on tier 0
+  ir::Value* xh = h.input("x", DType::kFloat16, dims({S("N")}));
+  h.output(h.node(OpKind::Relu, {xh}, "r"));
+  h.infer();
+  auto ph = passes::partition_graph(h.g, {});
+  ASSERT_TRUE(ph.ok());
+  EXPECT_FALSE(kir::has_lowering(ph->regions.at(0)));
 }
 
 }  // namespace

@@ -338,7 +338,13 @@ Expected<Expr> OpLowering::run() {
     case OpKind::Log: return call(Intrinsic::kLog, {v});
     case OpKind::Tanh: return call(Intrinsic::kTanh, {v});
     case OpKind::Erf: return call(Intrinsic::kErf, {v});
-    case OpKind::Sigmoid: return call(Intrinsic::kSigmoid, {v});
+    case OpKind::Sigmoid: {
+      if (t().dtype == DType::kFloat32) return call(Intrinsic::kSigmoid, {v});  // polynomial
+      // float64 as tier 0 writes it: 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below.
+      Expr e = b(call(Intrinsic::kExp, {sub(c(-0.0), call(Intrinsic::kAbs, {v}))}));
+      Expr d = b(add(c(1), e));
+      return select(ge(v, c(0)), div(c(1), d), div(e, d));
+    }
     case OpKind::Floor: return call(Intrinsic::kFloor, {v});
     case OpKind::Ceil: return call(Intrinsic::kCeil, {v});
     case OpKind::Round: return call(Intrinsic::kRound, {v});
