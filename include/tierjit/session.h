@@ -32,8 +32,9 @@ struct SessionOptions {
   int64_t memory_limit_bytes = int64_t{16} << 30;
   /// Tier choice; see ExecutionMode.
   ExecutionMode mode = ExecutionMode::kAdaptive;
-  /// With kPinnedTier: 1 (generic code, cheap compile), 2 (exact shapes, optimized) or 3 (= tier 2
-  /// until the tier-3 kernel selector lands).
+  /// With kPinnedTier: 1 (generic code, cheap compile), 2 (exact shapes, optimized) or 3 (exact,
+  /// kernel selection: every tuning candidate and the tier-0 library path measured on the first
+  /// call of each shape, the fastest kept).
   int pinned_tier = 2;
   /// Adaptive mode: a call that triggers a compile waits for it (tests, reproducible runs).
   bool synchronous_compilation = false;

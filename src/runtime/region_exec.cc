@@ -1,6 +1,7 @@
 // Compiled versions of Regions (see region_exec.h).
 #include "runtime/region_exec.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -57,8 +58,7 @@ kir::LowerOptions lower_options(const passes::Region& region, const std::vector<
                                 const std::vector<DType>& dtypes, const CompileRequest& request) {
   kir::LowerOptions o;
   o.level = request.level;
-  // Tier 3 runs tier-2 code until the tier-3 kernel selector lands.
-  o.tier = request.tier >= 2 ? 2 : 1;
+  o.tier = std::clamp(request.tier, 1, 3);
   o.vector_lanes = request.vector_lanes;
   o.threads = request.threads;
   for (const ir::Value* v : region.inputs) o.inputs.push_back(spec_of(*v, shapes, dtypes, o.level));
@@ -97,7 +97,6 @@ Expected<std::shared_ptr<const CompiledRegion>> compile_region(const passes::Reg
   c->workspace_bytes = lowered.value().workspace_bytes;
   c->key = key;
   c->notes = std::move(lowered.value().notes);
-  if (tier == 3) c->notes.push_back("tier 3 runs tier-2 code until the tier-3 kernel selector lands");
   c->lower_us = lower_us;
   return std::shared_ptr<const CompiledRegion>(std::move(c));
 }

@@ -23,7 +23,7 @@ namespace tierjit::runtime {
 /// One compiled version of a region (kernel ABI: kir/lower/lower.h).
 struct CompiledRegion {
   codegen::CompiledKernel kernel;
-  int tier = 1;                 ///< tier it serves as (3 runs tier-2 code until tier 3 lands)
+  int tier = 1;                 ///< tier it serves as (1..3)
   kir::ShapeLevel level = kir::ShapeLevel::kGeneric;
   int64_t workspace_bytes = 0;  ///< scratch the kernel needs per call (64-byte aligned)
   uint64_t key = 0;             ///< CompileRequest key (region, tier, level, specs)

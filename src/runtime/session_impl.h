@@ -57,7 +57,11 @@ struct Session::Impl {
   /// The compiled version of region `r` for this recording under the pinned tier, or null (tier
   /// 0; the reason is in the decision log).
   std::shared_ptr<const runtime::CompiledRegion> pinned_version(const passes::Region& r,
-                                                                const runtime::Recording& rec);
+                                                                runtime::Recording& rec);
+  /// Tier 3: kernel selection (runtime/kernel_select.h) on the recording's data; null when the
+  /// library (tier 0) won.
+  Expected<std::shared_ptr<const runtime::CompiledRegion>> select_tier3(
+      const passes::Region& r, const kir::LowerOptions& lo, uint64_t key, runtime::Recording& rec);
 };
 
 }  // namespace tierjit

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cpu_features.h"
+#include "runtime/kernel_select.h"
 #include "runtime/session_impl.h"
 
 namespace tierjit {
@@ -44,9 +45,11 @@ void Session::Impl::init_runtime() {
 }
 
 std::shared_ptr<const runtime::CompiledRegion> Session::Impl::pinned_version(
-    const passes::Region& r, const runtime::Recording& rec) {
+    const passes::Region& r, runtime::Recording& rec) {
   const int tier = options.pinned_tier;
-  if (!kir::has_lowering(r)) return nullptr;
+  // Only the compiled kinds; for reductions lower_region itself decides (kUnsupported -> tier 0)
+  // rather than the quick check.
+  if (r.kind == passes::RegionKind::kReduction ? false : !kir::has_lowering(r)) return nullptr;
   runtime::CompileRequest req;
   req.tier = tier;
   req.level = tier == 1 ? kir::ShapeLevel::kGeneric : kir::ShapeLevel::kExact;
@@ -67,9 +70,21 @@ std::shared_ptr<const runtime::CompiledRegion> Session::Impl::pinned_version(
     code->record_failure(r.id, key, why);
     return nullptr;
   };
-  auto compiled = runtime::compile_region(r, lo, tier, key);
-  if (!compiled.ok()) return fail(compiled.status().message());
-  std::shared_ptr<const runtime::CompiledRegion> c = std::move(compiled.value());
+  std::shared_ptr<const runtime::CompiledRegion> c;
+  if (tier == 3) {
+    // Tier 3: kernel selection on this call's data (the recording kept every value).
+    auto sel = select_tier3(r, lo, key, rec);
+    if (!sel.ok()) return fail(sel.status().message());
+    if (!sel.value()) {
+      code->record_failure(r.id, key, "library chosen");
+      return nullptr;
+    }
+    c = std::move(sel.value());
+  } else {
+    auto compiled = runtime::compile_region(r, lo, tier, key);
+    if (!compiled.ok()) return fail(compiled.status().message());
+    c = std::move(compiled.value());
+  }
   if (options.verify) {
     // The recording kept every value: the region's tier-0 inputs and outputs of this very call.
     std::vector<const Tensor*> ins, want;
@@ -103,11 +118,53 @@ std::shared_ptr<const runtime::CompiledRegion> Session::Impl::pinned_version(
   return code->install(r.id, std::move(c));
 }
 
+Expected<std::shared_ptr<const runtime::CompiledRegion>> Session::Impl::select_tier3(
+    const passes::Region& r, const kir::LowerOptions& lo, uint64_t key, runtime::Recording& rec) {
+  std::vector<void*> buffers;
+  std::vector<int64_t> dims;
+  std::vector<Tensor> outs;
+  for (const ir::Value* v : r.inputs) {
+    const Tensor& t = rec.frame.values[static_cast<size_t>(v->id())];
+    if (!t.defined()) return internal_error("tier 3: input '{}' was not kept", v->name());
+    buffers.push_back(const_cast<void*>(t.raw_data()));
+    dims.insert(dims.end(), t.shape().begin(), t.shape().end());
+  }
+  for (const ir::Value* v : r.outputs) {
+    const size_t id = static_cast<size_t>(v->id());
+    outs.push_back(Tensor::empty(rec.dtypes[id], rec.shapes[id]));
+    buffers.push_back(outs.back().raw_data());
+    dims.insert(dims.end(), rec.shapes[id].begin(), rec.shapes[id].end());
+  }
+  // The library candidate: the region on tier 0 (oneDNN inside MatMul/Gemm/Conv), rerun on the
+  // recording's frame (it recomputes the same outputs).
+  auto run_library = [&]() { return interp::run_nodes(r.nodes, rec.frame, exec); };
+  auto sel = runtime::select_kernel(r, lo, buffers, dims, run_library);
+  if (!sel.ok()) return sel.status();
+  runtime::KernelSelection& ks = sel.value();
+  if (ks.choice().library) {
+    log.record(region_record(r, runtime::DecisionKind::kDeclined, 3,
+                             "stays on tier 0: tier-3 selection " + ks.summary()));
+    return std::shared_ptr<const runtime::CompiledRegion>();
+  }
+  auto c = std::make_shared<runtime::CompiledRegion>();
+  c->kernel = std::move(ks.kernel);
+  c->tier = 3;
+  c->level = lo.level;
+  c->workspace_bytes = ks.lowered.workspace_bytes;
+  c->key = key;
+  c->notes = std::move(ks.lowered.notes);
+  c->notes.push_back(ks.summary());
+  c->lower_us = ks.total_us - c->kernel.compile_us;
+  return std::shared_ptr<const runtime::CompiledRegion>(std::move(c));
+}
+
 std::vector<Tensor> Session::Impl::build_plan_and_run(const runtime::Signature& sig,
                                                       const std::vector<Tensor>& feeds) {
   const bool pinned = options.mode == ExecutionMode::kPinnedTier;
   runtime::Recording rec;
-  Status st = runtime::record_call(layout, feeds, /*keep_all=*/pinned && options.verify, rec);
+  // Verification and tier-3 selection run the new code on this call's region inputs: keep them.
+  const bool keep_all = pinned && (options.verify || options.pinned_tier == 3);
+  Status st = runtime::record_call(layout, feeds, keep_all, rec);
   if (!st.ok()) st.with_prefix(model.path).throw_if_error();
   std::vector<std::shared_ptr<const runtime::CompiledRegion>> versions(partition.regions.size());
   if (pinned)

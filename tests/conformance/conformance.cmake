@@ -36,3 +36,22 @@ foreach(model mlp convnet_small resnet18 mobilenet_v2 bert_tiny lstm_small)
                    ${TIERJIT_SHARED_DIR}/models/ref/${model})
   set_tests_properties(conformance_models_${model} PROPERTIES LABELS conformance SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()
+
+# The same suites and models with every region that has a lowering compiled at tier 1, 2 and 3
+# (`--tier N`, SessionOptions::mode = kPinnedTier; verify off, so a wrong lowering fails here).
+foreach(tier 1 2 3)
+  foreach(suite node pytorch-converted pytorch-operator simple)
+    add_test(NAME conformance_${suite}_tier${tier}
+             COMMAND bash ${TIERJIT_CONFORMANCE_DIR}/run_if_shared.sh ${TIERJIT_SHARED_DIR}/onnx-tests/${suite}
+                     $<TARGET_FILE:tierjit_bin> onnx-test ${TIERJIT_SHARED_DIR}/onnx-tests/${suite} --tier ${tier}
+                     --expected-failures ${TIERJIT_EXPECTED_FAILURES})
+    set_tests_properties(conformance_${suite}_tier${tier} PROPERTIES LABELS conformance SKIP_RETURN_CODE 77 TIMEOUT 1800)
+  endforeach()
+  foreach(model mlp convnet_small resnet18 mobilenet_v2 bert_tiny lstm_small)
+    add_test(NAME conformance_models_${model}_tier${tier}
+             COMMAND bash ${TIERJIT_CONFORMANCE_DIR}/run_if_shared.sh ${TIERJIT_SHARED_DIR}/models/${model}.onnx
+                     $<TARGET_FILE:tierjit_models_test> ${TIERJIT_SHARED_DIR}/models/${model}.onnx
+                     ${TIERJIT_SHARED_DIR}/models/ref/${model} ${tier})
+    set_tests_properties(conformance_models_${model}_tier${tier} PROPERTIES LABELS conformance SKIP_RETURN_CODE 77 TIMEOUT 900)
+  endforeach()
+endforeach()

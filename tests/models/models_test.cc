@@ -1,7 +1,8 @@
 // The models test: runs one model on the reference inputs of its ref folder and checks every
 // output against the reference within |diff| <= 1e-4 + 1e-3 * |ref| (the tolerance ONNX Runtime
 // meets on the shared zoo, see ../shared/models/MODELS.md).
-// Usage: tierjit_models_test MODEL.onnx REF_DIR    (REF_DIR holds meta.json and .npy files)
+// Usage: tierjit_models_test MODEL.onnx REF_DIR [TIER]   (REF_DIR holds meta.json and .npy files;
+// TIER 0 = interpret-only, 1-3 = every region with a lowering pinned at that tier; default adaptive)
 // Exit 0 on a match, 1 on a mismatch or any error (printed as one line).
 #include <chrono>
 #include <filesystem>
@@ -14,14 +15,16 @@ namespace {
 
 using namespace tierjit;
 
-int check_model(const std::string& model, const std::string& ref_dir) {
+int check_model(const std::string& model, const std::string& ref_dir, int tier) {
   namespace fs = std::filesystem;
   std::string meta_bytes;
   cli::read_file_bytes((fs::path(ref_dir) / "meta.json").string(), meta_bytes).throw_if_error();
   nlohmann::json meta = nlohmann::json::parse(meta_bytes);
 
   auto t0 = std::chrono::steady_clock::now();
-  Session session(model);
+  SessionOptions so;
+  cli::apply_tier(tier, so);
+  Session session(model, so);
   auto t1 = std::chrono::steady_clock::now();
   NamedTensors feeds;
   for (const auto& [name, desc] : meta.at("inputs").items()) {
@@ -71,12 +74,12 @@ int check_model(const std::string& model, const std::string& ref_dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    fmt::print(stderr, "usage: {} MODEL.onnx REF_DIR\n", argv[0]);
+  if (argc != 3 && argc != 4) {
+    fmt::print(stderr, "usage: {} MODEL.onnx REF_DIR [TIER]\n", argv[0]);
     return 2;
   }
   try {
-    return check_model(argv[1], argv[2]);
+    return check_model(argv[1], argv[2], argc == 4 ? std::stoi(argv[3]) : -1);
   } catch (const std::exception& e) {
     fmt::print("FAIL {}: {}\n", argv[1], cli::one_line(e.what()));
     return 1;
