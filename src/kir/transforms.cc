@@ -280,6 +280,15 @@ Expr fold_binary(Type t, BinaryOp op, const Expr& a, const Expr& b, const Expr& 
         break;
     }
   }
+  if (t.is_int() && op == BinaryOp::kSub) {
+    // (x + c) - x -> c and x - (x + c) -> -c
+    const auto* l = a->as<Binary>();
+    const auto* r = b->as<Binary>();
+    if (l && l->op == BinaryOp::kAdd && int_const(l->b) && structural_equal(l->a, b)) return l->b;
+    if (r && r->op == BinaryOp::kAdd && int_const(r->b) && structural_equal(r->a, a)) {
+      return imm(*eval(BinaryOp::kSub, 0, int_const(r->b)->value, t.dtype), t);
+    }
+  }
   if (t.is_int() && structural_equal(a, b)) {
     if (op == BinaryOp::kSub) return imm(0, t);
     if (op == BinaryOp::kMin || op == BinaryOp::kMax) return a;

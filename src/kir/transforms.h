@@ -113,11 +113,13 @@ Function hoist_invariants(const Function& f);
 // ---- parallelize ----
 
 /// Marks the loop over `loop_var` ForKind::kParallel (codegen outlines it to GOMP_parallel, see
-/// docs/codegen.md; each thread runs a contiguous chunk of iterations). The caller asserts that
-/// distinct iterations write distinct elements; the transform refuses (kUnsupported) what is
-/// certainly a race: a store whose index does not depend on `loop_var` (e.g. an accumulation into
-/// an output; buffers Allocated inside the loop are per thread and exempt), a buffer stored in
-/// the loop and also accessed at another index (lets resolved), or a parallel loop inside.
+/// docs/codegen.md; each thread runs a contiguous chunk of iterations). Refused (kUnsupported):
+/// a store whose index does not depend on `loop_var` (an accumulation: a race); a buffer the loop
+/// stores to and accesses at several indices (lets resolved) unless they are affine in
+/// `loop_var` with one constant stride S and together span fewer than |S| elements per
+/// iteration (e.g. an unrolled or vectorized loop); a parallel loop inside. Buffers Allocated
+/// inside the loop are per thread and exempt. With a single index per buffer and a symbolic
+/// stride (y[r * n + i]) the caller asserts that distinct iterations write distinct elements.
 Expected<Stmt> parallelize(const Stmt& s, const std::string& loop_var);
 Expected<Function> parallelize(const Function& f, const std::string& loop_var);
 

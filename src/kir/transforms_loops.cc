@@ -1,5 +1,7 @@
 // unroll, hoist_invariants and parallelize (transforms.h): loop transforms that keep the loop
 // body's scalar code and only copy, move or re-label it.
+#include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "kir/builder.h"
@@ -260,6 +262,67 @@ class Hoister : public Mutator {
   }
 };
 
+// Constant stride per step of `v` of scalar integer `e`; nullopt when `e` is not affine in v with
+// a constant stride.
+std::optional<int64_t> const_stride(const Expr& e, const std::string& v) {
+  if (e->as<IntImm>()) return 0;
+  if (const auto* x = e->as<Var>()) return x->name == v ? 1 : 0;
+  const auto* b = e->as<Binary>();
+  if (b && e->type.is_int() &&
+      (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub || b->op == BinaryOp::kMul)) {
+    std::optional<int64_t> sa = const_stride(b->a, v), sb = const_stride(b->b, v);
+    if (!sa || !sb) return std::nullopt;
+    if (b->op == BinaryOp::kAdd) return *sa + *sb;
+    if (b->op == BinaryOp::kSub) return *sa - *sb;
+    if (*sa == 0 && *sb == 0) return 0;
+    if (*sa == 0 && b->a->as<IntImm>()) return b->a->as<IntImm>()->value * *sb;
+    if (*sb == 0 && b->b->as<IntImm>()) return b->b->as<IntImm>()->value * *sa;
+    return std::nullopt;
+  }
+  if (uses_any(e, {v})) return std::nullopt;
+  return 0;
+}
+
+// The elements one access touches: base index plus [lo, hi] (a contiguous or strided vector).
+struct Footprint {
+  Expr base;
+  int64_t lo = 0, hi = 0;
+};
+std::optional<Footprint> footprint(const Expr& index) {
+  if (index->type.lanes == 1) return Footprint{index, 0, 0};
+  const auto* r = index->as<Ramp>();
+  const auto* rs = r ? r->stride->as<IntImm>() : nullptr;
+  if (!rs) return std::nullopt;
+  int64_t last = rs->value * (index->type.lanes - 1);
+  return Footprint{r->base, std::min<int64_t>(0, last), std::max<int64_t>(0, last)};
+}
+
+// True when the accesses of one buffer (indices with lets resolved) from different iterations of
+// `v` cannot touch the same element: one index only, or indices affine in v with one constant
+// stride S whose footprints in one iteration span fewer than |S| elements.
+bool iterations_disjoint(const std::vector<Expr>& indices, const std::string& v) {
+  bool same = true;
+  for (const Expr& i : indices) same &= structural_equal(simplify(i), simplify(indices[0]));
+  if (same) return true;
+  std::optional<int64_t> stride;
+  int64_t lo = 0, hi = 0;
+  Expr base0;
+  for (const Expr& i : indices) {
+    std::optional<Footprint> fp = footprint(i);
+    if (!fp) return false;
+    std::optional<int64_t> s = const_stride(fp->base, v);
+    if (!s || *s == 0 || (stride && *s != *stride)) return false;
+    stride = s;
+    Expr at0 = simplify(substitute(fp->base, {{v, imm(0, fp->base->type)}}));
+    if (!base0) base0 = at0;
+    const auto* d = simplify(sub(at0, base0))->as<IntImm>();
+    if (!d) return false;
+    lo = std::min(lo, d->value + fp->lo);
+    hi = std::max(hi, d->value + fp->hi);
+  }
+  return hi - lo < (*stride < 0 ? -*stride : *stride);
+}
+
 Expected<Function> with_body(const Function& f, Expected<Stmt> body) {
   if (!body.ok()) return body.status();
   Function out = f;
@@ -324,7 +387,6 @@ Expected<Stmt> parallelize(const Stmt& s, const std::string& loop_var) {
     }
     AccessFinder a;
     a.visit(f.body);
-    std::map<std::string, Expr> index_of;
     for (const auto& acc : a.accesses) {
       if (!acc.store || b.allocated.count(acc.buffer)) continue;
       if (!uses_any(acc.index, {loop_var})) {
@@ -332,13 +394,18 @@ Expected<Stmt> parallelize(const Stmt& s, const std::string& loop_var) {
                            loop_var, acc.buffer, to_string(acc.index));
       }
     }
+    std::map<std::string, std::vector<Expr>> indices;
     std::set<std::string> written = stored_buffers(f.body);
     for (const auto& acc : a.accesses) {
-      if (!written.count(acc.buffer) || b.allocated.count(acc.buffer)) continue;
-      auto [it, fresh] = index_of.emplace(acc.buffer, acc.index);
-      if (!fresh && !structural_equal(simplify(it->second), simplify(acc.index))) {
-        return unsupported("kir parallelize '{}': '{}' is accessed at [{}] and [{}] (a race)",
-                           loop_var, acc.buffer, to_string(it->second), to_string(acc.index));
+      if (written.count(acc.buffer) && !b.allocated.count(acc.buffer)) {
+        indices[acc.buffer].push_back(acc.index);
+      }
+    }
+    for (const auto& [buffer, idx] : indices) {
+      if (!iterations_disjoint(idx, loop_var)) {
+        return unsupported(
+            "kir parallelize '{}': iterations may share elements of '{}' (e.g. [{}] and [{}])",
+            loop_var, buffer, to_string(idx.front()), to_string(idx.back()));
       }
     }
     return for_loop(f.var, f.min, f.extent, f.body, ForKind::kParallel);

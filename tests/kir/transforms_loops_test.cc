@@ -149,5 +149,29 @@ TEST(KirParallelize, RefusesRaces) {
   EXPECT_TRUE(parallelize(scratch, "i").ok());
 }
 
+TEST(KirParallelize, UnrolledCopiesWithDisjointFootprints) {
+  // Vectorized by 8, unrolled by 2: stores at 16 * v + [0, 8) and 16 * v + [8, 16).
+  auto v = vectorize(axpb(), "i", 8);
+  ASSERT_TRUE(v.ok());
+  auto u = unroll(*v, "i.v", 2);
+  ASSERT_TRUE(u.ok());
+  std::string out = ok_str(parallelize(*u, "i.v.o"));
+  EXPECT_EQ(out.rfind("parallel for (i.v.o, 0, ((n / 8) / 2)) {\n", 0), 0u) << out;
+  // y[2i] and y[2i + 2] overlap the next iteration's y[2i]: refused.
+  Expr i = var("i");
+  Stmt overlap = for_loop("i", imm(0), var("n"),
+                          block({store("y", mul(i, imm(2)), fimm(1.0)),
+                                 store("y", add(mul(i, imm(2)), imm(2)), fimm(2.0))}));
+  auto r = parallelize(overlap, "i");
+  EXPECT_EQ(r.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(r.status().message().find("may share elements of 'y'"), std::string::npos)
+      << r.status().message();
+  // y[2i] and y[2i + 1] do not.
+  Stmt pairs = for_loop("i", imm(0), var("n"),
+                        block({store("y", mul(i, imm(2)), fimm(1.0)),
+                               store("y", add(mul(i, imm(2)), imm(1)), fimm(2.0))}));
+  EXPECT_TRUE(parallelize(pairs, "i").ok());
+}
+
 }  // namespace
 }  // namespace tierjit::kir
