@@ -314,8 +314,49 @@ PYBIND11_MODULE(_tierjit, m) {
                      "Threads one kernel may use (OpenMP / oneDNN); 0 = all cores.")
       .def_readwrite("memory_limit_bytes", &SessionOptions::memory_limit_bytes,
                      "Largest single tensor accepted, from the model or computed at run time (bytes).")
+      .def_property(
+          "mode",
+          [](const SessionOptions& o) -> std::string {
+            switch (o.mode) {
+              case ExecutionMode::kAdaptive: return "adaptive";
+              case ExecutionMode::kInterpretOnly: return "interpret-only";
+              case ExecutionMode::kPinnedTier: return "pinned-tier";
+            }
+            return "adaptive";
+          },
+          [](SessionOptions& o, const std::string& m) {
+            if (m == "adaptive") o.mode = ExecutionMode::kAdaptive;
+            else if (m == "interpret-only") o.mode = ExecutionMode::kInterpretOnly;
+            else if (m == "pinned-tier") o.mode = ExecutionMode::kPinnedTier;
+            else
+              throw py::value_error("SessionOptions.mode must be 'adaptive', 'interpret-only' or "
+                                    "'pinned-tier', got '" + m + "'");
+          },
+          "'adaptive' (default: tier 0 first, hot regions compiled), 'interpret-only' (tier 0), "
+          "'pinned-tier' (every region with a lowering at pinned_tier).")
+      .def_readwrite("pinned_tier", &SessionOptions::pinned_tier,
+                     "With mode 'pinned-tier': 1 (generic), 2 (exact, optimized) or 3 (exact, kernel selection).")
+      .def_readwrite("synchronous_compilation", &SessionOptions::synchronous_compilation,
+                     "Adaptive mode: a call that triggers a compile waits for it.")
+      .def_readwrite("verify", &SessionOptions::verify,
+                     "Check each new compiled version against tier 0 on its first call.")
+      .def_readwrite("compile_threads", &SessionOptions::compile_threads,
+                     "Background compile threads; 0 = max(1, floor(0.2 * cores)).")
+      .def_readwrite("theta0", &SessionOptions::theta0, "Calls before the first promotion.")
+      .def_readwrite("gamma", &SessionOptions::gamma, "theta_i = theta0 * gamma^i.")
+      .def_readwrite("version_cap", &SessionOptions::version_cap,
+                     "Compiled versions per region, generic included.")
+      .def_readwrite("theta_spec", &SessionOptions::theta_spec,
+                     "Share (0..1) of a region's recent calls that earns an exact version.")
+      .def_readwrite("code_cache_bytes", &SessionOptions::code_cache_bytes,
+                     "Byte budget of compiled code and plans in memory.")
+      .def_readwrite("max_plans", &SessionOptions::max_plans,
+                     "Plans (one per input signature) kept at most.")
       .def_property_readonly_static("_fields", [](py::object) {
-        return std::vector<std::string>{"intra_op_threads", "memory_limit_bytes"};
+        return std::vector<std::string>{"intra_op_threads", "memory_limit_bytes", "mode",
+                                        "pinned_tier", "synchronous_compilation", "verify",
+                                        "compile_threads", "theta0", "gamma", "version_cap",
+                                        "theta_spec", "code_cache_bytes", "max_plans"};
       });
 
   py::class_<Session>(m, "CoreSession")
@@ -328,6 +369,9 @@ PYBIND11_MODULE(_tierjit, m) {
            "[(name, 'tensor(float)', shape)] of the inputs to feed")
       .def("outputs", [](const Session& s) { return python::info_list(s.outputs()); })
       .def_property_readonly("model_path", &Session::model_path)
+      .def("decision_log_json", &Session::decision_log_json,
+           "Every compile and tier decision with its reason, as a JSON array.")
+      .def("metrics_json", &Session::metrics_json, "The runtime's metrics as a JSON object.")
       .def("run", &python::run, py::arg("feeds"),
            "Runs on {name: contiguous-or-not numpy array}; returns [(name, array)] in model order.");
 

@@ -90,12 +90,26 @@ _ORT_IGNORED_OPTIONS = {
 }
 
 
+# Defaults of the core fields: their types decide what each field accepts.
+_CORE_DEFAULTS = _tierjit.CoreSessionOptions()
+
+
 class SessionOptions(_tierjit.CoreSessionOptions):
     """Options of an InferenceSession.
 
     tierjit's own fields (tierjit::SessionOptions, every field of include/tierjit/session.h):
       intra_op_threads     threads one kernel may use; 0 = all cores (default 1)
       memory_limit_bytes   largest single tensor accepted, in bytes (default 16 GiB)
+      mode                 'adaptive' (default), 'interpret-only' (tier 0) or 'pinned-tier'
+      pinned_tier          with mode 'pinned-tier': 1, 2 or 3 (default 2)
+      synchronous_compilation  adaptive mode: a call that triggers a compile waits (default False)
+      verify               check each compiled version against tier 0 on first use (default False)
+      compile_threads      background compile threads; 0 = max(1, 0.2 * cores) (default 0)
+      theta0, gamma        promotion thresholds theta_i = theta0 * gamma^i (default 2, 10)
+      version_cap          compiled versions per region (default 8)
+      theta_spec           share of recent calls that earns an exact version (default 0.1)
+      code_cache_bytes     bytes of compiled code and plans kept in memory (default 256 MiB)
+      max_plans            plans (one per input signature) kept (default 64)
     ONNX Runtime's fields:
       intra_op_num_threads another name for intra_op_threads (note: tierjit's default is 1,
                            ONNX Runtime's is 0 = all cores; set it explicitly when comparing)
@@ -130,10 +144,24 @@ class SessionOptions(_tierjit.CoreSessionOptions):
         if name in _ORT_IGNORED_OPTIONS:
             self._ort[name] = value
         elif name in self._core_fields() or name == "intra_op_num_threads":
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise TypeError(f"SessionOptions.{name} must be an int, got {type(value).__name__}")
-            if value < 0:
-                raise ValueError(f"SessionOptions.{name} must be >= 0, got {value}")
+            default = getattr(_CORE_DEFAULTS, "intra_op_threads" if name == "intra_op_num_threads" else name)
+            if isinstance(default, bool):
+                if not isinstance(value, bool):
+                    raise TypeError(f"SessionOptions.{name} must be a bool, got {type(value).__name__}")
+            elif isinstance(default, str):
+                if not isinstance(value, str):
+                    raise TypeError(f"SessionOptions.{name} must be a str, got {type(value).__name__}")
+            elif isinstance(default, float):
+                if not isinstance(value, (int, float)) or isinstance(value, bool):
+                    raise TypeError(f"SessionOptions.{name} must be a number, got {type(value).__name__}")
+                if value < 0:
+                    raise ValueError(f"SessionOptions.{name} must be >= 0, got {value}")
+                value = float(value)
+            else:
+                if not isinstance(value, int) or isinstance(value, bool):
+                    raise TypeError(f"SessionOptions.{name} must be an int, got {type(value).__name__}")
+                if value < 0:
+                    raise ValueError(f"SessionOptions.{name} must be >= 0, got {value}")
             object.__setattr__(self, name, value)
         else:
             raise AttributeError(
