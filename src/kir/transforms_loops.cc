@@ -104,7 +104,7 @@ bool costly(const Expr& e) {
 // of the statements every iteration runs (not those under an if or an inner loop).
 class LoopHoister {
  public:
-  LoopHoister(const For& f, int* counter) : f_(f), counter_(counter) {
+  LoopHoister(const For& f, std::set<std::string>* taken) : f_(f), taken_(taken) {
     BindingFinder b;
     b.visit(f.body);
     variant_ = b.names;
@@ -184,7 +184,11 @@ class LoopHoister {
       for (const auto& [name, value] : hoisted_) {
         if (structural_equal(value, e)) return var(name, e->type);
       }
-      std::string name = f_.var + ".inv" + std::to_string((*counter_)++);
+      std::string name;
+      for (int k = 0; name.empty() || taken_->count(name); ++k) {
+        name = f_.var + ".inv" + std::to_string(k);
+      }
+      taken_->insert(name);
       hoisted_.push_back({name, e});
       return var(name, e->type);
     }
@@ -244,7 +248,7 @@ class LoopHoister {
   }
 
   const For& f_;
-  int* counter_;
+  std::set<std::string>* taken_;  ///< names bound anywhere in the whole statement
   std::set<std::string> variant_;
   std::set<std::string> written_;
   std::vector<std::pair<std::string, Expr>> hoisted_;
@@ -252,14 +256,21 @@ class LoopHoister {
 
 class Hoister : public Mutator {
  public:
+  explicit Hoister(const Stmt& root) {
+    BindingFinder b;
+    b.visit(root);
+    taken_ = std::move(b.names);
+  }
   using Mutator::mutate;
 
  protected:
   Stmt visit(const For& node, const Stmt& self) override {
     Stmt inner = Mutator::visit(node, self);  // inner loops first
-    int counter = 0;
-    return LoopHoister(*inner->as<For>(), &counter).run(inner);
+    return LoopHoister(*inner->as<For>(), &taken_).run(inner);
   }
+
+ private:
+  std::set<std::string> taken_;
 };
 
 // Constant stride per step of `v` of scalar integer `e`; nullopt when `e` is not affine in v with
@@ -369,7 +380,7 @@ Expected<Function> unroll(const Function& f, const std::string& loop_var, int64_
 
 // ---- hoist_invariants ----
 
-Stmt hoist_invariants(const Stmt& s) { return Hoister().mutate(s); }
+Stmt hoist_invariants(const Stmt& s) { return Hoister(s).mutate(s); }
 Function hoist_invariants(const Function& f) {
   Function out = f;
   out.body = hoist_invariants(f.body);

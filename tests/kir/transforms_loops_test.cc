@@ -104,6 +104,19 @@ TEST(KirHoist, VectorBroadcastsAndConstantExtents) {
             "  let i = (i.v * 8);\n"
             "  y[ramp(i, 1, 8)] = (a[ramp(i, 1, 8)] + i.v.inv0);\n"
             "}\n");
+  // Hoisting again finds nothing new, and new names never clash with bound ones.
+  Stmt once = hoist_invariants(*v);
+  EXPECT_EQ(ok_str(hoist_invariants(once)), to_string(once));
+  Stmt again = for_loop("i", imm(0), imm(4),
+                        let("i.inv0", load(f32(), "b", imm(1)),
+                            store("y", var("i"), add(var("i.inv0", f32()),
+                                                     call(Intrinsic::kExp, {load(f32(), "b", imm(0))})))));
+  EXPECT_EQ(ok_str(hoist_invariants(again)),
+            "let i.inv0 = b[1];\n"
+            "let i.inv1 = exp(b[0]);\n"
+            "for (i, 0, 4) {\n"
+            "  y[i] = (i.inv0 + i.inv1);\n"
+            "}\n");
 }
 
 TEST(KirHoist, KeepsLoadsOfWrittenBuffersAndConditionalCode) {
