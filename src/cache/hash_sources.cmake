@@ -1,0 +1,17 @@
+# Build-time script: hashes the code generator's sources (SOURCES, a |-separated list) into a header, so
+# the cache key's build id changes whenever lowering or codegen code changes.
+string(REPLACE "|" ";" SOURCES "${SOURCES}")
+set(acc "")
+foreach(f IN LISTS SOURCES)
+  file(SHA256 "${f}" h)
+  string(APPEND acc "${h}")
+endforeach()
+string(SHA256 total "${acc}")
+string(SUBSTRING "${total}" 0 16 short)
+set(content "// Generated at build time by src/cache/hash_sources.cmake: do not edit.\n#pragma once\nnamespace tierjit::cache {\ninline constexpr const char* kCodegenSourcesHash = \"${short}\";\n}\n")
+if(EXISTS "${OUTPUT}")
+  file(READ "${OUTPUT}" old)
+endif()
+if(NOT "${old}" STREQUAL "${content}")
+  file(WRITE "${OUTPUT}" "${content}")
+endif()
