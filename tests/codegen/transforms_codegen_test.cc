@@ -3,7 +3,8 @@
 // lanes+1 and 1000 with random inputs (NaN and infinities included), and the outputs must be
 // bitwise equal (any NaN equal to any NaN: LLVM may commute an fadd, which changes which NaN
 // payload x86 returns): the transforms only regroup work lane-wise, so every float operation
-// and its rounding is the same. A sentinel past the data checks that nothing is written out of range.
+// and its rounding is the same. A sentinel past the data checks that nothing is written out of
+// range.
 #include "kir/transforms.h"
 
 #include <gtest/gtest.h>
