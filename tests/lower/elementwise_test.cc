@@ -398,6 +398,24 @@ TEST(Elementwise, CollapsesContiguousAxesAndVectorizes) {
     EXPECT_NE(r->notes[0].find("1 loop(s) over rank 3"), std::string::npos) << r->notes[0];
     const std::string text = kir::to_string(r->fn);
     EXPECT_NE(text.find("ramp"), std::string::npos) << text;
+    for (const std::string& n : r->notes) EXPECT_EQ(n.find("not "), std::string::npos) << n;
+  }
+}
+
+TEST(Elementwise, BroadcastOperandsVectorizeAtEveryLevel) {
+  GraphBuilder b;  // [N, 1, C] * [1, H, 1] + scalar, then Tanh: broadcast and contiguous operands
+  ir::Value* x = b.input("x", DType::kFloat32, dims({S("N"), C(1), S("C")}));
+  ir::Value* y = b.input("y", DType::kFloat32, dims({C(1), S("H"), C(1)}));
+  ir::Value* m = b.node(OpKind::Mul, {x, y}, "m");
+  b.output(b.node(OpKind::Tanh, {b.node(OpKind::Add, {m, b.fconst("k", {0.5f})}, "a")}, "t"));
+  b.infer();
+  std::vector<Tensor> feeds = {random_f32({3, 1, 37}, 1), random_f32({1, 5, 1}, 2)};
+  for (auto level : {kir::ShapeLevel::kExact, kir::ShapeLevel::kShapeClass, kir::ShapeLevel::kGeneric}) {
+    auto r = lower_one(b.g, feeds, level, 2);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const std::string text = kir::to_string(r->fn);
+    EXPECT_NE(text.find("ramp"), std::string::npos) << text;
+    for (const std::string& n : r->notes) EXPECT_EQ(n.find("not "), std::string::npos) << n << text;
   }
 }
 

@@ -12,6 +12,7 @@
 #include "kir/lower/lower_index.h"
 #include "kir/lower/lower_internal.h"
 #include "kir/lower/lower_ops.h"
+#include "kir/transforms.h"
 #include "passes/partition.h"
 
 namespace tierjit::kir::lowering {
@@ -70,18 +71,17 @@ class Lowering {
   Expected<LoweredRegion> run();
 
  private:
-  /// One loop body: per input the flat index of lane 0, the lane count, the node values so far.
+  /// One scalar loop body: the loop indices, the lets, the node values so far.
   struct Body {
     const BroadcastPlan* plan = nullptr;
-    std::vector<Expr> idx;  ///< per loop axis; the innermost is lane 0's
-    int lanes = 1;
+    std::vector<Expr> idx;  ///< per loop axis
     LetScope* lets = nullptr;
     std::unordered_map<const ir::Value*, Expr> memo;
   };
 
   Expected<Expr> value(const ir::Value* v, Body& b);
   Expected<Stmt> body(const BroadcastPlan& plan, const std::vector<size_t>& outs,
-                      std::vector<Expr> idx, int lanes, const std::string& prefix);
+                      std::vector<Expr> idx, const std::string& prefix);
   Expected<Stmt> nest(const BroadcastPlan& plan, const std::vector<size_t>& outs,
                       const std::string& prefix, bool vector, bool parallel);
   void used_inputs(const ir::Value* v, std::unordered_set<size_t>* used) const;
@@ -111,17 +111,9 @@ Expected<Expr> Lowering::value(const ir::Value* v, Body& b) {
     const size_t i = it->second;
     const Type t{options_.inputs[i].dtype, 1};
     if (Expr c = scalar_constant(v)) {
-      e = b.lanes > 1 ? broadcast(c, b.lanes) : c;
+      e = c;
     } else {
-      const std::string buf = input_buffer_name(i);
-      Expr base = flat_index(b.idx, b.plan->strides[i]);
-      if (b.lanes == 1 || b.plan->rank() == 0) {
-        e = load(t, buf, base);
-      } else {
-        const AxisAccess acc = b.plan->access[i].back();
-        if (acc == AxisAccess::kBroadcast) e = broadcast(b.lets->bind(load(t, buf, base)), b.lanes);
-        else e = load(t.with_lanes(b.lanes), buf, ramp(base, b.plan->strides[i].back(), b.lanes));
-      }
+      e = load(t, input_buffer_name(i), flat_index(b.idx, b.plan->strides[i]));
     }
   } else {
     auto p = producer_.find(v);
@@ -139,7 +131,6 @@ Expected<Expr> Lowering::value(const ir::Value* v, Body& b) {
       ops.push_back(x);
     }
     TJ_ASSIGN_OR_RETURN(e, lower_elementwise_op(n, ops, b.lets));
-    if (b.lanes > 1 && e->type.lanes == 1) e = broadcast(e, b.lanes);
   }
   e = b.lets->bind(e);
   b.memo[v] = e;
@@ -147,72 +138,59 @@ Expected<Expr> Lowering::value(const ir::Value* v, Body& b) {
 }
 
 Expected<Stmt> Lowering::body(const BroadcastPlan& plan, const std::vector<size_t>& outs,
-                              std::vector<Expr> idx, int lanes, const std::string& prefix) {
+                              std::vector<Expr> idx, const std::string& prefix) {
   LetScope lets(prefix);
   Body b;
   b.plan = &plan;
   b.idx = std::move(idx);
-  b.lanes = lanes;
   b.lets = &lets;
   std::vector<Stmt> stores;
   for (size_t j : outs) {
     TJ_ASSIGN_OR_RETURN(Expr v, value(region_.outputs[j], b));
     Expr at = flat_index(b.idx, plan.out_strides);
-    if (lanes > 1) at = ramp(at, imm(1), lanes);
     stores.push_back(store(output_buffer_name(j), at, v));
   }
   return lets.wrap(stores.size() == 1 ? stores[0] : block(std::move(stores)));
 }
 
-/// The loop nest over `plan`: scalar (vector = false: innermost loop a vectorize hint) or with
-/// the innermost loop vectorized by options.vector_lanes plus a scalar tail.
+/// The loop nest over `plan`: plain loops with the innermost a vectorize hint; with `vector`,
+/// the innermost loop vectorized by options.vector_lanes plus a scalar tail (kir::vectorize);
+/// with `parallel`, the outermost loop (or chunks of the vector loop of a one-loop nest) parallel.
 Expected<Stmt> Lowering::nest(const BroadcastPlan& plan, const std::vector<size_t>& outs,
                               const std::string& prefix, bool vector, bool parallel) {
   const size_t rank = plan.rank();
   std::vector<Expr> idx;
   for (size_t a = 0; a < rank; ++a) idx.push_back(var(prefix + "i" + std::to_string(a)));
-  if (rank == 0) return body(plan, outs, idx, 1, prefix + "s");
-  const size_t in = rank - 1;
-  const int64_t lanes = options_.vector_lanes;
-  const int64_t ce = plan.const_extents[in];
-  Stmt inner;
-  if (!vector || lanes < 2 || (ce >= 0 && ce < lanes)) {
-    TJ_ASSIGN_OR_RETURN(Stmt s, body(plan, outs, idx, 1, prefix + "s"));
-    inner = for_loop(prefix + "i" + std::to_string(in), imm(0), plan.extents[in], s,
-                     ForKind::kVectorized);
-  } else {
-    const Expr e = plan.extents[in];
-    const std::string v = prefix + "v";
-    const Expr nv = ce >= 0 ? imm(ce / lanes) : div(e, imm(lanes));
-    TJ_ASSIGN_OR_RETURN(Stmt vb, body(plan, outs, idx, static_cast<int>(lanes), prefix + "w"));
-    vb = let(prefix + "i" + std::to_string(in), mul(var(v), imm(lanes)), vb);
-    Stmt main;
-    if (parallel && rank == 1) {  // one loop: parallel over chunks of vector iterations
-      const int64_t cb = std::max<int64_t>(1, kChunkElements / lanes);
-      const std::string c = prefix + "c";
-      const Expr first = mul(var(c), imm(cb));
-      main = for_loop(c, imm(0), div(add(nv, imm(cb - 1)), imm(cb)),
-                      for_loop(v, first, min(imm(cb), sub(nv, first)), vb), ForKind::kParallel);
-    } else {
-      main = for_loop(v, imm(0), nv, vb);
-    }
-    std::vector<Stmt> parts = {main};
-    if (ce < 0 || ce % lanes != 0) {
-      const std::string t = prefix + "t";
-      std::vector<Expr> tidx = idx;
-      tidx[in] = var(t);
-      TJ_ASSIGN_OR_RETURN(Stmt tb, body(plan, outs, tidx, 1, prefix + "s"));
-      const Expr start = ce >= 0 ? imm(ce / lanes * lanes) : mul(nv, imm(lanes));
-      const Expr count = ce >= 0 ? imm(ce % lanes) : sub(e, start);
-      parts.push_back(for_loop(t, start, count, tb));
-    }
-    inner = parts.size() == 1 ? parts[0] : block(std::move(parts));
+  TJ_ASSIGN_OR_RETURN(Stmt s, body(plan, outs, idx, prefix + "s"));
+  if (rank == 0) return s;
+  const std::string inner = prefix + "i" + std::to_string(rank - 1);
+  for (size_t a = rank; a-- > 0;) {
+    const ForKind k = a == rank - 1 ? ForKind::kVectorized : ForKind::kSerial;
+    s = for_loop(prefix + "i" + std::to_string(a), imm(0), plan.extents[a], s, k);
   }
-  for (size_t a = in; a-- > 0;) {
-    const ForKind k = parallel && a == 0 ? ForKind::kParallel : ForKind::kSerial;
-    inner = for_loop(prefix + "i" + std::to_string(a), imm(0), plan.extents[a], inner, k);
+  if (!vector) return s;
+  auto vec = kir::vectorize(s, inner, options_.vector_lanes);
+  if (!vec.ok()) {  // keep the scalar loop with the loop vectorizer's hint
+    notes_.push_back("not vectorized: " + vec.status().message());
+    return s;
   }
-  return inner;
+  s = *vec;
+  if (!parallel) return s;
+  std::string par = prefix + "i0";
+  if (rank == 1) {  // one loop: parallel over chunks of vector iterations
+    const std::string vloop = inner + ".v";
+    auto chunked = kir::split(s, vloop, std::max<int64_t>(1, kChunkElements / options_.vector_lanes),
+                              TailStrategy::kLoop);
+    if (!chunked.ok()) return s;
+    s = *chunked;
+    par = vloop + ".o";
+  }
+  auto p = kir::parallelize(s, par);
+  if (!p.ok()) {
+    notes_.push_back("not parallel: " + p.status().message());
+    return s;
+  }
+  return *p;
 }
 
 Expected<LoweredRegion> Lowering::run() {
