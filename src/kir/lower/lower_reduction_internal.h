@@ -35,6 +35,7 @@ struct Stride {
 struct Point {
   std::vector<Expr> idx;
   int lanes = 1;
+  int part = 0;  ///< which of the unrolled accumulator slices a vector point updates
 };
 
 /// One coalesced group of adjacent space dims (same reduced flag, compatible for every tensor).
@@ -127,7 +128,8 @@ class Lowering {
   std::vector<std::vector<Stride>> raw_;  ///< per access, over original dims (before grouping)
   std::map<std::pair<const ir::Value*, SpaceKind>, int> access_index_;
   std::vector<std::vector<Stride>> grouped_;  ///< per access, per group
-  int vec_lanes_ = 1;   ///< lanes of the vectorized loops (1 at tier 1)
+  int vec_lanes_ = 1;   ///< lanes of the vectorized loops
+  int unroll_ = 1;      ///< row mode: vector chunks per iteration, each with its accumulators
   int name_counter_ = 0;
 };
 

@@ -36,9 +36,11 @@ struct Acc {
   std::function<Expr(Expr, Expr)> step;  ///< (accumulated, new) -> accumulated; also combines
 
   Stmt init_stmt() const { return store(buf, lane_index(size), widen(fimm(init, Type{dt, 1}), size)); }
-  Stmt update(const Expr& x) const {
+  /// Folds x into the accumulator slice `part` (lanes of x starting at part * lanes).
+  Stmt update(const Expr& x, int part = 0) const {
     const int lanes = x->type.lanes;
-    return store(buf, lane_index(lanes), step(load(Type{dt, lanes}, buf, lane_index(lanes)), x));
+    const Expr idx = lanes == 1 ? imm(0) : ramp(imm(int64_t{part} * lanes), imm(1), lanes);
+    return store(buf, idx, step(load(Type{dt, lanes}, buf, idx), x));
   }
   Expr final_value() const {
     if (!horizontal || size == 1) return load(Type{dt, size}, buf, lane_index(size));
@@ -59,7 +61,8 @@ struct Acc {
 };
 
 Expr add_step(Expr a, Expr x) { return add(std::move(a), std::move(x)); }
-Expr fmax_step(Expr a, Expr x) { return max(std::move(a), std::move(x)); }
+// Tier 0's softmax max: x > a ? x : a (a NaN is skipped here and reaches the sum through exp).
+Expr gt_max_step(Expr a, Expr x) { return select(compare(CmpOp::kGt, x, a), x, a); }
 // Tier 0's NaN-sticky max/min: (x > a || x != x) ? x : a.
 Expr nan_max_step(Expr a, Expr x) {
   Expr take = binary(BinaryOp::kOr, compare(CmpOp::kGt, x, a), compare(CmpOp::kNe, x, x));
@@ -115,13 +118,32 @@ Expected<Stmt> Lowering::reduce_loops(const Point& row, const PointBody& body) {
     const int L = vec_lanes_;
     std::vector<Stmt> parts;
     const Expr chunks = div_fold(E, L);
-    if (!is_const(chunks, 0)) {
+    // Chunks [0, unroll * groups) in groups of `unroll`, chunk u of a group into slice u.
+    const Expr groups = div_fold(E, int64_t{L} * unroll_);
+    if (!is_const(groups, 0)) {
       std::string c = fresh("c");
-      Point pv = p;
-      pv.idx[g] = mul_fold(var(c), imm(L));
-      pv.lanes = L;
-      TJ_ASSIGN_OR_RETURN(Stmt b, nest(k + 1, pv));
-      parts.push_back(for_loop(c, imm(0), chunks, b));
+      std::vector<Stmt> body;
+      for (int u = 0; u < unroll_; ++u) {
+        Point pv = p;
+        pv.idx[g] = add_fold(mul_fold(var(c), imm(int64_t{L} * unroll_)), imm(int64_t{u} * L));
+        pv.lanes = L;
+        pv.part = u;
+        TJ_ASSIGN_OR_RETURN(Stmt b, nest(k + 1, pv));
+        body.push_back(b);
+      }
+      parts.push_back(for_loop(c, imm(0), groups, body.size() == 1 ? body[0] : block(body)));
+    }
+    if (unroll_ > 1) {  // the remaining whole chunks, slice 0
+      const Expr first = mul_fold(groups, imm(unroll_));
+      const Expr n = E->as<IntImm>() ? imm((E->as<IntImm>()->value / L) % unroll_) : sub(chunks, first);
+      if (!is_const(n, 0)) {
+        std::string c = fresh("c");
+        Point pv = p;
+        pv.idx[g] = mul_fold(var(c), imm(L));
+        pv.lanes = L;
+        TJ_ASSIGN_OR_RETURN(Stmt b, nest(k + 1, pv));
+        parts.push_back(for_loop(c, first, n, b));
+      }
     }
     const Expr tail_begin = mul_fold(chunks, imm(L));
     Expr tail_n = E->as<IntImm>() ? imm(E->as<IntImm>()->value % L) : sub(E, tail_begin);
@@ -156,7 +178,7 @@ Expected<Stmt> Lowering::reduce_row(const Point& row) {
   Acc acc;
   acc.buf = fresh("acc");
   acc.horizontal = row_mode_;
-  acc.size = row_mode_ ? vec_lanes_ : row.lanes;
+  acc.size = row_mode_ ? vec_lanes_ * unroll_ : row.lanes;
   switch (op_) {
     case AnchorOp::kSum:
     case AnchorOp::kMean:
@@ -177,7 +199,7 @@ Expected<Stmt> Lowering::reduce_row(const Point& row) {
   TJ_ASSIGN_OR_RETURN(Stmt loops, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
     TJ_ASSIGN_OR_RETURN(Expr x, value_at(anchor_->input(0), SpaceKind::kIn, p, nullptr));
     x = to_f32(x);
-    return acc.update(wide ? to_f64(x) : x);
+    return acc.update(wide ? to_f64(x) : x, p.part);
   }));
   Expr r = acc.final_value();
   if (op_ == AnchorOp::kMean) {
@@ -207,15 +229,15 @@ Expected<Stmt> Lowering::softmax_row(const Point& row) {
     TJ_ASSIGN_OR_RETURN(Expr x, value_at(data, SpaceKind::kIn, p, nullptr));
     return to_f32(x);
   };
-  const int size = row_mode_ ? vec_lanes_ : row.lanes;
-  Acc am{fresh("accm"), DType::kFloat32, size, row_mode_, -std::numeric_limits<double>::infinity(), fmax_step};
+  const int size = row_mode_ ? vec_lanes_ * unroll_ : row.lanes;
+  Acc am{fresh("accm"), DType::kFloat32, size, row_mode_, -std::numeric_limits<double>::infinity(), gt_max_step};
   Acc as{fresh("accs"), DType::kFloat64, size, row_mode_, 0.0, add_step};
   const std::string m = fresh("m"), s = fresh("s"), k = fresh(log_softmax ? "logs" : "inv");
   // Pass 1: max (NaN needs no flag: it reaches the sum through exp and every output is NaN).
   TJ_ASSIGN_OR_RETURN(Stmt pass1, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
     TJ_ASSIGN_OR_RETURN(Expr x, read_x(p, false));
-    if (!store_x) return am.update(x);
-    return block({store_at(sbuf, *sacc, p, x), am.update(load_at(sbuf, DType::kFloat32, *sacc, p))});
+    if (!store_x) return am.update(x, p.part);
+    return block({store_at(sbuf, *sacc, p, x), am.update(load_at(sbuf, DType::kFloat32, *sacc, p), p.part)});
   }));
   const Type mt = f32(size == 1 || row_mode_ ? 1 : size);
   // Pass 2: sum of exp(x - m) in float64; Softmax keeps exp in the scratch.
@@ -224,9 +246,9 @@ Expected<Stmt> Lowering::softmax_row(const Point& row) {
     Expr e = call(Intrinsic::kExp, {sub(x, widen(var(m, mt), p.lanes))});
     if (scratch >= 0 && !log_softmax) {
       return block({store_at(sbuf, *sacc, p, e),
-                    as.update(to_f64(load_at(sbuf, DType::kFloat32, *sacc, p)))});
+                    as.update(to_f64(load_at(sbuf, DType::kFloat32, *sacc, p)), p.part)});
     }
-    return as.update(to_f64(e));
+    return as.update(to_f64(e), p.part);
   }));
   // Pass 3: write.
   TJ_ASSIGN_OR_RETURN(Stmt pass3, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
@@ -266,7 +288,7 @@ Expected<Stmt> Lowering::layernorm_row(const Point& row) {
     TJ_ASSIGN_OR_RETURN(Expr x, value_at(data, SpaceKind::kIn, p, nullptr));
     return to_f32(x);
   };
-  const int size = row_mode_ ? vec_lanes_ : row.lanes;
+  const int size = row_mode_ ? vec_lanes_ * unroll_ : row.lanes;
   const int rl = row_mode_ ? 1 : size;  // lanes of the row statistics
   Acc a1{fresh("accs"), DType::kFloat64, size, row_mode_, 0.0, add_step};
   Acc a2{fresh("accv"), DType::kFloat64, size, row_mode_, 0.0, add_step};
@@ -277,14 +299,14 @@ Expected<Stmt> Lowering::layernorm_row(const Point& row) {
   const Expr n = widen(cast(f64(), product(rd)), rl);
   TJ_ASSIGN_OR_RETURN(Stmt pass1, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
     TJ_ASSIGN_OR_RETURN(Expr x, read_x(p, false));
-    if (!store_x) return a1.update(to_f64(x));
-    return block({store_at(sbuf, *sacc, p, x), a1.update(to_f64(load_at(sbuf, DType::kFloat32, *sacc, p)))});
+    if (!store_x) return a1.update(to_f64(x), p.part);
+    return block({store_at(sbuf, *sacc, p, x), a1.update(to_f64(load_at(sbuf, DType::kFloat32, *sacc, p)), p.part)});
   }));
   const Expr mean_v = var(mean, f64(rl));
   TJ_ASSIGN_OR_RETURN(Stmt pass2, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
     TJ_ASSIGN_OR_RETURN(Expr x, read_x(p, store_x));
     Expr d = sub(to_f64(x), widen(mean_v, p.lanes));
-    return a2.update(mul(d, d));
+    return a2.update(mul(d, d), p.part);
   }));
   TJ_ASSIGN_OR_RETURN(Stmt pass3, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
     TJ_ASSIGN_OR_RETURN(Expr x, read_x(p, store_x));

@@ -1,0 +1,49 @@
+// Reduction regions at tiers 1 and 2 (exact level, single thread): the tier-1/2 columns of
+// bench_reduction.cc's reduction.softmax_64x512 and reduction.layernorm_64x512 (float32
+// [64, 512], built here the same way, same seeds), lowered by kir/lower/lower_reduction*.cc and
+// compiled by codegen/. Tier 2: rows vectorized to the host's float32 lanes, float64 vector
+// accumulators, 3 passes per row (max, sum of exp kept in the output, scale).
+#include "compiled.h"
+#include "micro.h"
+
+namespace tierjit::bench {
+namespace {
+
+constexpr int64_t kRows = 64, kCols = 512;
+
+Tier0Program make_softmax() {
+  GraphBuilder b;
+  ir::Value* x = b.feed("X", {kRows, kCols});
+  b.output(b.node(ir::OpKind::Softmax, {x}, {{"axis", attr_int(-1)}}, 13));
+  return Tier0Program(b.finish(), {random_tensor({kRows, kCols}, 11, -4.f, 4.f)});
+}
+
+Tier0Program make_layernorm() {
+  GraphBuilder b;
+  ir::Value* x = b.feed("X", {kRows, kCols});
+  ir::Value* scale = b.constant("Scale", random_tensor({kCols}, 12, 0.5f, 1.5f));
+  ir::Value* bias = b.constant("B", random_tensor({kCols}, 13));
+  b.output(b.node(ir::OpKind::LayerNormalization, {x, scale, bias},
+                  {{"axis", attr_int(-1)}, {"epsilon", attr_float(1e-5f)}}, 17));
+  return Tier0Program(b.finish(), {random_tensor({kRows, kCols}, 14)});
+}
+
+CompiledProgramOptions at_tier(int tier) {
+  CompiledProgramOptions o;
+  o.tier = tier;
+  o.level = kir::ShapeLevel::kExact;
+  o.threads = 1;
+  return o;
+}
+
+const bool registered = [] {
+  for (int tier : {1, 2}) {
+    const std::string system = "tier" + std::to_string(tier);
+    register_case("reduction.softmax_64x512", system, compiled_case(make_softmax, at_tier(tier)));
+    register_case("reduction.layernorm_64x512", system, compiled_case(make_layernorm, at_tier(tier)));
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace tierjit::bench
