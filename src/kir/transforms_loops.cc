@@ -294,6 +294,41 @@ std::optional<int64_t> const_stride(const Expr& e, const std::string& v) {
   return 0;
 }
 
+// An integer expression as constant + sum of coefficient * atom (atoms keyed by their text);
+// nullopt for a non-integer expression.
+struct LinearForm {
+  int64_t constant = 0;
+  std::map<std::string, int64_t> terms;
+};
+void add_linear(const Expr& e, int64_t scale, LinearForm& out) {
+  if (const auto* c = e->as<IntImm>()) {
+    out.constant += scale * c->value;
+    return;
+  }
+  if (const auto* b = e->as<Binary>()) {
+    if (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub) {
+      add_linear(b->a, scale, out);
+      add_linear(b->b, b->op == BinaryOp::kAdd ? scale : -scale, out);
+      return;
+    }
+    if (b->op == BinaryOp::kMul) {
+      if (const auto* c = b->b->as<IntImm>()) return add_linear(b->a, scale * c->value, out);
+      if (const auto* c = b->a->as<IntImm>()) return add_linear(b->b, scale * c->value, out);
+    }
+  }
+  out.terms[to_string(e)] += scale;
+}
+// a - b when it is a constant (every non-constant term cancels).
+std::optional<int64_t> constant_difference(const Expr& a, const Expr& b) {
+  LinearForm f;
+  add_linear(simplify(a), 1, f);
+  add_linear(simplify(b), -1, f);
+  for (const auto& [atom, coef] : f.terms) {
+    if (coef != 0) return std::nullopt;
+  }
+  return f.constant;
+}
+
 // The elements one access touches: base index plus [lo, hi] (a contiguous or strided vector).
 struct Footprint {
   Expr base;
@@ -324,12 +359,11 @@ bool iterations_disjoint(const std::vector<Expr>& indices, const std::string& v)
     std::optional<int64_t> s = const_stride(fp->base, v);
     if (!s || *s == 0 || (stride && *s != *stride)) return false;
     stride = s;
-    Expr at0 = simplify(substitute(fp->base, {{v, imm(0, fp->base->type)}}));
-    if (!base0) base0 = at0;
-    const auto* d = simplify(sub(at0, base0))->as<IntImm>();
+    if (!base0) base0 = fp->base;
+    std::optional<int64_t> d = constant_difference(fp->base, base0);
     if (!d) return false;
-    lo = std::min(lo, d->value + fp->lo);
-    hi = std::max(hi, d->value + fp->hi);
+    lo = std::min(lo, *d + fp->lo);
+    hi = std::max(hi, *d + fp->hi);
   }
   return hi - lo < (*stride < 0 ? -*stride : *stride);
 }
