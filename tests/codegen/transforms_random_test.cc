@@ -1,9 +1,8 @@
 // Loop transforms on random kernels: each seed builds a loop with random float expression trees
 // (contiguous, strided, computed and invariant loads, lets, selects, casts, math calls), applies
 // a random chain of vectorize, unroll, parallelize, split (of the tail), hoist_invariants and
-// simplify, compiles both
-// (codegen::compile, tier 1) and runs them on random extents: outputs must be bitwise equal (NaN
-// equal to any NaN; see transforms_codegen_test.cc).
+// simplify, compiles both (codegen::compile, tier 1) and runs them on several extents: outputs
+// must be bitwise equal (NaN equal to any NaN; see transforms_codegen_test.cc).
 #include <gtest/gtest.h>
 
 #include <cmath>
