@@ -419,6 +419,20 @@ TEST(Elementwise, BroadcastOperandsVectorizeAtEveryLevel) {
   }
 }
 
+TEST(Elementwise, GenericLevelVersionsRunTimeBroadcast) {
+  GraphBuilder b;  // symbols differ: only the call knows whether x or y broadcasts
+  ir::Value* x = b.input("x", DType::kFloat32, dims({S("A"), S("B")}));
+  ir::Value* y = b.input("y", DType::kFloat32, dims({S("C"), S("D")}));
+  b.output(b.node(OpKind::Add, {x, y}, "z"));
+  b.infer();
+  auto r = lower_one(b.g, {random_f32({6, 37}, 1), random_f32({6, 37}, 2)}, kir::ShapeLevel::kGeneric, 2);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::string notes;
+  for (const std::string& n : r->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("4 run-time dim(s) may broadcast: a version for equal dims (1 loop(s))"),
+            std::string::npos) << notes << kir::to_string(r->fn);
+}
+
 TEST(Elementwise, UnsupportedOpsNameNodeAndOp) {
   GraphBuilder b;
   ir::Value* x = b.input("x", DType::kFloat32, dims({S("N")}));

@@ -240,13 +240,30 @@ Expected<LoweredRegion> Lowering::run() {
     const int64_t n = const_numel(od);
     const bool may_parallel = vector && options_.threads > 1 && plan.rank() > 0 &&
                               (n < 0 || n >= kParallelMinElements);
-    TJ_ASSIGN_OR_RETURN(Stmt s, nest(plan, groups[g], prefix, vector, false));
-    if (may_parallel) {
-      TJ_ASSIGN_OR_RETURN(Stmt p, nest(plan, groups[g], prefix, vector, true));
-      s = n >= 0 ? p
-                 : if_then_else(compare(CmpOp::kGe, numel(od), imm(kParallelMinElements)), p, s);
+    // The nest for one plan: serial, or chosen at run time (or compile time) to be parallel.
+    auto versions = [&](const BroadcastPlan& pl) -> Expected<Stmt> {
+      TJ_ASSIGN_OR_RETURN(Stmt s, nest(pl, groups[g], prefix, vector, false));
+      if (may_parallel) {
+        TJ_ASSIGN_OR_RETURN(Stmt p, nest(pl, groups[g], prefix, vector, true));
+        s = n >= 0 ? p
+                   : if_then_else(compare(CmpOp::kGe, numel(od), imm(kParallelMinElements)), p, s);
+      }
+      return wrap_lets(pl.lets, s);
+    };
+    TJ_ASSIGN_OR_RETURN(Stmt s, versions(plan));
+    if (plan.has_unknown) {  // generic: a fast version for calls that broadcast no run-time dim
+      BroadcastPlan fast = plan_broadcast(od, ins, prefix, true);
+      TJ_ASSIGN_OR_RETURN(Stmt f, versions(fast));
+      Expr cond = fast.assumptions[0];
+      for (size_t k = 1; k < fast.assumptions.size(); ++k)
+        cond = binary(BinaryOp::kAnd, cond, fast.assumptions[k]);
+      s = if_then_else(cond, f, s);
+      notes_.push_back("out" + std::to_string(groups[g][0]) + ": " +
+                       std::to_string(fast.assumptions.size()) +
+                       " run-time dim(s) may broadcast: a version for equal dims (" +
+                       std::to_string(fast.rank()) + " loop(s)) and a general one");
     }
-    nests.push_back(wrap_lets(plan.lets, s));
+    nests.push_back(s);
     std::string outs_text;
     for (size_t j : groups[g]) outs_text += (outs_text.empty() ? "out" : ", out") + std::to_string(j);
     notes_.push_back(outs_text + ": " + std::to_string(plan.rank()) + " loop(s) over rank " +

@@ -130,7 +130,7 @@ Stmt wrap_lets(const std::vector<std::pair<std::string, Expr>>& lets, Stmt body)
 }
 
 BroadcastPlan plan_broadcast(const TensorDims& out, const std::vector<TensorDims>& ins,
-                             const std::string& prefix) {
+                             const std::string& prefix, bool assume_no_runtime_broadcast) {
   BroadcastPlan p;
   const size_t rank = out.size();
   auto bind = [&](const std::string& name, const Expr& e) -> Expr {
@@ -159,6 +159,13 @@ BroadcastPlan plan_broadcast(const TensorDims& out, const std::vector<TensorDims
       AxisAccess acc;
       if (d.is_const()) acc = d.value == 1 ? AxisAccess::kBroadcast : AxisAccess::kSame;
       else acc = (same_dim(d, out[a]) || !d.may_be_one) ? AxisAccess::kSame : AxisAccess::kUnknown;
+      if (acc == AxisAccess::kUnknown) {
+        p.has_unknown = true;
+        if (assume_no_runtime_broadcast) {
+          p.assumptions.push_back(compare(CmpOp::kEq, d.expr, out[a].expr));
+          acc = AxisAccess::kSame;
+        }
+      }
       // The input's dim as the code knows it best: a constant of the output when they are equal.
       const Expr dim = (acc == AxisAccess::kSame && out[a].is_const()) ? out[a].expr : d.expr;
       full_access[i][a] = acc;

@@ -72,14 +72,21 @@ struct BroadcastPlan {
   std::vector<std::vector<AxisAccess>> access;  ///< [input][axis]
   /// Stride Vars (and products of run-time dims) to bind, in order, around the loop nest.
   std::vector<std::pair<std::string, Expr>> lets;
+  /// With assume_no_runtime_broadcast: the conditions (bool `in_dim == out_dim`) the plan
+  /// assumed for the axes only the run time knows; the caller guards the nest with them.
+  std::vector<Expr> assumptions;
+  /// True when some access is kUnknown (a plan assuming equal dims would be faster).
+  bool has_unknown = false;
 
   size_t rank() const { return extents.size(); }
 };
 
 /// Plans `out` with inputs `ins` (ins[i] empty for an input the loops never read is fine).
-/// Let names start with `prefix`.
+/// Let names start with `prefix`. With `assume_no_runtime_broadcast`, an input dim only the run
+/// time knows is taken as equal to the output's (kSame, so axes merge and loads stay
+/// contiguous) and the condition is listed in `assumptions`: the fast version of a generic nest.
 BroadcastPlan plan_broadcast(const TensorDims& out, const std::vector<TensorDims>& ins,
-                             const std::string& prefix);
+                             const std::string& prefix, bool assume_no_runtime_broadcast = false);
 
 /// sum(idx[a] * strides[a]) over the axes whose stride is not constant 0 (IntImm 0 when empty).
 Expr flat_index(const std::vector<Expr>& idx, const std::vector<Expr>& strides);
