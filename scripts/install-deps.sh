@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential g++ cmake ninja-build pkg-config git
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libdnnl-dev
+  libdnnl-dev libsleef-dev
   llvm-16-dev libzstd-dev zlib1g-dev libedit-dev libffi-dev libxml2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev

@@ -2,11 +2,13 @@
 // input is coerced to 2-D [prod(dims[:axis]), prod(dims[axis:])] (axis default 1) and each row
 // is normalized; from opset 13 one axis is normalized (default -1). The max is subtracted first
 // (no overflow on large inputs); sums accumulate in double; NaN propagates through the row.
+// float32 Softmax over the last axis runs on vec_math.h (SLEEF exp, 1 ulp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "interp/kernels/reduce_util.h"
+#include "interp/kernels/vec_math.h"
 
 namespace tierjit::interp {
 namespace {
@@ -33,6 +35,12 @@ void soft_rows(const T* x, T* y, int64_t O, int64_t R, int threads) {
         }
       }
       for (int64_t r = 0; r < R; ++r) yr[r] = store_as<T>(C(r == arg ? 1 : 0));
+      continue;
+    }
+    if constexpr (std::is_same_v<T, float> && K == SoftKind::kSoftmax) {  // vectorized
+      const float m = vm::max_f32(xr, R);
+      const float inv = static_cast<float>(1.0 / vm::exp_shifted_sum_f32(xr, m, yr, R));
+      for (int64_t r = 0; r < R; ++r) yr[r] *= inv;
       continue;
     }
     C m = load_as<C>(xr[0]);

@@ -1,10 +1,12 @@
 // Tier-0 kernels: unary math and predicates (ONNX opsets 1..17): Abs Acos Acosh Asin Asinh Atan
 // Atanh Ceil Cos Cosh Erf Exp Floor Log Neg Reciprocal Round Sign Sin Sinh Sqrt Tan Tanh Not IsNaN
 // IsInf. One functor per op, applied by ew::unary_kernel over a flat contiguous loop; float16 and
-// bfloat16 compute in float32. Output shape = input shape.
+// bfloat16 compute in float32. Output shape = input shape. float32 Erf, Exp and Tanh run on
+// vec_math.h (SLEEF, max 1 ulp) instead of libm's scalar functions.
 #include <cmath>
 
 #include "interp/kernels/elementwise_util.h"
+#include "interp/kernels/vec_math.h"
 
 namespace tierjit::interp {
 namespace {
@@ -101,6 +103,20 @@ Status predicate(KernelContext& ctx) {
   return unary_kernel<Op, OutKind::kBool>(ctx, Op{});
 }
 
+/// Op on float32 through an array function of vec_math.h (SLEEF, 1 ulp), other dtypes through
+/// Op's scalar functor.
+template <class Op, void (*kArray)(const float*, float*, int64_t)>
+Status unary_vec(KernelContext& ctx) {
+  const Tensor* x = ctx.input(0);
+  if (x == nullptr || x->dtype() != DType::kFloat32) return unary_kernel(ctx, Op{});
+  TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, DType::kFloat32, x->shape()));
+  const float* xp = x->data<float>();
+  float* yp = y->data<float>();
+  parallel_ranges(x->numel(), ctx.options().intra_op_threads,
+                  [&](int64_t b, int64_t e) { kArray(xp + b, yp + b, e - b); });
+  return Status();
+}
+
 Status is_inf(KernelContext& ctx) {
   IsInfOp op;
   op.neg = ctx.node().attr_int("detect_negative", 1) != 0;
@@ -122,8 +138,8 @@ void register_unary_kernels(KernelRegistry& r) {
   r.add(OpKind::Ceil, unary<CeilOp>);
   r.add(OpKind::Cos, unary<CosOp>);
   r.add(OpKind::Cosh, unary<CoshOp>);
-  r.add(OpKind::Erf, unary<ErfOp>);
-  r.add(OpKind::Exp, unary<ExpOp>);
+  r.add(OpKind::Erf, unary_vec<ErfOp, vm::erf_f32>);
+  r.add(OpKind::Exp, unary_vec<ExpOp, vm::exp_f32>);
   r.add(OpKind::Floor, unary<FloorOp>);
   r.add(OpKind::Log, unary<LogOp>);
   r.add(OpKind::Neg, unary<NegOp>);
@@ -134,7 +150,7 @@ void register_unary_kernels(KernelRegistry& r) {
   r.add(OpKind::Sinh, unary<SinhOp>);
   r.add(OpKind::Sqrt, unary<SqrtOp>);
   r.add(OpKind::Tan, unary<TanOp>);
-  r.add(OpKind::Tanh, unary<TanhOp>);
+  r.add(OpKind::Tanh, unary_vec<TanhOp, vm::tanh_f32>);
   r.add(OpKind::Not, predicate<NotOp>);
   r.add(OpKind::IsNaN, predicate<IsNaNOp>);
   r.add(OpKind::IsInf, is_inf);

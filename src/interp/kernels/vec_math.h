@@ -1,0 +1,29 @@
+// Vectorized float32 helpers of the tier-0 kernels: exp and tanh over arrays (SLEEF's 1.0-ulp
+// AVX2 functions), erf (the compiled tiers' rational approximation, src/codegen/math_emit.cc:
+// measured 3.98 ulp on [-1, 1], 6.4 ulp on [-10, 10], under 4.5e-7 absolute), 8 lanes at a
+// time; and the row steps Softmax needs (max with NaN propagation; exp of the shifted row with
+// its sum in double).
+// Errors are measured in tests/interp/vec_math_test.cc. Special values as libm: NaN in -> NaN
+// out; exp(-inf) = 0, exp(inf) = inf; erf(+-inf) = +-1; tanh(+-inf) = +-1; erf and tanh keep the
+// sign of zero.
+#pragma once
+
+#include <cstdint>
+
+namespace tierjit::interp::vm {
+
+/// y[i] = exp(x[i]) for i < n (n >= 0); y may equal x (in place), other overlaps are not allowed.
+void exp_f32(const float* x, float* y, int64_t n);
+/// y[i] = exp(x[i] - shift), the Softmax step (x[i] - shift rounded to float first, as the
+/// scalar code it replaces); returns the sum of the y[i] accumulated in double. y may equal x.
+double exp_shifted_sum_f32(const float* x, float shift, float* y, int64_t n);
+/// y[i] = erf(x[i]) (ONNX Erf, opset 9/13), error bounds above; y may equal x.
+void erf_f32(const float* x, float* y, int64_t n);
+/// y[i] = tanh(x[i]) (ONNX Tanh, opset 6/13); y may equal x.
+void tanh_f32(const float* x, float* y, int64_t n);
+
+/// Largest element of x[0..n) (n >= 1), or NaN when any element is NaN. Zeros of either sign
+/// compare equal, so the sign of a zero maximum is unspecified.
+float max_f32(const float* x, int64_t n);
+
+}  // namespace tierjit::interp::vm
