@@ -2,7 +2,9 @@
 // (count_include_pad, ceil_mode) and LpPool, any spatial rank >= 1 (Global*Pool live in reductions).
 // Windows are precomputed per axis (the in-bounds input coordinates of each output position).
 // Source: ONNX operator spec, MaxPool 1/8/10/11/12, AveragePool 1/7/10/11, LpPool 1/2/11.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/nn_kernels.h"
@@ -86,13 +88,59 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
   const AxisTaps& aw = ax[1];
   const int64_t ih = s.in_spatial[0], iw = s.in_spatial[1], oh = s.win.out[0], ow = s.win.out[1];
   const int64_t work = s.planes * oh * ow * shape_numel(s.win.kernel);
+  // Interior columns [j_lo, j_hi): the whole kernel row is in bounds, so the taps of column j are
+  // j * sw - pw + t * dw, t < kw, and a row is reduced for all of them at once (vectorizable).
+  // Each output still folds its taps in row-major order, so results equal the per-column loop's.
+  const int64_t kw = s.win.kernel[1], sw = s.win.strides[1], dw = s.win.dilations[1],
+                pw = s.win.pad_begin[1];
+  int64_t j_lo = 0, j_hi = 0;
+  if (!indices) {
+    j_lo = std::min(ow, (pw + sw - 1) / sw);
+    const int64_t last = iw - 1 - (kw - 1) * dw + pw;  // largest j * sw with the window inside
+    j_hi = last < 0 ? 0 : std::min(ow, last / sw + 1);
+    if (j_hi < j_lo) j_hi = j_lo;
+  }
 #pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (work > (1 << 16))
   for (int64_t pl = 0; pl < s.planes; ++pl) {
     const T* xp = x + pl * ih * iw;
     T* yp = y + pl * oh * ow;
+    std::vector<C> acc(static_cast<size_t>(j_hi - j_lo));
     for (int64_t i = 0; i < oh; ++i) {
       const int64_t h0 = ah.begin[i], h1 = ah.begin[i + 1];
+      const bool fast = j_hi > j_lo && h1 > h0;
+      if (fast) {
+        C* a = acc.data() - j_lo;  // a[j] for j in [j_lo, j_hi)
+        bool first = true;
+        for (int64_t th = h0; th < h1; ++th) {
+          const T* row = xp + ah.coords[th] * iw - pw;
+          for (int64_t t = 0; t < kw; ++t) {
+            const T* r = row + t * dw;
+            if (first) {
+              for (int64_t j = j_lo; j < j_hi; ++j)  // C(0) + v: a sum of -0 is +0, as below
+                a[j] = is_max ? load(r[j * sw]) : C(0) + load(r[j * sw]);
+            } else if (is_max) {
+              for (int64_t j = j_lo; j < j_hi; ++j) {
+                const C v = load(r[j * sw]);
+                a[j] = v > a[j] ? v : a[j];
+              }
+            } else {
+              for (int64_t j = j_lo; j < j_hi; ++j) a[j] += load(r[j * sw]);
+            }
+            first = false;
+          }
+        }
+        if (is_max) {
+          for (int64_t j = j_lo; j < j_hi; ++j) yp[i * ow + j] = store<T>(a[j]);
+        } else {
+          for (int64_t j = j_lo; j < j_hi; ++j) {
+            const int64_t n = include_pad ? ah.padded[i] * aw.padded[j] : (h1 - h0) * kw;
+            yp[i * ow + j] = store<T>(n > 0 ? a[j] / static_cast<C>(n) : C(0));
+          }
+        }
+      }
       for (int64_t j = 0; j < ow; ++j) {
+        if (fast && j == j_lo) j = j_hi;  // interior done above
+        if (j >= ow) break;
         const int64_t w0 = aw.begin[j], w1 = aw.begin[j + 1];
         if (is_max) {
           C best = std::numeric_limits<C>::lowest();
