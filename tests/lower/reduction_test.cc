@@ -255,6 +255,57 @@ TEST(ReductionLowering, ColumnReductionWithBroadcastPrologue) {
     expect_all_levels_match(b.g, {random_f32(s, 1), random_f32({s[1]}, 2)}, opts(kSum));
 }
 
+TEST(ReductionLowering, SoftmaxAndEpilogueBothOutputs) {
+  // Softmax(x) escapes and feeds Mul(., w): two region outputs, the first is the scratch.
+  GraphBuilder b;
+  b.opset = 13;
+  ir::Value* x = b.input("x", DType::kFloat32, {S("N"), S("D")});
+  ir::Value* sm = b.node(OpKind::Softmax, {x}, "sm", {{"axis", attr_int(0)}});
+  b.output(sm);
+  b.output(b.node(OpKind::Mul, {sm, b.input("w", DType::kFloat32, {S("D")})}, "mul"));
+  b.infer();
+  for (Shape s : {Shape{37, 19}, Shape{1, 40}, Shape{3, 0}})
+    expect_all_levels_match(b.g, {random_f32(s, 1), random_f32({s[1]}, 2)}, opts(kSoftmax));
+}
+
+TEST(ReductionLowering, SoftmaxWithoutScratchRecomputes) {
+  // The only output is bool (Greater): no float32 buffer to keep exp in, pass 3 recomputes it.
+  GraphBuilder b;
+  b.opset = 13;
+  ir::Value* x = b.input("x", DType::kFloat32, {S("N"), S("D")});
+  ir::Value* a = b.node(OpKind::Add, {x, b.fconst("one", {1.f})}, "add");
+  ir::Value* sm = b.node(OpKind::Softmax, {a}, "sm", {{"axis", attr_int(-1)}});
+  b.output(b.node(OpKind::Greater, {sm, b.fconst("thr", {0.03f})}, "gt"));
+  b.infer();
+  for (Shape s : {Shape{5, 37}, Shape{2, 1}, Shape{0, 4}})
+    expect_all_levels_match(b.g, {random_f32(s, 3, -2.f, 2.f)}, opts(kSoftmax));
+}
+
+TEST(ReductionLowering, ColumnReduceMaxWithEpilogue) {
+  // ReduceMax(x, axis 0, keepdims 1) * w: column mode with an epilogue on the reduced shape.
+  GraphBuilder b;
+  b.opset = 18;
+  ir::Value* x = b.input("x", DType::kFloat32, {S("N"), S("D")});
+  ir::Value* r = b.node(OpKind::ReduceMax, {x, b.iconst("axes", {0})}, "r");
+  b.output(b.node(OpKind::Mul, {r, b.input("w", DType::kFloat32, {S("D")})}, "mul"));
+  b.infer();
+  for (Shape s : {Shape{37, 19}, Shape{5, 1}, Shape{0, 33}})
+    expect_all_levels_match(b.g, {with_nans(random_f32(s, 1)), random_f32({s[1]}, 2)}, opts(kExact));
+}
+
+TEST(ReductionLowering, ResidualAddLayerNorm) {
+  // LN(x + r): the prologue result is kept in the output between the passes.
+  GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kFloat32, {S("N"), S("D")});
+  ir::Value* r = b.input("r", DType::kFloat32, {S("N"), S("D")});
+  ir::Value* a = b.node(OpKind::Add, {x, r}, "add");
+  b.output(b.node(OpKind::LayerNormalization, {a, b.input("s", DType::kFloat32, {S("D")})}, "ln"));
+  b.infer();
+  for (Shape s : {Shape{3, 37}, Shape{2, 1023}, Shape{1, 1}, Shape{0, 5}})
+    expect_all_levels_match(b.g, {random_f32(s, 1), random_f32(s, 2), random_f32({s[1]}, 3)},
+                            opts(kNorm));
+}
+
 TEST(ReductionLowering, ParallelRowsMatch) {
   GraphBuilder b;
   b.opset = 13;
