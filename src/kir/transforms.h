@@ -36,6 +36,7 @@ Function simplify(const Function& f);
 enum class TailStrategy : uint8_t {
   kLoop,   ///< a separate tail loop over the remainder: `for (v, min + ext/F*F, ext%F) body`
   kGuard,  ///< ceil(ext/F) outer iterations, the inner body under `if (v.o*F + v.i < ext)`
+           ///< (vectorize then refuses the inner loop: the guard is an if on its variable)
 };
 
 /// Splits the loop over `loop_var` (the first For binding it, searched pre-order) into
