@@ -216,6 +216,23 @@ TEST(ReductionLowering, AttentionScoresDivMaskSoftmax) {
   }
 }
 
+TEST(ReductionLowering, AttentionBoolMaskWhereSoftmax) {
+  // Where(mask [B, 1, 1, S] bool, scores, -1e9) -> Softmax(-1): a bool operand in the prologue.
+  GraphBuilder b;
+  b.opset = 13;
+  ir::Value* q = b.input("scores", DType::kFloat32, {S("B"), S("H"), S("S"), S("S")});
+  ir::Value* m = b.input("mask", DType::kBool, {S("B"), C(1), C(1), S("S")});
+  ir::Value* w = b.node(OpKind::Where, {m, q, b.fconst("neg", {-1e9f})}, "where");
+  b.output(b.node(OpKind::Softmax, {w}, "softmax", {{"axis", attr_int(-1)}}));
+  b.infer();
+  for (Shape s : {Shape{2, 3, 19, 19}, Shape{1, 1, 1, 1}}) {
+    Tensor mask = Tensor::empty(DType::kBool, {s[0], 1, 1, s[3]});
+    auto mk = mask.span<bool>();
+    for (size_t i = 0; i < mk.size(); ++i) mk[i] = i % 3 != 1;
+    expect_all_levels_match(b.g, {random_f32(s, 8, -4.f, 4.f), mask}, opts(kSoftmax));
+  }
+}
+
 TEST(ReductionLowering, LayerNormWithEpilogue) {
   // LN(x) * gamma + beta -> Relu, gamma/beta [D] constants, x [N, D] dynamic.
   GraphBuilder b;
