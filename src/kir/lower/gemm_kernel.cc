@@ -82,6 +82,16 @@ int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 Expr vramp(const Expr& base, int lanes) { return ramp(base, imm(1), lanes); }
 
+// GEMMs with at most this many rows read B in place instead of packing it.
+constexpr int64_t kDirectMaxM = 16;
+
+// Where the microkernel reads its B panel: row q of the panel starts at base + q * stride.
+struct BSrc {
+  std::string buffer;
+  Expr base;
+  Expr stride;
+};
+
 // Builds the statements of one GEMM; names are prefixed with spec.prefix.
 class Gen {
  public:
@@ -97,12 +107,14 @@ class Gen {
   int64_t b_floats() const { return t_.nc * t_.kc; }
 
   Stmt packed() {
-    Stmt body = loop("jc", c_ceil_div(s_.n, t_.nc), [&](const Expr& jc) {
-      return bind("j0c", c_mul(jc, ci(t_.nc)), [&](const Expr& j0c) {
-        return bind("ncur", c_min(ci(t_.nc), c_sub(s_.n, j0c)),
-                    [&](const Expr& ncur) { return k_blocks(j0c, ncur); });
-      });
-    });
+    // Few rows: B is read in place (packing it would cost as much as the product); only a
+    // partial last panel is packed. Needs unit column stride (B not transposed).
+    Stmt body = n_blocks(false);
+    if (is_const(s_.b.col_stride, 1)) {
+      Expr small = c_le(s_.m, ci(kDirectMaxM));
+      if (is_true(small)) body = n_blocks(true);
+      else if (!is_false(small)) body = if_then_else(small, n_blocks(true), body);
+    }
     if (is_const(s_.k, 0)) return zero_k();
     int64_t k = 0;
     if (const_of(s_.k, &k)) return body;
@@ -186,7 +198,16 @@ class Gen {
   }
 
   // ---- blocked loops ----
-  Stmt k_blocks(const Expr& j0c, const Expr& ncur) {
+  Stmt n_blocks(bool direct) {
+    return loop("jc", c_ceil_div(s_.n, t_.nc), [&](const Expr& jc) {
+      return bind("j0c", c_mul(jc, ci(t_.nc)), [&](const Expr& j0c) {
+        return bind("ncur", c_min(ci(t_.nc), c_sub(s_.n, j0c)),
+                    [&](const Expr& ncur) { return k_blocks(j0c, ncur, direct); });
+      });
+    });
+  }
+
+  Stmt k_blocks(const Expr& j0c, const Expr& ncur, bool direct) {
     Expr npc = c_ceil_div(s_.k, t_.kc);
     return loop("pc", npc, [&](const Expr& pc) {
       Expr first = pc->as<IntImm>() ? bool_const(is_const(pc, 0)) : compare(CmpOp::kEq, pc, ci(0));
@@ -194,7 +215,7 @@ class Gen {
                                    : compare(CmpOp::kEq, pc, c_sub(npc, ci(1)));
       return bind("p0", c_mul(pc, ci(t_.kc)), [&](const Expr& p0) {
         return bind("kcur", c_min(ci(t_.kc), c_sub(s_.k, p0)), [&](const Expr& kcur) {
-          Stmt pb = pack_b(j0c, ncur, p0, kcur);
+          Stmt pb = pack_b(j0c, ncur, p0, kcur, direct);
           Stmt mb = loop("ic", c_ceil_div(s_.m, t_.mc), [&](const Expr& ic) {
             return bind("i0c", c_mul(ic, ci(t_.mc)), [&](const Expr& i0c) {
               return bind("mcur", c_min(ci(t_.mc), c_sub(s_.m, i0c)), [&](const Expr& mcur) {
@@ -204,10 +225,17 @@ class Gen {
                     Expr ib = c_add(i0c, c_mul(ir, ci(t_.mr)));
                     Expr jb = c_add(j0c, c_mul(jr, ci(t_.nr)));
                     Expr ap = c_add(ap_, c_mul(ir, ci(t_.kc * t_.mr)));
-                    Expr bp = c_add(bp_, c_mul(jr, ci(t_.kc * t_.nr)));
+                    BSrc packed{s_.workspace, c_add(bp_, c_mul(jr, ci(t_.kc * t_.nr))), ci(t_.nr)};
                     return bind("ib", ib, [&](const Expr& ibv) {
                       return bind("jb", jb, [&](const Expr& jbv) {
-                        return tile(ibv, jbv, ap, bp, kcur, first, last);
+                        if (!direct) return tile(ibv, jbv, ap, packed, kcur, first, last);
+                        BSrc in_place{s_.b.buffer,
+                                      c_add(s_.b.offset, c_add(c_mul(p0, s_.b.row_stride), jbv)),
+                                      s_.b.row_stride};
+                        Expr whole = full_n_ ? bool_const(true) : c_le(c_add(jbv, ci(t_.nr)), s_.n);
+                        if (is_true(whole)) return tile(ibv, jbv, ap, in_place, kcur, first, last);
+                        return c_if(whole, tile(ibv, jbv, ap, in_place, kcur, first, last),
+                                    tile(ibv, jbv, ap, packed, kcur, first, last));
                       });
                     });
                   });
@@ -224,7 +252,9 @@ class Gen {
 
   // B[p0 .. p0+kcur, j0c .. j0c+ncur) -> panels of nr columns: Bp[jp][q][0..nr), columns past N
   // clamped to N-1 (their results are never stored).
-  Stmt pack_b(const Expr& j0c, const Expr& ncur, const Expr& p0, const Expr& kcur) {
+  // With `edge_only`, only a partial last panel is packed (the others are read in place).
+  Stmt pack_b(const Expr& j0c, const Expr& ncur, const Expr& p0, const Expr& kcur,
+              bool edge_only) {
     const MatrixRef& b = s_.b;
     return loop("jp", c_ceil_div(ncur, t_.nr), [&](const Expr& jp) {
       return bind("pjb", c_add(j0c, c_mul(jp, ci(t_.nr))), [&](const Expr& jb) {
@@ -236,12 +266,15 @@ class Gen {
             return store(s_.workspace, c_add(dst, c),
                          load(f32(), b.buffer, c_add(src, c_mul(col, b.col_stride))));
           });
-          if (!is_const(b.col_stride, 1)) return edge;
-          std::vector<Stmt> full;
-          for (int64_t v = 0; v < t_.nr / L_; ++v)
-            full.push_back(store(s_.workspace, vramp(c_add(dst, ci(v * L_)), L_),
-                                 load(f32(L_), b.buffer, vramp(c_add(src, c_add(jb, ci(v * L_))), L_))));
           Expr is_full = full_n_ ? bool_const(true) : c_le(c_add(jb, ci(t_.nr)), s_.n);
+          if (edge_only) return c_if(is_full, block({}), edge);
+          // Whole panel: vector loads (a gather with stride K when B is transposed).
+          std::vector<Stmt> full;
+          for (int64_t v = 0; v < t_.nr / L_; ++v) {
+            Expr col0 = c_mul(c_add(jb, ci(v * L_)), b.col_stride);
+            full.push_back(store(s_.workspace, vramp(c_add(dst, ci(v * L_)), L_),
+                                 load(f32(L_), b.buffer, ramp(c_add(src, col0), b.col_stride, L_))));
+          }
           return c_if(is_full, block(full), edge);
         });
       });
@@ -284,37 +317,87 @@ class Gen {
     });
   }
 
-  // The microkernel on panels at ap/bp over kcur steps, then the write-out of the mr x nr tile
-  // whose top-left element is C[ib, jb].
-  Stmt tile(const Expr& ib, const Expr& jb, const Expr& ap, const Expr& bp, const Expr& kcur,
+  // The mr x nr tile whose top-left element is C[ib, jb]: the mr-row microkernel when all its
+  // rows are valid, else the 1-row microkernel once per valid row.
+  Stmt tile(const Expr& ib, const Expr& jb, const Expr& ap, const BSrc& bsrc, const Expr& kcur,
             const Expr& first, const Expr& last) {
-    const int64_t nv = t_.nr / L_, mr = t_.mr, nr = t_.nr;
-    const std::string acc = nm("acc");
-    auto acc_at = [&](int64_t r, int64_t v) { return vramp(ci(r * nr + v * L_), L_); };
-    std::vector<Stmt> init;
-    for (int64_t r = 0; r < mr; ++r)
-      for (int64_t v = 0; v < nv; ++v) init.push_back(store(acc, acc_at(r, v), broadcast(fimm(0), L_)));
+    Expr rows_full = full_m_ ? bool_const(true) : c_le(c_add(ib, ci(t_.mr)), s_.m);
+    if (is_true(rows_full) || t_.mr == 1) return kernel(ib, jb, ap, bsrc, kcur, first, last, t_.mr);
+    Stmt rows = bind("mrow", c_sub(s_.m, ib), [&](const Expr& mrows) {
+      return loop("r1", mrows, [&](const Expr& r) {
+        return kernel(c_add(ib, r), jb, c_add(ap, r), bsrc, kcur, first, last, 1);
+      });
+    });
+    if (is_false(rows_full)) return rows;
+    return if_then_else(rows_full, kernel(ib, jb, ap, bsrc, kcur, first, last, t_.mr), rows);
+  }
 
-    Stmt kloop = loop("q", kcur, [&](const Expr& q) {
+  // Microkernel: rows x nr accumulators over kcur steps of the A panel at ap (element (r, q) at
+  // ap + q * mr + r) and the B panel bsrc, then the write-out of C[ib .. ib+rows, jb .. jb+nr).
+  // With few accumulators, U sets of them take alternate k steps (independent FMA chains hide
+  // the FMA latency) and are summed at the end.
+  Stmt kernel(const Expr& ib, const Expr& jb, const Expr& ap, const BSrc& bsrc, const Expr& kcur,
+              const Expr& first, const Expr& last, int64_t mr) {
+    const int64_t nv = t_.nr / L_, nr = t_.nr, amr = t_.mr;
+    const int64_t U = mr * nv >= 8 ? 1 : std::min<int64_t>(4, (8 + mr * nv - 1) / (mr * nv));
+    const std::string acc = nm(mr == t_.mr ? "acc" : "acc1");
+    auto acc_at = [&](int64_t r, int64_t v, int64_t u = 0) {
+      return vramp(ci((u * mr + r) * nr + v * L_), L_);
+    };
+    std::vector<Stmt> init;
+    for (int64_t u = 0; u < U; ++u)
+      for (int64_t r = 0; r < mr; ++r)
+        for (int64_t v = 0; v < nv; ++v)
+          init.push_back(store(acc, acc_at(r, v, u), broadcast(fimm(0), L_)));
+
+    // One k step into accumulator set u.
+    auto step = [&](const Expr& q, int64_t u) {
+      const std::string sfx = "_" + std::to_string(u);
       std::vector<Stmt> fmas;
       for (int64_t r = 0; r < mr; ++r)
         for (int64_t v = 0; v < nv; ++v) {
-          Expr a = var(nm("a" + std::to_string(r)), f32(L_));
-          Expr b = var(nm("b" + std::to_string(v)), f32(L_));
-          fmas.push_back(store(acc, acc_at(r, v),
-                               call(Intrinsic::kFma, {a, b, load(f32(L_), acc, acc_at(r, v))})));
+          Expr a = var(nm("a" + std::to_string(r) + sfx), f32(L_));
+          Expr b = var(nm("b" + std::to_string(v) + sfx), f32(L_));
+          fmas.push_back(store(acc, acc_at(r, v, u),
+                               call(Intrinsic::kFma, {a, b, load(f32(L_), acc, acc_at(r, v, u))})));
         }
       Stmt body = block(fmas);
       for (int64_t r = mr - 1; r >= 0; --r)
-        body = let(nm("a" + std::to_string(r)),
-                   broadcast(load(f32(), s_.workspace, c_add(ap, c_add(c_mul(q, ci(mr)), ci(r)))), L_),
+        body = let(nm("a" + std::to_string(r) + sfx),
+                   broadcast(load(f32(), s_.workspace, c_add(ap, c_add(c_mul(q, ci(amr)), ci(r)))), L_),
                    body);
       for (int64_t v = nv - 1; v >= 0; --v)
-        body = let(nm("b" + std::to_string(v)),
-                   load(f32(L_), s_.workspace, vramp(c_add(bp, c_add(c_mul(q, ci(nr)), ci(v * L_))), L_)),
+        body = let(nm("b" + std::to_string(v) + sfx),
+                   load(f32(L_), bsrc.buffer,
+                        vramp(c_add(bsrc.base, c_add(c_mul(q, bsrc.stride), ci(v * L_))), L_)),
                    body);
       return body;
-    });
+    };
+    std::vector<Stmt> compute = {block(init)};
+    if (U == 1) {
+      compute.push_back(loop("q", kcur, [&](const Expr& q) { return step(q, 0); }));
+    } else {
+      int64_t kc = 0;
+      Expr main = const_of(kcur, &kc) ? ci(kc / U) : div(kcur, ci(U));
+      compute.push_back(loop("qo", main, [&](const Expr& qo) {
+        std::vector<Stmt> st;
+        for (int64_t u = 0; u < U; ++u) st.push_back(step(c_add(c_mul(qo, ci(U)), ci(u)), u));
+        return block(st);
+      }));
+      Expr done = c_mul(main, ci(U));
+      compute.push_back(bind("qd", done, [&](const Expr& d) {
+        return loop("qt", c_sub(kcur, d), [&](const Expr& qt) { return step(c_add(d, qt), 0); });
+      }));
+      std::vector<Stmt> sum;
+      for (int64_t r = 0; r < mr; ++r)
+        for (int64_t v = 0; v < nv; ++v) {
+          Expr x = load(f32(L_), acc, acc_at(r, v, 0));
+          for (int64_t u = 1; u < U; ++u) x = add(x, load(f32(L_), acc, acc_at(r, v, u)));
+          sum.push_back(store(acc, acc_at(r, v, 0), x));
+        }
+      compute.push_back(block(sum));
+    }
+    Stmt kloop = block(compute);
 
     // Full tile: vector stores straight from the accumulators.
     std::vector<Stmt> full;
@@ -325,7 +408,7 @@ class Gen {
 
     // Edge tile: copy to a scratch tile (the accumulators keep constant indices so they stay in
     // registers), then store the valid mv x nv part: whole rows as vectors, else element-wise.
-    const std::string et = nm("edge");
+    const std::string et = nm(mr == t_.mr ? "edge" : "edge1");
     std::vector<Stmt> copy;
     for (int64_t r = 0; r < mr; ++r)
       for (int64_t v = 0; v < nv; ++v)
@@ -354,7 +437,7 @@ class Gen {
     Expr is_full = c_and(full_m_ ? bool_const(true) : c_le(c_add(ib, ci(mr)), s_.m),
                          full_n_ ? bool_const(true) : c_le(c_add(jb, ci(nr)), s_.n));
     Stmt out = c_if(is_full, block(full), edge);
-    return allocate(acc, DType::kFloat32, mr * nr, block({block(init), kloop, out}));
+    return allocate(acc, DType::kFloat32, U * mr * nr, block({kloop, out}));
   }
 
   const GemmSpec& s_;
@@ -383,6 +466,7 @@ Expected<Tiles> tiles_from_tuning(const std::map<std::string, int64_t>& tuning, 
                                    : nullptr;
     if (!slot) return invalid_argument("gemm: unknown tuning knob '{}' (known: mr nr kc mc nc)", name);
     *slot = value;
+    if (name == "mr" || name == "nr") t.small_m_shape = false;
   }
   if (t.mr < 1 || t.mr > 16) return invalid_argument("gemm: mr = {} is not in [1, 16]", t.mr);
   if (t.nr < lanes || t.nr % lanes != 0 || t.nr > 8 * lanes)
@@ -398,6 +482,14 @@ Expected<Tiles> tiles_from_tuning(const std::map<std::string, int64_t>& tuning, 
 Tiles effective_tiles(const GemmSpec& spec) {
   Tiles t = spec.tiles;
   int64_t m = 0, n = 0, k = 0;
+  if (t.small_m_shape && const_of(spec.m, &m) && m >= 1 && m < t.mr) {
+    // A few rows (batch-1 inference): B streams from memory once; wide rows of up to 8 vectors
+    // keep 8+ independent FMA chains and read B in long contiguous runs.
+    t.mr = m;
+    int64_t vecs = std::max<int64_t>(1, 8 / m);
+    if (const_of(spec.n, &n)) vecs = std::min(vecs, std::max<int64_t>(1, (n + spec.lanes - 1) / spec.lanes));
+    t.nr = std::max(t.nr, vecs * spec.lanes);
+  }
   if (const_of(spec.k, &k) && k > 0) {  // balance the K blocks: 784 = 4 x 196, not 3 x 256 + 16
     int64_t blocks = (k + t.kc - 1) / t.kc;
     t.kc = (k + blocks - 1) / blocks;

@@ -27,6 +27,9 @@ struct Tiles {
   int64_t kc = 256;
   int64_t mc = 144;
   int64_t nc = 1024;
+  /// When M is a constant below mr: mr = M and nr widened to up to 8 vectors (off when the
+  /// tuning map sets mr or nr).
+  bool small_m_shape = true;
 };
 
 /// Defaults for `lanes` (16: AVX-512, 8: AVX2) overridden by the "mr", "nr", "kc", "mc", "nc"

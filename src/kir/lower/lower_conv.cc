@@ -1,13 +1,210 @@
-// Lowering of Conv-anchored matmul-epilogue regions (placeholder: every region is unsupported and
-// stays on tier 0's oneDNN convolution).
+// Lowering of Conv-anchored matmul-epilogue regions: 2-D NCHW convolution (any group, so also
+// depthwise; pads, auto_pad, strides, dilations) as im2col into the workspace plus the generated
+// GEMM of gemm_kernel.h per (image, group): Y[n, g] (Mg x OH*OW) = W[g] (Mg x Cg*KH*KW) x col.
+// 1x1 kernels with stride 1 and no padding read X in place (no im2col). Channel, kernel and
+// spatial sizes must be constants (exact level, or fixed by the graph); the batch may be dynamic.
+// Bias and the elementwise epilogue are applied as C tiles are stored. Source: ONNX Conv-11.
+#include <algorithm>
+#include <memory>
+
+#include "kir/lower/gemm_kernel.h"
 #include "kir/lower/lower_internal.h"
+#include "kir/lower/matmul_common.h"
 
 namespace tierjit::kir::lowering {
 
-Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOptions&) {
-  return unsupported("region '{}': no Conv lowering yet", region.name);
+namespace {
+
+struct Geometry {
+  int64_t c = 0, h = 0, w = 0, m = 0, group = 1, kh = 0, kw = 0;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0, oh = 0, ow = 0;
+};
+
+std::vector<int64_t> ints_attr(const ir::Node& n, const char* name, std::vector<int64_t> dflt) {
+  const ir::Attribute* a = n.attr(name);
+  return a ? a->ints : dflt;
 }
 
-bool conv_supported(const passes::Region&) { return false; }
+// The Conv's geometry from constant dims; kUnsupported for anything but a plain 2-D case.
+Expected<Geometry> geometry(const passes::Region& region, const RegionIo& io, int ix, int iw) {
+  const ir::Node& n = *region.anchor;
+  auto fail = [&](const std::string& why) {
+    return unsupported("region '{}': Conv '{}': {}", region.name, n.name(), why);
+  };
+  if (io.rank_of_input(ix) != 4 || io.rank_of_input(iw) != 4) return fail("only 2-D (NCHW) is lowered");
+  int64_t v[8];
+  for (int d = 1; d < 4; ++d)
+    if (!const_value(io.input_dim(ix, d), &v[d])) return fail("channels and spatial dims must be constants");
+  for (int d = 0; d < 4; ++d)
+    if (!const_value(io.input_dim(iw, d), &v[4 + d])) return fail("weight dims must be constants");
+  Geometry g;
+  g.c = v[1], g.h = v[2], g.w = v[3], g.m = v[4], g.kh = v[6], g.kw = v[7];
+  g.group = n.attr_int("group", 1);
+  if (g.group <= 0 || g.c % g.group != 0 || g.m % g.group != 0 || v[5] * g.group != g.c)
+    return fail("channels do not match group");
+  if (g.h <= 0 || g.w <= 0 || g.c <= 0 || g.kh <= 0 || g.kw <= 0) return fail("empty image or kernel");
+  auto strides = ints_attr(n, "strides", {1, 1}), dil = ints_attr(n, "dilations", {1, 1});
+  auto pads = ints_attr(n, "pads", {0, 0, 0, 0});
+  if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4) return fail("bad attribute rank");
+  g.sh = strides[0], g.sw = strides[1], g.dh = dil[0], g.dw = dil[1];
+  if (g.sh <= 0 || g.sw <= 0 || g.dh <= 0 || g.dw <= 0) return fail("non-positive stride or dilation");
+  const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  const int64_t in[2] = {g.h, g.w}, k[2] = {g.kh, g.kw}, s[2] = {g.sh, g.sw}, dl[2] = {g.dh, g.dw};
+  int64_t pb[2], out[2];
+  for (int i = 0; i < 2; ++i) {
+    const int64_t eff = (k[i] - 1) * dl[i] + 1;
+    int64_t pe = 0;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out[i] = (in[i] + s[i] - 1) / s[i];
+      const int64_t total = std::max<int64_t>(0, (out[i] - 1) * s[i] + eff - in[i]);
+      pb[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      continue;
+    }
+    if (auto_pad == "VALID") {
+      pb[i] = 0;
+    } else if (auto_pad == "NOTSET") {
+      pb[i] = pads[i];
+      pe = pads[i + 2];
+    } else {
+      return fail("unknown auto_pad");
+    }
+    if (pb[i] < 0 || pe < 0 || in[i] + pb[i] + pe < eff) return fail("bad padding");
+    out[i] = (in[i] + pb[i] + pe - eff) / s[i] + 1;
+  }
+  g.ph = pb[0], g.pw = pb[1], g.oh = out[0], g.ow = out[1];
+  return g;
+}
+
+// col[(c * KH + kh) * KW + kw][oh * OW + ow] = X[n, c0 + c, ih, iw] (0 in the padding), for the
+// Cg channels from c0 of image n, into workspace[col0 ..].
+Stmt im2col(const Geometry& g, const std::string& x, const Expr& image_off, int64_t c_count,
+            int64_t col0) {
+  const int64_t os = g.oh * g.ow;
+  Expr c = var("ic_c"), kh = var("ic_kh"), kw = var("ic_kw"), oh = var("ic_oh"), ow = var("ic_ow");
+  Expr ih = add(mul(oh, imm(g.sh)), imm(-g.ph + 0)), iw = add(mul(ow, imm(g.sw)), imm(-g.pw));
+  ih = add(ih, mul(kh, imm(g.dh)));
+  iw = add(iw, mul(kw, imm(g.dw)));
+  Expr valid = binary(BinaryOp::kAnd,
+                      binary(BinaryOp::kAnd, compare(CmpOp::kGe, ih, imm(0)), lt(ih, imm(g.h))),
+                      binary(BinaryOp::kAnd, compare(CmpOp::kGe, iw, imm(0)), lt(iw, imm(g.w))));
+  Expr ihc = min(max(ih, imm(0)), imm(g.h - 1)), iwc = min(max(iw, imm(0)), imm(g.w - 1));
+  Expr src = add(image_off, add(mul(c, imm(g.h * g.w)), add(mul(ihc, imm(g.w)), iwc)));
+  Expr row = add(mul(add(mul(c, imm(g.kh)), kh), imm(g.kw)), kw);
+  Expr dst = add(imm(col0), add(mul(row, imm(os)), add(mul(oh, imm(g.ow)), ow)));
+  Stmt body = store("workspace", dst, select(valid, load(f32(), x, src), fimm(0)));
+  body = for_loop("ic_ow", imm(0), imm(g.ow), body, ForKind::kVectorized);
+  body = for_loop("ic_oh", imm(0), imm(g.oh), body);
+  body = for_loop("ic_kw", imm(0), imm(g.kw), body);
+  body = for_loop("ic_kh", imm(0), imm(g.kh), body);
+  return for_loop("ic_c", imm(0), imm(c_count), body);
+}
+
+}  // namespace
+
+Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOptions& options) {
+  const ir::Node& n = *region.anchor;
+  RegionIo io(region, options);
+  const int ix = io.input_index(n.input(0)), iw = io.input_index(n.input(1));
+  const int ib = n.input(2) ? io.input_index(n.input(2)) : -1;
+  if (ix < 0 || iw < 0 || (n.input(2) && ib < 0))
+    return unsupported("region '{}': Conv inputs are not region inputs", region.name);
+  for (int i : {ix, iw, ib})
+    if (i >= 0 && options.inputs[i].dtype != DType::kFloat32)
+      return unsupported("region '{}': Conv '{}' is not float32", region.name, n.name());
+  TJ_ASSIGN_OR_RETURN(Geometry g, geometry(region, io, ix, iw));
+  const int lanes = std::clamp(options.vector_lanes, 1, 16);
+  TJ_ASSIGN_OR_RETURN(gemm::Tiles tiles, gemm::tiles_from_tuning(options.tuning, lanes));
+
+  const int64_t os = g.oh * g.ow, cg = g.c / g.group, mg = g.m / g.group;
+  const int64_t kg = cg * g.kh * g.kw;
+  const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
+                      g.oh == g.h && g.ow == g.w;
+  Expr batch = io.input_dim(ix, 0);
+
+  // The epilogue sees the output as [N, M, OH*OW]: inputs must broadcast over both spatial dims
+  // alike (per-channel bias [M, 1, 1], a residual [N, M, OH, OW], a scalar).
+  std::vector<Expr> out_dims = {batch, imm(g.m), imm(os)};
+  auto view = [&](const std::vector<Expr>& d) -> std::optional<std::vector<Expr>> {
+    std::vector<Expr> full(4, imm(1));
+    if (d.size() > 4) return std::nullopt;
+    for (size_t k = 0; k < d.size(); ++k) full[4 - d.size() + k] = d[k];
+    int64_t a = 0, b = 0;
+    if (!const_value(full[2], &a) || !const_value(full[3], &b)) return std::nullopt;
+    Expr sp;
+    if (a == 1 && b == 1) sp = imm(1);
+    else if (a == g.oh && b == g.ow) sp = imm(os);
+    else return std::nullopt;
+    return std::vector<Expr>{full[0], full[1], sp};
+  };
+  TJ_ASSIGN_OR_RETURN(Epilogue epi, Epilogue::make(region, io, out_dims, view));
+
+  Expr img = var("cv_n"), grp = var("cv_g");
+  gemm::GemmSpec s;
+  s.m = imm(mg);
+  s.k = imm(kg);
+  s.n = imm(os);
+  s.a = {"in" + std::to_string(iw), fold_mul(grp, imm(mg * kg)), imm(kg), imm(1)};
+  s.tiles = tiles;
+  s.lanes = lanes;
+  s.prefix = "g_";
+  s.workspace = "workspace";
+  s.workspace_offset = imm(0);
+  const int64_t gemm_ws = options.tier >= 2 ? gemm::workspace_floats(s) : 0;
+  const int64_t col0 = (gemm_ws + 15) / 16 * 16;
+  const std::string x = "in" + std::to_string(ix);
+  Expr image_off = add(mul(img, imm(g.c * g.h * g.w)), mul(grp, imm(cg * g.h * g.w)));
+  if (direct) {
+    s.b = {x, image_off, imm(os), imm(1)};
+  } else {
+    s.b = {"workspace", imm(col0), imm(os), imm(1)};
+  }
+  Expr row_base = add(mul(img, imm(g.m)), mul(grp, imm(mg)));
+  s.c = epi.accumulator();
+  s.c_offset = mul(row_base, imm(os));
+  std::optional<BroadcastIndex> bias;
+  if (ib >= 0) bias = BroadcastIndex({imm(g.m), imm(1)}, out_dims);
+  const std::string bias_buf = "in" + std::to_string(ib);
+  auto error = std::make_shared<Status>();
+  s.store = [epi, row_base, bias, bias_buf, error](const Expr& v, const Expr& row, const Expr& col,
+                                                   int l) -> Stmt {
+    Expr r = add(row_base, row);
+    Expr y = bias ? add(v, bias->load(bias_buf, DType::kFloat32, r, col, l)) : v;
+    auto st = epi.store(y, r, col, l);
+    if (st.ok()) return *st;
+    if (error->ok()) *error = st.status();
+    return block({});
+  };
+
+  LoweredRegion out;
+  Stmt gemm_stmt = options.tier >= 2 ? gemm::gemm_packed(s) : gemm::gemm_loops(s);
+  TJ_RETURN_IF_ERROR(*error);
+  Stmt body = direct ? gemm_stmt : block({im2col(g, x, image_off, cg, col0), gemm_stmt});
+  body = for_loop("cv_n", imm(0), batch, for_loop("cv_g", imm(0), imm(g.group), body));
+  const int64_t ws = direct ? gemm_ws : col0 + kg * os;
+  out.fn = io.function(body, ws);
+  out.workspace_bytes = ws * 4;
+  out.notes.push_back(std::string(direct ? "conv 1x1 as GEMM on X in place, " : "conv im2col + ") +
+                      (options.tier >= 2 ? gemm::describe(gemm::effective_tiles(s), lanes)
+                                         : std::string("gemm loops")) +
+                      " per image and group (" + std::to_string(g.group) + ")");
+  return out;
+}
+
+bool conv_supported(const passes::Region& region) {
+  const ir::Node* n = region.anchor;
+  if (!n || n->op() != ir::OpKind::Conv) return false;
+  for (size_t i = 0; i < n->num_inputs() && i < 3; ++i) {
+    const ir::Value* v = n->input(i);
+    if (!v) continue;
+    if (v->type().dtype != DType::kFloat32 || !v->type().shape) return false;
+  }
+  const auto& xs = n->input(0)->type().shape, &ws = n->input(1)->type().shape;
+  if (xs->size() != 4 || ws->size() != 4) return false;
+  for (size_t d = 1; d < 4; ++d)
+    if (!(*xs)[d].is_constant()) return false;
+  for (const ir::Dim& d : *ws)
+    if (!d.is_constant()) return false;
+  return Epilogue::supported(region);
+}
 
 }  // namespace tierjit::kir::lowering

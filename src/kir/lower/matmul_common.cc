@@ -154,7 +154,7 @@ bool Epilogue::supported(const passes::Region& region) {
 }
 
 Expected<Epilogue> Epilogue::make(const passes::Region& region, const RegionIo& io,
-                                  std::vector<Expr> out_dims) {
+                                  std::vector<Expr> out_dims, const DimsView& view) {
   Epilogue e;
   e.region_ = &region;
   e.out_dims_ = out_dims;
@@ -177,11 +177,18 @@ Expected<Epilogue> Epilogue::make(const passes::Region& region, const RegionIo& 
         if (i < 0 || !lowerable(v))
           return unsupported("region '{}': node '{}': input '{}' is not a region input",
                              region.name, n->name(), v ? v->name() : "");
-        if (io.rank_of_input(i) > static_cast<int64_t>(out_dims.size()))
+        if (!view && io.rank_of_input(i) > static_cast<int64_t>(out_dims.size()))
           return unsupported("region '{}': node '{}': input '{}' has a higher rank than the output",
                              region.name, n->name(), v->name());
         std::vector<Expr> dims;
         for (int64_t d = 0; d < io.rank_of_input(i); ++d) dims.push_back(io.input_dim(i, d));
+        if (view) {
+          auto v2 = view(dims);
+          if (!v2)
+            return unsupported("region '{}': node '{}': input '{}' does not broadcast per channel",
+                               region.name, n->name(), v->name());
+          dims = *v2;
+        }
         o.node = -2;
         o.buffer = "in" + std::to_string(i);
         o.dtype = v->type().dtype;

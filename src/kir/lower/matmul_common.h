@@ -3,6 +3,7 @@
 // epilogue chain applied to C values as they are stored.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -58,8 +59,11 @@ class BroadcastIndex {
 class Epilogue {
  public:
   /// Errors: kUnsupported naming the node whose op or input has no epilogue lowering.
+  /// `view` (optional) maps an epilogue input's dims to dims broadcasting against `out_dims`
+  /// (e.g. Conv merges the spatial dims); nullopt: that input is unsupported.
+  using DimsView = std::function<std::optional<std::vector<Expr>>(const std::vector<Expr>&)>;
   static Expected<Epilogue> make(const passes::Region& region, const RegionIo& io,
-                                 std::vector<Expr> out_dims);
+                                 std::vector<Expr> out_dims, const DimsView& view = nullptr);
   /// True if `region`'s epilogue nodes can be lowered (op and dtypes), ignoring shapes.
   static bool supported(const passes::Region& region);
 

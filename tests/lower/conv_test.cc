@@ -1,0 +1,88 @@
+// Differential tests of the Conv lowering (lower_conv.cc: im2col + generated GEMM) against tier 0
+// (oneDNN convolution): 2-D NCHW with pads, strides, dilations, auto_pad, groups (depthwise),
+// 1x1 in place, bias and epilogues, batch symbolic (every level and tier).
+// Tolerance: K = C/group * KH * KW float32 products summed in a different order than oneDNN's,
+// as in matmul_test.cc: atol = 1e-6 * K + rtol 1e-4.
+#include "lower_test_util.h"
+
+namespace tierjit::lower_testing {
+namespace {
+
+using ir::OpKind;
+using passes::testing::attr_int;
+using passes::testing::attr_ints;
+using passes::testing::C;
+using passes::testing::dims;
+using passes::testing::S;
+
+struct ConvCase {
+  int64_t c, h, w, m, kh, kw, group;
+  std::vector<int64_t> strides, dilations, pads;
+  std::string auto_pad;
+  bool bias;
+};
+
+void check_conv(const ConvCase& k, int64_t batch, bool relu, bool residual) {
+  SCOPED_TRACE("C=" + std::to_string(k.c) + " HxW=" + std::to_string(k.h) + "x" + std::to_string(k.w) +
+               " M=" + std::to_string(k.m) + " k=" + std::to_string(k.kh) + "x" + std::to_string(k.kw) +
+               " group=" + std::to_string(k.group) + " auto_pad=" + k.auto_pad);
+  GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kFloat32, dims({S("N"), C(k.c), C(k.h), C(k.w)}));
+  std::vector<ir::Value*> ins = {x, b.constant("w", random_f32({k.m, k.c / k.group, k.kh, k.kw}, 1))};
+  if (k.bias) ins.push_back(b.constant("b", random_f32({k.m}, 2)));
+  passes::testing::Attrs attrs = {{"group", attr_int(k.group)}};
+  if (!k.strides.empty()) attrs.push_back({"strides", attr_ints(k.strides)});
+  if (!k.dilations.empty()) attrs.push_back({"dilations", attr_ints(k.dilations)});
+  if (!k.pads.empty()) attrs.push_back({"pads", attr_ints(k.pads)});
+  if (!k.auto_pad.empty()) {
+    ir::Attribute a;
+    a.kind = ir::Attribute::Kind::kString;
+    a.s = k.auto_pad;
+    attrs.push_back({"auto_pad", a});
+  }
+  ir::Value* conv = b.node(OpKind::Conv, ins, "conv", attrs);
+  b.infer();
+  ir::Value* y = conv;
+  std::vector<Tensor> feeds = {random_f32({batch, k.c, k.h, k.w}, 3)};
+  if (relu) y = b.node(OpKind::Relu, {y}, "relu");
+  if (residual) {
+    // The residual has the conv output's shape (a second fed input).
+    const auto& ys = *conv->type().shape;
+    ir::Value* r = b.input("res", DType::kFloat32, dims({S("N"), ys[1], ys[2], ys[3]}));
+    y = b.node(OpKind::Add, {y, r}, "residual");
+    feeds.push_back(random_f32({batch, ys[1].value, ys[2].value, ys[3].value}, 4));
+  }
+  b.output(y);
+  b.infer();
+  DiffOptions o;
+  o.kinds = {passes::RegionKind::kMatMulEpilogue};
+  const double kk = static_cast<double>(k.c / k.group * k.kh * k.kw);
+  o.tol.rtol = 1e-4;
+  o.tol.atol = 1e-6 * kk + 1e-6;
+  expect_all_levels_match(b.g, feeds, o);
+}
+
+TEST(LowerConv, PadsStridesDilationsGroups) {
+  const ConvCase cases[] = {
+      {3, 9, 11, 8, 3, 3, 1, {}, {}, {1, 1, 1, 1}, "", true},             // 3x3 same
+      {4, 10, 7, 5, 3, 2, 1, {2, 1}, {1, 2}, {0, 1, 2, 0}, "", false},    // strided, dilated
+      {6, 8, 8, 6, 3, 3, 6, {1, 1}, {}, {1, 1, 1, 1}, "", true},          // depthwise
+      {6, 8, 8, 4, 3, 3, 2, {2, 2}, {}, {}, "SAME_UPPER", true},          // grouped, auto_pad
+      {5, 6, 7, 3, 2, 2, 1, {}, {}, {}, "SAME_LOWER", false},
+      {16, 5, 5, 33, 1, 1, 1, {}, {}, {}, "", true},                      // 1x1: X in place
+      {8, 9, 9, 17, 1, 1, 1, {2, 2}, {}, {}, "", true},                   // 1x1 strided: im2col
+      {2, 1, 1, 3, 1, 1, 1, {}, {}, {}, "VALID", false},                  // 1x1 image
+      {3, 4, 4, 2, 5, 5, 1, {}, {}, {2, 2, 2, 2}, "", true},              // kernel > image
+  };
+  for (const ConvCase& c : cases) check_conv(c, 2, false, false);
+}
+
+TEST(LowerConv, BatchSizesAndEpilogues) {
+  const ConvCase c = {8, 7, 7, 16, 3, 3, 1, {}, {}, {1, 1, 1, 1}, "", true};
+  for (int64_t n : {0, 1, 3}) check_conv(c, n, true, true);
+  const ConvCase dw = {16, 9, 9, 16, 3, 3, 16, {2, 2}, {}, {1, 1, 1, 1}, "", true};
+  check_conv(dw, 2, true, false);
+}
+
+}  // namespace
+}  // namespace tierjit::lower_testing
