@@ -2,6 +2,7 @@
 #include "runtime/plan.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include "support/check.h"
@@ -179,6 +180,7 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
       for (const auto& [id, t] : st.bound) bytes += t.nbytes() + sizeof(Tensor);
     } else if (!compiled[ri]) {
       st.kind = StepKind::kTier0;
+      st.tier = 0;
       st.nodes = r.nodes;
       for (const ir::Value* v : r.outputs) st.check_ids.push_back(static_cast<uint32_t>(v->id()));
       st.check = st.check_ids;
@@ -186,6 +188,7 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
       st.kind = StepKind::kCompiled;
       st.compiled = std::move(compiled[ri]);
       st.fn = st.compiled->kernel.fn;
+      st.tier = st.compiled->tier;
       ++p->compiled_steps_;
       bytes += st.compiled->bytes();
       for (const ir::Value* v : r.inputs) {
@@ -209,6 +212,19 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
       p->max_buffers_ = std::max(p->max_buffers_, st.inputs.size() + st.outputs.size() + 1);
       bytes += st.dims.size() * sizeof(int64_t) + (st.inputs.size() + st.outputs.size()) * sizeof(PlanOperand);
     }
+    if (r.kind == passes::RegionKind::kElementwise || r.kind == passes::RegionKind::kReduction ||
+        r.kind == passes::RegionKind::kMatMulEpilogue) {
+      for (const ir::Value* v : r.inputs) {
+        const uint32_t id = static_cast<uint32_t>(v->id());
+        st.region_sig.add_input(p->dtypes_[id], p->shapes_[id]);
+        st.bytes += static_cast<double>(shape_bytes(p->dtypes_[id], p->shapes_[id]));
+      }
+      for (const ir::Value* v : r.outputs) {
+        const uint32_t id = static_cast<uint32_t>(v->id());
+        st.bytes += static_cast<double>(shape_bytes(p->dtypes_[id], p->shapes_[id]));
+        st.flops += static_cast<double>(shape_numel(p->shapes_[id]));
+      }
+    }
     bytes += sizeof(PlanStep);
   }
   // Inputs read from the arena: the producer's offset.
@@ -228,6 +244,19 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
       for (const auto& b : st.bound) c = c || b.first == id;
     p->clone_output_[i] = c;
   }
+  return p;
+}
+
+std::shared_ptr<Plan> Plan::remake(const Plan& old,
+                                   std::vector<std::shared_ptr<const CompiledRegion>> compiled) {
+  Recording rec;
+  rec.shapes = old.shapes_;
+  rec.dtypes = old.dtypes_;
+  rec.bound.resize(old.steps_.size());
+  for (size_t i = 0; i < old.steps_.size(); ++i) rec.bound[i] = old.steps_[i].bound;
+  auto p = make(*old.layout_, old.sig_, rec, std::move(compiled), old.pool_cap_);
+  p->sample_feeds_ = old.sample_feeds_;
+  if (old.interpret_only()) p->interpret_only_.store(true);
   return p;
 }
 
@@ -256,8 +285,8 @@ void Plan::release(CallStatePtr state) const {
   if (pool_.size() < pool_cap_) pool_.push_back(std::move(state));
 }
 
-Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds,
-                                        bool* shape_changed) const {
+Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* shape_changed,
+                                        double* step_us) const {
   *shape_changed = false;
   CallStatePtr cs = acquire();
   struct Return {
@@ -268,6 +297,7 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds,
   std::vector<Tensor>& vals = cs->frame.values;
   for (size_t i = 0; i < feeds.size(); ++i) vals[layout_->feed_ids[i]] = feeds[i];
   char* arena = static_cast<char*>(cs->arena);
+  auto t0 = step_us ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   for (const PlanStep& st : steps_) {
     switch (st.kind) {
       case StepKind::kBound:
@@ -301,6 +331,11 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds,
       }
     }
     for (uint32_t id : st.release) vals[id] = Tensor();
+    if (step_us) {
+      auto t1 = std::chrono::steady_clock::now();
+      *step_us++ = std::chrono::duration<double, std::micro>(t1 - t0).count();
+      t0 = t1;
+    }
   }
   std::vector<Tensor> out;
   out.reserve(layout_->output_ids.size());
@@ -344,6 +379,20 @@ std::shared_ptr<const Plan> PlanCache::insert(std::shared_ptr<const Plan> plan) 
     ++evictions_;
   }
   return plan;
+}
+
+void PlanCache::replace(std::shared_ptr<const Plan> plan) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [lo, hi] = index_.equal_range(plan->hash());
+    for (auto it = lo; it != hi; ++it)
+      if ((*it->second)->signature() == plan->signature()) {
+        bytes_ = bytes_ - (*it->second)->bytes() + plan->bytes();
+        *it->second = std::move(plan);
+        return;
+      }
+  }
+  insert(std::move(plan));
 }
 
 size_t PlanCache::size() const {

@@ -78,6 +78,12 @@ struct PlanStep {
   int64_t workspace_offset = -1;
   std::vector<std::pair<uint32_t, Tensor>> bound;  ///< kBound
   std::vector<uint32_t> check_ids;           ///< storage of `check`
+  int tier = 0;                              ///< tier the step runs at
+  /// Compiled kinds (elementwise, matmul epilogue, reduction): the region's call Signature under
+  /// this plan, the bytes it reads and writes and its FLOPs (one per output element; the profile
+  /// of the adaptive runtime).
+  Signature region_sig;
+  double bytes = 0, flops = 0;
 };
 
 class Plan {
@@ -89,10 +95,26 @@ class Plan {
                                     std::vector<std::shared_ptr<const CompiledRegion>> compiled,
                                     size_t pool_cap = 8);
 
+  /// The same plan (shapes, plan-time values) with other versions per region (the adaptive
+  /// runtime installed or removed code).
+  static std::shared_ptr<Plan> remake(const Plan& old,
+                                      std::vector<std::shared_ptr<const CompiledRegion>> compiled);
+
   /// Runs one call. `feeds` in feed order, matching the plan's signature. Returns the outputs;
   /// when a tier-0 region produces a shape the plan did not record (data-dependent shapes), stops
-  /// and sets *shape_changed (outputs empty) — the caller reruns the call at tier 0.
-  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& feeds, bool* shape_changed) const;
+  /// and sets *shape_changed (outputs empty) — the caller reruns the call at tier 0. With
+  /// `step_us` (steps().size() entries) each step's wall time in µs is stored there.
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& feeds, bool* shape_changed,
+                                    double* step_us = nullptr) const;
+
+  /// Code epoch of the Session when the plan resolved its versions (adaptive mode).
+  uint64_t epoch() const { return epoch_; }
+  void set_epoch(uint64_t e) { epoch_ = e; }
+  /// Feeds of the plan's first call, kept when the adaptive runtime must rerun it (verify).
+  const std::vector<Tensor>& sample_feeds() const { return sample_feeds_; }
+  void set_sample_feeds(std::vector<Tensor> f) { sample_feeds_ = std::move(f); }
+  const std::vector<Shape>& shapes() const { return shapes_; }
+  const std::vector<DType>& dtypes() const { return dtypes_; }
 
   const Signature& signature() const { return sig_; }
   uint64_t hash() const { return hash_; }
@@ -117,6 +139,8 @@ class Plan {
   void release(CallStatePtr state) const;
 
   const GraphLayout* layout_ = nullptr;
+  uint64_t epoch_ = 0;
+  std::vector<Tensor> sample_feeds_;
   Signature sig_;
   uint64_t hash_ = 0;
   std::vector<Shape> shapes_;
@@ -143,6 +167,8 @@ class PlanCache {
   std::shared_ptr<const Plan> find(const Signature& sig, uint64_t hash) const;
   /// Inserts `plan` unless its signature is cached already; returns the cached plan.
   std::shared_ptr<const Plan> insert(std::shared_ptr<const Plan> plan);
+  /// Puts `plan` in the place of the cached plan of its signature (or inserts it).
+  void replace(std::shared_ptr<const Plan> plan);
   size_t size() const;
   size_t bytes() const;
   uint64_t evictions() const;

@@ -126,6 +126,27 @@ std::vector<Tensor> run_compiled(const CompiledRegion& compiled,
   return outs;
 }
 
+Status CompiledEntry::run(const RegionCall& call) const {
+  std::vector<void*> buffers;
+  std::vector<int64_t> dims;
+  for (const Tensor* t : call.inputs) {
+    buffers.push_back(const_cast<void*>(t->raw_data()));
+    dims.insert(dims.end(), t->shape().begin(), t->shape().end());
+  }
+  for (Tensor* t : call.outputs) {
+    if (!t->defined()) return invalid_argument("compiled region: output not allocated by the caller");
+    buffers.push_back(t->raw_data());
+    dims.insert(dims.end(), t->shape().begin(), t->shape().end());
+  }
+  Tensor workspace;
+  if (c_->workspace_bytes > 0) {
+    workspace = Tensor::empty(DType::kUInt8, {c_->workspace_bytes});
+    buffers.push_back(workspace.raw_data());
+  }
+  c_->kernel(buffers.data(), dims.data());
+  return Status();
+}
+
 Status compare_outputs(const std::vector<Tensor>& got, const std::vector<const Tensor*>& want,
                        double rtol, double atol) {
   if (got.size() != want.size())

@@ -15,6 +15,7 @@
 #include "codegen/codegen.h"
 #include "kir/lower/lower.h"
 #include "passes/region.h"
+#include "runtime/version_table.h"
 #include "support/status.h"
 #include "tierjit/tensor.h"
 
@@ -38,6 +39,19 @@ struct CompileRequest {
   kir::ShapeLevel level = kir::ShapeLevel::kExact;
   int vector_lanes = 8;
   int threads = 1;
+};
+
+/// A CompiledRegion as the VersionTable's entry (adaptive mode). Plans call the kernel directly;
+/// run() serves other callers: outputs must be allocated by the caller with their shapes.
+class CompiledEntry : public VersionEntry {
+ public:
+  explicit CompiledEntry(std::shared_ptr<const CompiledRegion> c) : c_(std::move(c)) {}
+  Status run(const RegionCall& call) const override;
+  size_t code_bytes() const override { return c_->bytes(); }
+  const std::shared_ptr<const CompiledRegion>& compiled() const { return c_; }
+
+ private:
+  std::shared_ptr<const CompiledRegion> c_;
 };
 
 /// Lowering options for `region` under `request`: specs from `shapes`/`dtypes` (indexed by

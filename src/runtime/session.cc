@@ -115,7 +115,20 @@ NamedTensors Session::run(const NamedTensors& feeds) const {
     std::shared_ptr<const runtime::Plan> plan = impl.plans->find(sig, hash);
     if (plan) {
       impl.plan_hits.fetch_add(1, std::memory_order_relaxed);
-      result = impl.run_plan(*plan, ordered);
+      if (!impl.adaptive_on) {
+        result = impl.run_plan(*plan, ordered);
+      } else {
+        // Adaptive: re-resolve after an install; time the steps while a region can still move up.
+        if (plan->epoch() != impl.code_epoch.load(std::memory_order_acquire)) plan = impl.refresh_plan(plan);
+        thread_local std::vector<double> step_us;
+        double* su = nullptr;
+        if (impl.watching.load(std::memory_order_relaxed) > 0 && !plan->interpret_only()) {
+          step_us.resize(plan->steps().size());
+          su = step_us.data();
+        }
+        result = impl.run_plan(*plan, ordered, su);
+        if (su && !plan->interpret_only()) impl.after_call(plan, su);
+      }
     } else {
       // A new signature: validated once, then every call with it is known good.
       interp::validate_feeds(*impl.model.graph, ordered).with_prefix(impl.model.path).throw_if_error();
@@ -144,10 +157,10 @@ std::vector<Tensor> Session::Impl::run_interpreted(const std::vector<Tensor>& fe
 }
 
 std::vector<Tensor> Session::Impl::run_plan(const runtime::Plan& plan,
-                                            const std::vector<Tensor>& feeds) {
+                                            const std::vector<Tensor>& feeds, double* step_us) {
   if (plan.interpret_only()) return run_interpreted(feeds);
   bool shape_changed = false;
-  auto result = plan.run(feeds, &shape_changed);
+  auto result = plan.run(feeds, &shape_changed, step_us);
   if (!result.ok()) result.status().with_prefix(model.path).throw_if_error();
   if (!shape_changed) return std::move(result.value());
   if (plan.mark_interpret_only()) {

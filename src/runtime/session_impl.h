@@ -16,7 +16,11 @@
 #include "runtime/decision_log.h"
 #include "runtime/metrics.h"
 #include "runtime/plan.h"
+#include "runtime/compile_queue.h"
+#include "runtime/profile.h"
 #include "runtime/region_exec.h"
+#include "runtime/tier_policy.h"
+#include "runtime/version_table.h"
 #include "tierjit/session.h"
 
 namespace tierjit {
@@ -42,6 +46,38 @@ struct Session::Impl {
   std::atomic<uint64_t> calls{0}, plan_hits{0}, plan_misses{0}, interpreted_calls{0};
   std::atomic<uint64_t> compiled_regions{0}, compile_failures{0};
 
+  // Adaptive mode (session_adaptive.cc): per compiled-kind region its VersionTable, Profile and
+  // tier; the TierPolicy; the code epoch (bumped by every install: plans re-resolve lazily).
+  struct AdaptiveRegion {
+    AdaptiveRegion(const passes::Region& r, const runtime::VersionTableOptions& vt,
+                   runtime::DecisionLog* log, runtime::Metrics* metrics);
+    runtime::VersionTable table;
+    runtime::Profile profile;
+    runtime::RegionInfo info;
+    std::atomic<int> tier{0};             ///< highest tier promoted to (compiled or failed)
+    std::atomic<bool> in_flight{false};   ///< a compile job is queued or running
+    std::atomic<int> declined_tier{-1};   ///< tier whose declined decision was logged last
+  };
+  bool adaptive_on = false;
+  int adaptive_max_tier = 2;
+  std::vector<std::unique_ptr<AdaptiveRegion>> adaptive;  ///< per region; null: never compiled
+  std::unique_ptr<runtime::TierPolicy> policy;
+  std::atomic<uint64_t> code_epoch{0};
+  std::atomic<int> watching{0};  ///< adaptive regions still below adaptive_max_tier
+
+  ~Impl();
+  void init_adaptive();
+  /// The versions the tables hold for `plan`'s region signatures (null: tier 0).
+  std::vector<std::shared_ptr<const runtime::CompiledRegion>> resolve_versions(
+      const runtime::Plan& plan);
+  /// `plan` re-resolved against the current tables (after an install), replacing it in the cache.
+  std::shared_ptr<const runtime::Plan> refresh_plan(const std::shared_ptr<const runtime::Plan>& plan);
+  /// Profiles the call's steps (µs each) and asks the TierPolicy about each region still below
+  /// the top tier; promotions go to the CompileQueue.
+  void after_call(const std::shared_ptr<const runtime::Plan>& plan, const double* step_us);
+  /// The compile job of a promotion: versions of step `s`'s region at `to_tier`, installed.
+  void compile_promoted(const std::shared_ptr<const runtime::Plan>& plan, size_t s, int to_tier);
+
   /// Sets up partition, layout and caches after the pipeline (session.cc's constructor).
   void init_runtime();
   /// Runs `feeds` (validated, feed order) through the tier-0 executor.
@@ -51,13 +87,26 @@ struct Session::Impl {
   std::vector<Tensor> build_plan_and_run(const runtime::Signature& sig,
                                          const std::vector<Tensor>& feeds);
   /// Runs a cached plan; falls back to tier 0 (and marks the plan) on a data-dependent shape.
-  std::vector<Tensor> run_plan(const runtime::Plan& plan, const std::vector<Tensor>& feeds);
+  std::vector<Tensor> run_plan(const runtime::Plan& plan, const std::vector<Tensor>& feeds,
+                               double* step_us = nullptr);
+
+  /// Background compiles; the last member, so it is destroyed (jobs cancelled, running ones
+  /// joined) before anything a job touches.
+  std::unique_ptr<runtime::CompileQueue> queue;
 
  private:
   /// The compiled version of region `r` for this recording under the pinned tier, or null (tier
   /// 0; the reason is in the decision log).
   std::shared_ptr<const runtime::CompiledRegion> pinned_version(const passes::Region& r,
                                                                 runtime::Recording& rec);
+  /// Lowers, compiles (tier 3: kernel selection) and, with options.verify, checks against the
+  /// recording's tier-0 values; shared by the code store. Null on failure (logged, remembered).
+  /// Verification and tier 3 need a recording made with keep_all.
+  std::shared_ptr<const runtime::CompiledRegion> compile_version(const passes::Region& r,
+                                                                 runtime::Recording& rec, int tier,
+                                                                 kir::ShapeLevel level);
+  /// True for the region kinds that are compiled (and, where cheap to tell, have a lowering).
+  static bool may_compile(const passes::Region& r);
   /// Tier 3: kernel selection (runtime/kernel_select.h) on the recording's data; null when the
   /// library (tier 0) won.
   Expected<std::shared_ptr<const runtime::CompiledRegion>> select_tier3(

@@ -3,6 +3,8 @@
 // their verification against tier 0, and the decision log entries for each (session_impl.h).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "codegen/cpu_features.h"
 #include "runtime/kernel_select.h"
 #include "runtime/session_impl.h"
@@ -42,17 +44,31 @@ void Session::Impl::init_runtime() {
   plans = std::make_unique<runtime::PlanCache>(max_plans, max_bytes);
   code = std::make_unique<runtime::RegionCodeStore>(partition.regions.size());
   use_plans = true;
+  init_adaptive();
+}
+
+bool Session::Impl::may_compile(const passes::Region& r) {
+  // Only the compiled kinds; for reductions lower_region itself decides (kUnsupported -> tier 0)
+  // rather than the quick check.
+  if (r.kind == passes::RegionKind::kReduction) return true;
+  return (r.kind == passes::RegionKind::kElementwise ||
+          r.kind == passes::RegionKind::kMatMulEpilogue) &&
+         kir::has_lowering(r);
 }
 
 std::shared_ptr<const runtime::CompiledRegion> Session::Impl::pinned_version(
     const passes::Region& r, runtime::Recording& rec) {
+  if (!may_compile(r)) return nullptr;
   const int tier = options.pinned_tier;
-  // Only the compiled kinds; for reductions lower_region itself decides (kUnsupported -> tier 0)
-  // rather than the quick check.
-  if (r.kind == passes::RegionKind::kReduction ? false : !kir::has_lowering(r)) return nullptr;
+  return compile_version(r, rec, tier,
+                         tier == 1 ? kir::ShapeLevel::kGeneric : kir::ShapeLevel::kExact);
+}
+
+std::shared_ptr<const runtime::CompiledRegion> Session::Impl::compile_version(
+    const passes::Region& r, runtime::Recording& rec, int tier, kir::ShapeLevel level) {
   runtime::CompileRequest req;
   req.tier = tier;
-  req.level = tier == 1 ? kir::ShapeLevel::kGeneric : kir::ShapeLevel::kExact;
+  req.level = level;
   req.vector_lanes = vector_lanes;
   req.threads = exec.intra_op_threads;
   kir::LowerOptions lo = runtime::lower_options(r, rec.shapes, rec.dtypes, req);
@@ -85,7 +101,7 @@ std::shared_ptr<const runtime::CompiledRegion> Session::Impl::pinned_version(
     if (!compiled.ok()) return fail(compiled.status().message());
     c = std::move(compiled.value());
   }
-  if (options.verify) {
+  if (options.verify && !rec.frame.values.empty()) {
     // The recording kept every value: the region's tier-0 inputs and outputs of this very call.
     std::vector<const Tensor*> ins, want;
     std::vector<DType> out_dtypes;
@@ -109,7 +125,7 @@ std::shared_ptr<const runtime::CompiledRegion> Session::Impl::pinned_version(
   runtime::DecisionRecord d = region_record(
       r, runtime::DecisionKind::kCompiled, tier,
       fmt::format("{} ({}), lower {} us{}{}", kir::shape_level_name(c->level),
-                  options.verify ? "verified" : "pinned tier", c->lower_us,
+                  options.verify ? "verified" : "not verified", c->lower_us,
                   c->notes.empty() ? "" : "; ", fmt::join(c->notes, "; ")));
   d.compile_us = c->kernel.compile_us + c->lower_us;
   d.level = c->level == kir::ShapeLevel::kExact ? runtime::SpecLevel::kExact
@@ -169,7 +185,17 @@ std::vector<Tensor> Session::Impl::build_plan_and_run(const runtime::Signature& 
   std::vector<std::shared_ptr<const runtime::CompiledRegion>> versions(partition.regions.size());
   if (pinned)
     for (const passes::Region& r : partition.regions) versions[static_cast<size_t>(r.id)] = pinned_version(r, rec);
-  auto plan = plans->insert(runtime::Plan::make(layout, sig, rec, std::move(versions)));
+  std::shared_ptr<runtime::Plan> made = runtime::Plan::make(layout, sig, rec, std::move(versions));
+  if (adaptive_on) {
+    const uint64_t epoch = code_epoch.load(std::memory_order_acquire);
+    if (options.verify) made->set_sample_feeds(feeds);
+    auto resolved = resolve_versions(*made);
+    if (std::any_of(resolved.begin(), resolved.end(), [](const auto& c) { return c != nullptr; }))
+      made = runtime::Plan::remake(*made, std::move(resolved));
+    made->set_epoch(epoch);
+  }
+  auto plan = plans->insert(std::move(made));
+  if (adaptive_on) return std::move(rec.outputs);  // the recording's tier-0 result
   if (plan->compiled_steps() == 0) return std::move(rec.outputs);
   // Pinned tier: this call's result comes from the compiled code too, so a single call (e.g. an
   // ONNX backend test) exercises it. A data-dependent shape cannot show here (same feeds).
