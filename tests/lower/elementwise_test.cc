@@ -313,6 +313,16 @@ TEST(Elementwise, ClipBoundsFromInputsAndAttributes) {
   check({OpKind::Clip, {f32nc(3, 37)}, {{"min", attr_float(-1.f)}, {"max", attr_float(0.5f)}},
          kExact, -3, 3, true, 6});
   check({OpKind::Clip, {f32nc(3, 37)}, {{"max", attr_float(0.5f)}}, kExact, -3, 3, true, 6});
+  GraphBuilder b;  // integers (Clip-12), bounds crossed (lo > hi gives hi everywhere)
+  ir::Value* x = b.input("x", DType::kInt32, dims({S("N")}));
+  ir::Value* lo = b.constant("lo", Tensor::from_vector<int32_t>({}, {-5}));
+  ir::Value* hi = b.constant("hi", Tensor::from_vector<int32_t>({}, {7}));
+  b.output(b.node(OpKind::Clip, {x, lo, hi}, "y"));
+  b.output(b.node(OpKind::Clip, {x, hi, lo}, "crossed"));
+  b.infer();
+  DiffOptions o;
+  o.kinds = {passes::RegionKind::kElementwise};
+  expect_all_levels_match(b.g, {feed(typed(DType::kInt32, dims({S("N")}), {37}), 3, 0, 0, false)}, o);
 }
 
 TEST(Elementwise, Casts) {

@@ -2,9 +2,10 @@
 // output (broadcast plan of lower_index.h: size-1 axes dropped, axes collapsed), whose body
 // evaluates the region's node tree inline (lower_ops.h; every node's value bound once with a let)
 // from loads of the region inputs, and stores every output of the group. Tier 1: plain nests, the
-// innermost loop a vectorize hint. Tier 2: the innermost loop explicitly vectorized to
-// options.vector_lanes (ramp loads, broadcast operands) plus a scalar tail; the outer loop
-// parallel when options.threads > 1 and the output has >= 64K elements.
+// innermost loop a vectorize hint. Tier 2: the innermost loop vectorized to options.vector_lanes
+// plus a scalar tail (kir::vectorize: ramp loads, broadcast operands); the outer loop parallel
+// when options.threads > 1 and the output has >= 64K elements. When run-time dims may broadcast
+// (generic level), a version assuming they do not is taken when the call's dims allow.
 #include <unordered_map>
 #include <unordered_set>
 
