@@ -1,8 +1,8 @@
 // `tierjit bench`: replays a shape trace through the public Session API and reports latency per
 // shape (nearest-rank p50/p90/p99), first-request and session-creation time, total wall time,
 // compile events and the tier timeline; --json writes the fields of ../shared/bench/README.md
-// plus tierjit's own, --chrome-trace a Perfetto-readable timeline. Today every request runs at
-// tier 0, so compile events and tier changes are empty; the fields are there for the JIT tiers.
+// plus tierjit's own, --chrome-trace a Perfetto-readable timeline. --tier N pins the compiled
+// tiers (SessionOptions::mode); compile events and tier changes are not reported yet.
 #include "cmd_bench.h"
 
 #include <unistd.h>
