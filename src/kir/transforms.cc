@@ -338,9 +338,19 @@ class Simplifier : public Mutator {
     const auto* f = m->as<For>();
     if (const IntImm* ext = int_const(f->extent)) {
       if (ext->value <= 0) return block({});
-      if (ext->value == 1) return let(f->var, f->min, f->body);
+      if (ext->value == 1) return mutate(let(f->var, f->min, f->body));
     }
     return m;
+  }
+  Stmt visit(const LetStmt& node, const Stmt& self) override {
+    Expr v = mutate(node.value);
+    NodeKind k = v->kind;
+    if (k == NodeKind::kIntImm || k == NodeKind::kFloatImm || k == NodeKind::kVar) {
+      return mutate(substitute(node.body, {{node.var, v}}));  // propagate constants and copies
+    }
+    Stmt b = mutate(node.body);
+    if (v == node.value && b == node.body) return self;
+    return let(node.var, v, b);
   }
   Stmt visit(const IfThenElse& node, const Stmt& self) override {
     Stmt m = mutate_children(node, self);

@@ -25,7 +25,9 @@ namespace tierjit::kir {
 /// is (folding could change rounding or NaN behaviour). Result has the same type as `e`.
 Expr simplify(const Expr& e);
 /// simplify() of every expression, then: loops with a constant extent <= 0 are removed, loops
-/// with extent 1 become `let var = min`, ifs with a constant condition become their branch,
+/// with extent 1 become `let var = min`, lets of a constant or a variable are substituted into
+/// their body (so exact-shape code gets constant indices), ifs with a constant condition become
+/// their branch,
 /// nested Blocks are flattened and empty ones dropped (an empty statement is `block({})`).
 Stmt simplify(const Stmt& s);
 Function simplify(const Function& f);

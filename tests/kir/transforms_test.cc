@@ -74,9 +74,15 @@ TEST(KirSimplify, StatementsDropEmptyLoopsAndConstantIfs) {
                   if_then_else(lt(imm(1), imm(2)), store("y", imm(0), fimm(1.0)),
                                store("y", imm(0), fimm(2.0)))});
   EXPECT_EQ(to_string(simplify(s)),
-            "let i = 5;\n"
-            "y[i] = ((a[i] * x[i]) + b[0]);\n"
+            "y[5] = ((a[5] * x[5]) + b[0]);\n"
             "y[0] = 1f;\n");
+  // A vector loop of one iteration folds to constant ramps; non-trivial lets stay.
+  auto v = vectorize(axpb(imm(0), imm(8)), "i", 8);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(to_string(simplify(*v)),
+            "y[ramp(0, 1, 8)] = ((a[ramp(0, 1, 8)] * x[ramp(0, 1, 8)]) + broadcast(b[0], 8));\n");
+  Stmt l = let("t", mul(var("n"), imm(2)), let("u", var("t"), store("y", var("u"), fimm(1.0))));
+  EXPECT_EQ(to_string(simplify(l)), "let t = (n * 2);\ny[t] = 1f;\n");
   EXPECT_TRUE(verify(fn(simplify(s))).ok());
 }
 
