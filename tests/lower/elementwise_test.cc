@@ -443,6 +443,26 @@ TEST(Elementwise, GenericLevelVersionsRunTimeBroadcast) {
             std::string::npos) << notes << kir::to_string(r->fn);
 }
 
+TEST(Elementwise, UnknownTuningKnobIsInvalidArgument) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kFloat32, dims({S("N")}));
+  b.output(b.node(OpKind::Relu, {x}, "r"));
+  b.infer();
+  auto part = passes::partition_graph(b.g, {});
+  ASSERT_TRUE(part.ok());
+  kir::LowerOptions o;
+  o.tier = 3;
+  o.tuning = {{"mr", 6}};
+  o.inputs.push_back({DType::kFloat32, {-1}, {-1}});
+  o.outputs.push_back({DType::kFloat32, {-1}, {-1}});
+  auto r = kir::lower_region(part->regions.at(0), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("'mr'"), std::string::npos) << r.status().message();
+  o.tuning.clear();  // tier 3 without knobs is tier 2's code
+  EXPECT_TRUE(kir::lower_region(part->regions.at(0), o).ok());
+}
+
 TEST(Elementwise, UnsupportedOpsNameNodeAndOp) {
   GraphBuilder b;
   ir::Value* x = b.input("x", DType::kFloat32, dims({S("N")}));

@@ -196,6 +196,9 @@ Expected<Stmt> Lowering::nest(const BroadcastPlan& plan, const std::vector<size_
 
 Expected<LoweredRegion> Lowering::run() {
   TJ_RETURN_IF_ERROR(check_region(region_));
+  if (!options_.tuning.empty())
+    return invalid_argument("{}", "region '" + region_.name + "': elementwise lowering has no knob '" +
+                                      options_.tuning.begin()->first + "'");
   for (size_t i = 0; i < region_.inputs.size(); ++i) {
     if (options_.inputs[i].dtype != region_.inputs[i]->type().dtype)
       return invalid_argument("{}", "region '" + region_.name + "': input " + std::to_string(i) +
