@@ -3,6 +3,8 @@
 // [64, 512], built here the same way, same seeds), lowered by kir/lower/lower_reduction*.cc and
 // compiled by codegen/. Tier 2: rows vectorized to the host's float32 lanes, float64 vector
 // accumulators, 3 passes per row (max, sum of exp kept in the output, scale).
+// compile.reduction_<op>_64x512/<tier>: wall time of building one CompiledProgram of the case
+// (partition, lower, codegen::compile of its one region, plus one tier-0 run for the shapes).
 #include "compiled.h"
 #include "micro.h"
 
@@ -36,11 +38,29 @@ CompiledProgramOptions at_tier(int tier) {
   return o;
 }
 
+/// Times CompiledProgram::make (dominated by the region's compile) once per iteration.
+template <class Make>
+std::function<void(benchmark::State&)> compile_case(Make make, CompiledProgramOptions options) {
+  return [make, options](benchmark::State& state) {
+    for (auto _ : state) {
+      auto p = CompiledProgram::make(make(), options);
+      if (!p.ok()) {
+        state.SkipWithError(p.status().message().c_str());
+        return;
+      }
+      benchmark::DoNotOptimize(p);
+    }
+  };
+}
+
 const bool registered = [] {
   for (int tier : {1, 2}) {
     const std::string system = "tier" + std::to_string(tier);
     register_case("reduction.softmax_64x512", system, compiled_case(make_softmax, at_tier(tier)));
     register_case("reduction.layernorm_64x512", system, compiled_case(make_layernorm, at_tier(tier)));
+    register_case("compile.reduction_softmax_64x512", system, compile_case(make_softmax, at_tier(tier)));
+    register_case("compile.reduction_layernorm_64x512", system,
+                  compile_case(make_layernorm, at_tier(tier)));
   }
   return true;
 }();
