@@ -334,6 +334,85 @@ TEST(ReductionLowering, ParallelRowsMatch) {
   expect_all_levels_match(b.g, {random_f32({257, 301}, 2)}, o);
 }
 
+// expect_regions_match_tier0 with vector_lanes forced (the harness uses the host's lanes): the
+// row and column code at 4 and 8 lanes (AVX2, SSE widths) on the same region.
+void expect_match_with_lanes(const ir::Graph& g, const std::vector<Tensor>& feeds, int lanes,
+                             Tolerance tol) {
+  auto vals = run_tier0(g, feeds);
+  auto part = passes::partition_graph(g, passes::PartitionOptions{});
+  ASSERT_TRUE(part.ok());
+  int checked = 0;
+  for (const passes::Region& r : part->regions) {
+    if (r.kind != passes::RegionKind::kReduction) continue;
+    for (int tier : {1, 2}) {
+      SCOPED_TRACE(r.name + " lanes " + std::to_string(lanes) + " tier " + std::to_string(tier));
+      kir::LowerOptions lo;
+      lo.level = kir::ShapeLevel::kGeneric;
+      lo.tier = tier;
+      lo.vector_lanes = lanes;
+      std::vector<Tensor> ins, outs, want;
+      for (const ir::Value* v : r.inputs) {
+        ins.push_back(vals.at(v));
+        lo.inputs.push_back(spec_of(*v, ins.back(), lo.level));
+      }
+      for (const ir::Value* v : r.outputs) {
+        want.push_back(vals.at(v));
+        outs.push_back(Tensor::empty(want.back().dtype(), want.back().shape()));
+        lo.outputs.push_back(spec_of(*v, want.back(), lo.level));
+      }
+      auto lowered = kir::lower_region(r, lo);
+      ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+      codegen::CompileOptions co;
+      co.tier = tier >= 2 ? codegen::Tier::kTier2 : codegen::Tier::kTier1;
+      auto kernel = codegen::compile(lowered->fn, co);
+      ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+      std::vector<void*> buffers;
+      std::vector<int64_t> dims;
+      for (auto* ts : {&ins, &outs})
+        for (Tensor& t : *ts) {
+          buffers.push_back(t.raw_data());
+          for (int64_t d : t.shape()) dims.push_back(d);
+        }
+      (*kernel)(buffers.data(), dims.data());
+      for (size_t i = 0; i < outs.size(); ++i) EXPECT_TRUE(close(outs[i], want[i], tol, r.name));
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(ReductionLowering, NarrowerVectorLanes) {
+  for (int lanes : {4, 8}) {
+    {
+      GraphBuilder b;
+      b.opset = 13;
+      ir::Value* x = b.input("x", DType::kFloat32, sym(3));
+      b.output(b.node(OpKind::Softmax, {x}, "y", {{"axis", attr_int(-1)}}));
+      b.output(b.node(OpKind::LogSoftmax, {x}, "z", {{"axis", attr_int(1)}}));
+      b.infer();
+      expect_match_with_lanes(b.g, {random_f32({3, 21, 37}, 1)}, lanes, kLogSoftmax);
+    }
+    {
+      GraphBuilder b;
+      ir::Value* x = b.input("x", DType::kFloat32, sym(2));
+      ir::Value* s = b.constant("s", random_f32({1023}, 2));
+      ir::Node* ln = b.node_n(OpKind::LayerNormalization, {x, s}, "ln", 3);
+      for (ir::Value* o : ln->outputs()) b.output(o);
+      b.infer();
+      expect_match_with_lanes(b.g, {random_f32({5, 1023}, 3)}, lanes, kNorm);
+    }
+    {
+      GraphBuilder b;
+      b.opset = 18;
+      ir::Value* x = b.input("x", DType::kFloat32, sym(3));
+      b.output(b.node(OpKind::ReduceMean, {x, b.iconst("a", {1})}, "m"));
+      b.output(b.node(OpKind::ReduceMax, {x, b.iconst("b", {2})}, "n"));
+      b.infer();
+      expect_match_with_lanes(b.g, {with_nans(random_f32({3, 45, 29}, 4))}, lanes, kSum);
+    }
+  }
+}
+
 TEST(ReductionLowering, UnsupportedIsAnErrorNotACrash) {
   GraphBuilder b;
   b.opset = 18;
