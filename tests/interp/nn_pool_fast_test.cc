@@ -1,4 +1,5 @@
-// Tier-0 2-D MaxPool / AveragePool fast path (interior columns reduced a whole row at a time):
+// Tier-0 2-D MaxPool / AveragePool fast path (interior columns reduced a whole row at a time,
+// 2x2 stride-2 MaxPool on AVX2):
 // against the generic paths on random images with NaN, over kernels, strides, pads, dilations,
 // ceil_mode, count_include_pad and odd sizes. MaxPool without Indices (fast path) must equal
 // MaxPool with Indices (per-column path) bit for bit, NaN placement included; both pools must
@@ -65,6 +66,8 @@ const Case kCases[] = {
     {3, 1, 5, 5, 5, 5, 1, 1, 1, 1, 2, false},    // kernel as wide as the image
     {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, false},    // size 1
     {1, 1, 4, 40, 2, 2, 2, 2, 1, 1, 1, true},    // long rows, padding on both sides
+    {2, 2, 6, 67, 2, 2, 2, 2, 1, 1, 0, false},   // 2x2 stride 2: 8-column AVX2 chunks + tail
+    {1, 3, 5, 51, 2, 2, 2, 2, 1, 1, 1, true},
 };
 
 TEST(NnPoolFast, MaxPoolEqualsPerColumnPathBitwise) {

@@ -2,8 +2,11 @@
 // (count_include_pad, ceil_mode) and LpPool, any spatial rank >= 1 (Global*Pool live in reductions).
 // Windows are precomputed per axis (the in-bounds input coordinates of each output position).
 // Source: ONNX operator spec, MaxPool 1/8/10/11/12, AveragePool 1/7/10/11, LpPool 1/2/11.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "interp/kernels/nn_common.h"
@@ -78,6 +81,26 @@ Expected<PoolSetup> setup_pool(const KernelContext& ctx, const Tensor& x, bool c
   return s;
 }
 
+// One kernel row of a 2x2 stride-2 max pool for columns j in [j0, j1), 8 at a time: folds
+// row[2j] then row[2j + 1] into a[j] (a[j] = row[2j] first when `first`), in the tap order of
+// the scalar loop; _mm256_max_ps(v, a) is exactly `v > a ? v : a`, NaN included. Reads stay
+// below row[end]. Returns the first column not done.
+int64_t max_k2s2_row(const float* row, float* a, int64_t j0, int64_t j1, int64_t end, bool first) {
+  int64_t j = j0;
+  for (; j + 8 <= j1 && 2 * j + 16 <= end; j += 8) {
+    const __m256 lo = _mm256_loadu_ps(row + 2 * j), hi = _mm256_loadu_ps(row + 2 * j + 8);
+    // shuffle: [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6]; permute the 64-bit pairs into order.
+    auto order = [](__m256 v) {
+      return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
+    };
+    const __m256 even = order(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+    const __m256 odd = order(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+    __m256 acc = first ? even : _mm256_max_ps(even, _mm256_loadu_ps(a + j));
+    _mm256_storeu_ps(a + j, _mm256_max_ps(odd, acc));
+  }
+  return j;
+}
+
 // 2-D max / average pooling without the generic window walk (the common CNN case).
 template <class T>
 void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, const T* x, T* y,
@@ -93,6 +116,7 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
   // Each output still folds its taps in row-major order, so results equal the per-column loop's.
   const int64_t kw = s.win.kernel[1], sw = s.win.strides[1], dw = s.win.dilations[1],
                 pw = s.win.pad_begin[1];
+  [[maybe_unused]] const bool k2s2_max = is_max && kw == 2 && sw == 2 && dw == 1;
   int64_t j_lo = 0, j_hi = 0;
   if (!indices) {
     j_lo = std::min(ow, (pw + sw - 1) / sw);
@@ -113,18 +137,21 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
         bool first = true;
         for (int64_t th = h0; th < h1; ++th) {
           const T* row = xp + ah.coords[th] * iw - pw;
+          int64_t jv = j_lo;  // columns [j_lo, jv) done by the AVX2 2x2-stride-2 max below
+          if constexpr (std::is_same_v<T, float>)
+            if (k2s2_max) jv = max_k2s2_row(row, a, j_lo, j_hi, pw + iw, first);
           for (int64_t t = 0; t < kw; ++t) {
             const T* r = row + t * dw;
             if (first) {
-              for (int64_t j = j_lo; j < j_hi; ++j)  // C(0) + v: a sum of -0 is +0, as below
+              for (int64_t j = jv; j < j_hi; ++j)  // C(0) + v: a sum of -0 is +0, as below
                 a[j] = is_max ? load(r[j * sw]) : C(0) + load(r[j * sw]);
             } else if (is_max) {
-              for (int64_t j = j_lo; j < j_hi; ++j) {
+              for (int64_t j = jv; j < j_hi; ++j) {
                 const C v = load(r[j * sw]);
                 a[j] = v > a[j] ? v : a[j];
               }
             } else {
-              for (int64_t j = j_lo; j < j_hi; ++j) a[j] += load(r[j * sw]);
+              for (int64_t j = jv; j < j_hi; ++j) a[j] += load(r[j * sw]);
             }
             first = false;
           }
