@@ -153,8 +153,14 @@ Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
     return Status();
   }
+  // Small products run on the calling thread: an OpenMP team costs more than it saves there,
+  // and idle team threads spin (see kParallelMacs).
+  const int threads = omp_get_max_threads();
+  const bool one_thread = threads > 1 && m * n * k < kParallelMacs;
+  if (one_thread) omp_set_num_threads(1);
   dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda,
                                 b, ldb, beta, c, ldc);
+  if (one_thread) omp_set_num_threads(threads);
   if (st != dnnl_success)
     return internal_error("oneDNN sgemm failed (status {}) for M={} N={} K={}", static_cast<int>(st),
                           m, n, k);
@@ -165,7 +171,11 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
                      const Tensor* constant_w, const float* bias, float* y, int threads) {
   static std::mutex mu;
   static std::map<ConvKey, std::shared_ptr<ConvEntry>> cache;
-  set_dnnl_threads(threads);
+  int64_t macs = g.batch * g.out_channels * (g.in_channels / g.group);
+  for (size_t i = 0; i < g.kernel.size(); ++i) macs *= g.kernel[i] * g.out_spatial[i];
+  // Small convolutions on one thread (kParallelMacs); the count is a function of the geometry,
+  // so a cached primitive always runs with the thread count it was created with.
+  set_dnnl_threads(macs < kParallelMacs ? 1 : threads);
   try {
     ConvKey key{g, bias != nullptr};
     std::shared_ptr<ConvEntry> e;

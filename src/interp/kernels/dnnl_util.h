@@ -11,6 +11,11 @@
 
 namespace tierjit::interp::nn {
 
+/// Multiply-accumulates below which sgemm and dnnl_conv_f32 run on one thread (2^21: tens of
+/// microseconds on one core), where waking and joining an OpenMP team costs about as much as it
+/// saves, and its idle threads spin afterwards unless OMP_WAIT_POLICY=passive.
+inline constexpr int64_t kParallelMacs = int64_t{1} << 21;
+
 /// Sets omp_set_num_threads(threads) for the calling thread if it differs (oneDNN reads it).
 void set_dnnl_threads(int threads);
 

@@ -30,8 +30,10 @@ void register_cast_kernels(KernelRegistry& r);        // kernels/cast.cc
 
 namespace ew {
 
-/// Elements below which a kernel runs on one thread (OpenMP start-up costs more than it saves).
-inline constexpr int64_t kParallelThreshold = 32768;
+/// Elements below which a kernel runs on one thread: waking and joining an OpenMP team costs
+/// more than it saves there, and the team's idle threads spin afterwards (on a shared machine
+/// they take cycles from other work; measured on the mlp trace, see docs/performance.md).
+inline constexpr int64_t kParallelThreshold = int64_t{1} << 17;
 
 // ---- element type traits ---------------------------------------------------------------------
 

@@ -17,8 +17,9 @@
 
 namespace tierjit::interp {
 
-/// Work (elements touched) above which a kernel parallelizes its outer loop with OpenMP.
-inline constexpr int64_t kParallelWork = 32768;
+/// Work (elements touched) above which a kernel parallelizes its outer loop with OpenMP (the
+/// same trade-off as ew::kParallelThreshold).
+inline constexpr int64_t kParallelWork = int64_t{1} << 17;
 
 template <class T>
 inline constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;

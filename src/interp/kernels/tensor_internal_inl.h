@@ -44,7 +44,7 @@ void strided_copy(T* dst, std::vector<int64_t> dst_strides, const T* src,
   for (size_t d = 0; d + 2 < n; ++d) outer *= dims[d];
   const bool runs = db == 1 && sb == 1;
   constexpr int64_t kTile = 32;
-  const bool big = outer * a * b > 32768 && threads > 1;
+  const bool big = outer * a * b > (int64_t{1} << 17) && threads > 1;  // as kParallelWork
 #pragma omp parallel for num_threads(threads) if (big) schedule(static)
   for (int64_t o = 0; o < outer; ++o) {
     int64_t doff = 0, soff = 0, rem = o;
