@@ -81,9 +81,11 @@ void Session::Impl::after_call(const std::shared_ptr<const runtime::Plan>& plan,
     AdaptiveRegion* a = adaptive[static_cast<size_t>(st.region)].get();
     if (!a) continue;
     const int cur = a->tier.load(std::memory_order_acquire);
-    if (cur >= adaptive_max_tier) continue;
+    if (cur >= adaptive_max_tier && !a->has_pending.load(std::memory_order_acquire)) continue;
     a->profile.record_call(st.region_sig, step_us[s], st.tier, st.bytes, st.flops);
     a->profile.on_model_call();
+    observe_payoff(*a);
+    if (cur >= adaptive_max_tier) continue;
     if (a->in_flight.load(std::memory_order_acquire)) continue;
     runtime::PromotionDecision d = policy->consider_promotion(a->info, a->profile, cur);
     if (!d.record) continue;
@@ -141,9 +143,13 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
     rec.shapes = plan->shapes();
     rec.dtypes = plan->dtypes();
   }
+  double compile_us = 0;
+  int installed = 0;
   for (kir::ShapeLevel level : levels) {
     auto c = compile_version(r, rec, to_tier, level);
     if (!c) continue;
+    ++installed;
+    compile_us += static_cast<double>(c->kernel.compile_us + c->lower_us);
     runtime::Specialization spec = level == kir::ShapeLevel::kExact
                                        ? runtime::Specialization::exact(st.region_sig)
                                        : runtime::Specialization::generic(st.region_sig);
@@ -151,9 +157,46 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
     a.table.install(runtime::Version::make(to_tier, std::move(spec),
                                            std::make_shared<runtime::CompiledEntry>(std::move(c)), us));
   }
+  const int from_tier = a.tier.load(std::memory_order_acquire);
+  if (installed > 0) {
+    std::lock_guard<std::mutex> lock(a.pending_mu);
+    a.pending = {true, from_tier, to_tier, a.profile.mean_time_us(from_tier), compile_us,
+                 a.profile.calls_at_tier(to_tier)};
+    a.has_pending.store(true, std::memory_order_release);
+  }
   a.tier.store(to_tier, std::memory_order_release);
-  if (to_tier >= adaptive_max_tier) watching.fetch_sub(1, std::memory_order_relaxed);
+  // At the top tier the region stops being profiled once its payoff is measured.
+  if (to_tier >= adaptive_max_tier && installed == 0) watching.fetch_sub(1, std::memory_order_relaxed);
   code_epoch.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Session::Impl::observe_payoff(AdaptiveRegion& a) {
+  if (!a.has_pending.load(std::memory_order_acquire)) return;
+  AdaptiveRegion::Pending p;
+  {
+    std::lock_guard<std::mutex> lock(a.pending_mu);
+    if (!a.pending.pending ||
+        a.profile.calls_at_tier(a.pending.to_tier) < a.pending.calls_at_install + kObserveCalls)
+      return;
+    p = a.pending;
+    a.pending.pending = false;
+    a.has_pending.store(false, std::memory_order_release);
+  }
+  const double t_after = a.profile.mean_time_us(p.to_tier);
+  if (p.t_before_us > 0 && t_after > 0) {
+    runtime::ThresholdUpdate u = policy->observe_compile(a.info, p.from_tier, p.t_before_us, t_after,
+                                                         a.profile.expected_calls(), p.compile_us);
+    runtime::DecisionRecord d;
+    d.region = a.info.id;
+    d.region_name = a.info.name;
+    d.kind = runtime::DecisionKind::kCompiled;
+    d.from_tier = p.from_tier;
+    d.tier = p.to_tier;
+    d.compile_us = static_cast<int64_t>(p.compile_us);
+    d.message = fmt::format("payoff after {} calls at tier {}: {}", kObserveCalls, p.to_tier, u.message);
+    log.record(std::move(d));
+  }
+  if (p.to_tier >= adaptive_max_tier) watching.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace tierjit

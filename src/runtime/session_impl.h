@@ -57,13 +57,24 @@ struct Session::Impl {
     std::atomic<int> tier{0};             ///< highest tier promoted to (compiled or failed)
     std::atomic<bool> in_flight{false};   ///< a compile job is queued or running
     std::atomic<int> declined_tier{-1};   ///< tier whose declined decision was logged last
+    /// A promotion whose payoff is still to be measured (TierPolicy::observe_compile).
+    struct Pending {
+      bool pending = false;
+      int from_tier = 0, to_tier = 0;
+      double t_before_us = 0, compile_us = 0;
+      uint64_t calls_at_install = 0;
+    };
+    std::mutex pending_mu;
+    Pending pending;                       ///< guarded by pending_mu
+    std::atomic<bool> has_pending{false};  ///< pending.pending, readable without the lock
   };
   bool adaptive_on = false;
   int adaptive_max_tier = 2;
   std::vector<std::unique_ptr<AdaptiveRegion>> adaptive;  ///< per region; null: never compiled
   std::unique_ptr<runtime::TierPolicy> policy;
   std::atomic<uint64_t> code_epoch{0};
-  std::atomic<int> watching{0};  ///< adaptive regions still below adaptive_max_tier
+  std::atomic<int> watching{0};  ///< adaptive regions below adaptive_max_tier or with a payoff to measure
+  static constexpr uint64_t kObserveCalls = 8;  ///< calls at the new tier before its payoff is measured
 
   ~Impl();
   void init_adaptive();
@@ -75,6 +86,9 @@ struct Session::Impl {
   /// Profiles the call's steps (µs each) and asks the TierPolicy about each region still below
   /// the top tier; promotions go to the CompileQueue.
   void after_call(const std::shared_ptr<const runtime::Plan>& plan, const double* step_us);
+  /// After kObserveCalls calls at a new tier: TierPolicy::observe_compile (θ, speedup and cost
+  /// models learn from the measured payoff), logged.
+  void observe_payoff(AdaptiveRegion& a);
   /// The compile job of a promotion: versions of step `s`'s region at `to_tier`, installed.
   void compile_promoted(const std::shared_ptr<const runtime::Plan>& plan, size_t s, int to_tier);
 

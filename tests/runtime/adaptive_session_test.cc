@@ -76,6 +76,8 @@ TEST(AdaptiveSession, PromotesHotRegionAndStaysCorrect) {
     EXPECT_GE(st.compiled_regions, 1u) << log;
     EXPECT_NE(log.find("\"kind\":\"compiled\""), std::string::npos) << log;
     EXPECT_NE(log.find("θ_1"), std::string::npos) << log;  // the tier-2 decision, with its arithmetic
+    // 8 calls after the tier-1 install its payoff is measured and θ_0 adapts.
+    EXPECT_NE(log.find("payoff after 8 calls at tier 1: R = "), std::string::npos) << log;
     // Another batch size reuses the generic versions, still correct.
     Tensor x2 = random_input(37, 2);
     expect_close(s.run({{"x", x2}})[0].second, ref.run({{"x", x2}})[0].second);
