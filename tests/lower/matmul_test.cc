@@ -167,6 +167,9 @@ TEST(LowerGemm, TransposesAlphaBetaAndCBroadcasts) {
   check_gemm(m, k, n, true, false, 1.5f, 0.f, Shape{m, n});  // beta 0: C ignored
   check_gemm(m, k, n, false, false, -1.f, 1.f, std::nullopt);
   check_gemm(1, 64, 10, false, true, 1.f, 1.f, Shape{10});
+  // Few rows with B transposed: the dot-product form (K tail 37 % 16, N tail 19 % 8).
+  for (int64_t m2 : {1, 3, 4, 5}) check_gemm(m2, 37, 19, false, true, 0.75f, 1.f, Shape{19});
+  check_gemm(2, 5, 3, true, true, 1.f, 1.f, Shape{1, 3});
 }
 
 TEST(LowerMatMul, EpilogueBiasReluResidualClip) {

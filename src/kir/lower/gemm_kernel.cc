@@ -84,6 +84,10 @@ Expr vramp(const Expr& base, int lanes) { return ramp(base, imm(1), lanes); }
 
 // GEMMs with at most this many rows read B in place instead of packing it.
 constexpr int64_t kDirectMaxM = 16;
+// GEMMs with B transposed and at most this many rows are computed as dot products, kDotJ
+// outputs at a time.
+constexpr int64_t kDotMaxM = 4;
+constexpr int64_t kDotJ = 8;
 
 // Where the microkernel reads its B panel: row q of the panel starts at base + q * stride.
 struct BSrc {
@@ -110,7 +114,12 @@ class Gen {
     // Few rows: B is read in place (packing it would cost as much as the product); only a
     // partial last panel is packed. Needs unit column stride (B not transposed).
     Stmt body = n_blocks(false);
-    if (is_const(s_.b.col_stride, 1)) {
+    if (is_const(s_.b.row_stride, 1) && is_const(s_.a.col_stride, 1) && !is_const(s_.n, 1)) {
+      // B transposed (rows of B^T contiguous in k): few rows are dot products, no packing.
+      Expr small = c_le(s_.m, ci(kDotMaxM));
+      if (is_true(small)) body = dot();
+      else if (!is_false(small)) body = if_then_else(small, dot(), body);
+    } else if (is_const(s_.b.col_stride, 1)) {
       Expr small = c_le(s_.m, ci(kDirectMaxM));
       if (is_true(small)) body = n_blocks(true);
       else if (!is_false(small)) body = if_then_else(small, n_blocks(true), body);
@@ -195,6 +204,72 @@ class Gen {
     return loop("zi", s_.m, [&](const Expr& i) {
       return loop("zj", s_.n, [&](const Expr& j) { return final_store(fimm(0), i, j, 1); });
     });
+  }
+
+  // ---- dot-product form (B transposed, few rows) ----
+  // C[i, j0 .. j0+J) = A row i . B^T rows j0 .. j0+J: J vector accumulators over K / L steps,
+  // reduced through a scratch buffer, plus a scalar K tail.
+  Stmt dot() {
+    return loop("di", s_.m, [&](const Expr& i) {
+      return bind("darow", c_add(s_.a.offset, c_mul(i, s_.a.row_stride)), [&](const Expr& arow) {
+        int64_t n = 0;
+        Expr jfull = const_of(s_.n, &n) ? ci(n / kDotJ) : div(s_.n, ci(kDotJ));
+        Stmt main = loop("djo", jfull, [&](const Expr& jo) {
+          return dot_block(i, arow, c_mul(jo, ci(kDotJ)), kDotJ);
+        });
+        Expr jdone = c_mul(jfull, ci(kDotJ));
+        Stmt tail = loop("djt", c_sub(s_.n, jdone), [&](const Expr& jt) {
+          return dot_block(i, arow, c_add(jdone, jt), 1);
+        });
+        return block({main, tail});
+      });
+    });
+  }
+  Stmt dot_block(const Expr& i, const Expr& arow, const Expr& j0, int64_t J) {
+    const std::string acc = nm("dacc" + std::to_string(J)), red = nm("dred" + std::to_string(J));
+    const std::string sum = nm("dsum" + std::to_string(J));
+    auto at = [&](int64_t jj) { return vramp(ci(jj * L_), L_); };
+    auto brow = [&](int64_t jj) {
+      return c_add(s_.b.offset, c_mul(c_add(j0, ci(jj)), s_.b.col_stride));
+    };
+    int64_t k = 0;
+    Expr kv = const_of(s_.k, &k) ? ci(k / L_) : div(s_.k, ci(L_));
+    Expr kdone = c_mul(kv, ci(L_));
+    std::vector<Stmt> st;
+    for (int64_t jj = 0; jj < J; ++jj) st.push_back(store(acc, at(jj), broadcast(fimm(0), L_)));
+    st.push_back(loop("dk", kv, [&](const Expr& q) {
+      Expr a = var(nm("da"), f32(L_));
+      std::vector<Stmt> fmas;
+      for (int64_t jj = 0; jj < J; ++jj) {
+        Expr b = load(f32(L_), s_.b.buffer, vramp(c_add(brow(jj), c_mul(q, ci(L_))), L_));
+        fmas.push_back(store(acc, at(jj), call(Intrinsic::kFma, {a, b, load(f32(L_), acc, at(jj))})));
+      }
+      return let(nm("da"), load(f32(L_), s_.a.buffer, vramp(c_add(arow, c_mul(q, ci(L_))), L_)),
+                 block(fmas));
+    }));
+    std::vector<Stmt> reduce;
+    for (int64_t jj = 0; jj < J; ++jj) {
+      reduce.push_back(store(red, at(jj), load(f32(L_), acc, at(jj))));
+      Expr x = load(f32(), red, ci(jj * L_));
+      for (int64_t l = 1; l < L_; ++l) x = add(x, load(f32(), red, ci(jj * L_ + l)));
+      reduce.push_back(store(sum, ci(jj), x));
+    }
+    Stmt ktail = loop("dkt", c_sub(s_.k, kdone), [&](const Expr& t) {
+      std::vector<Stmt> upd;
+      Expr kk = c_add(kdone, t);
+      Expr a = load(f32(), s_.a.buffer, c_add(arow, kk));
+      for (int64_t jj = 0; jj < J; ++jj)
+        upd.push_back(store(sum, ci(jj),
+                            call(Intrinsic::kFma, {a, load(f32(), s_.b.buffer, c_add(brow(jj), kk)),
+                                                   load(f32(), sum, ci(jj))})));
+      return block(upd);
+    });
+    std::vector<Stmt> out;
+    for (int64_t jj = 0; jj < J; ++jj)
+      out.push_back(final_store(load(f32(), sum, ci(jj)), i, c_add(j0, ci(jj)), 1));
+    st.push_back(allocate(red, DType::kFloat32, J * L_,
+                          allocate(sum, DType::kFloat32, J, block({block(reduce), ktail, block(out)}))));
+    return allocate(acc, DType::kFloat32, J * L_, block(st));
   }
 
   // ---- blocked loops ----
@@ -486,10 +561,10 @@ Tiles effective_tiles(const GemmSpec& spec) {
     // A few rows (batch-1 inference): B streams from memory once; wide rows of up to 8 vectors
     // keep 8+ independent FMA chains and read B in long contiguous runs.
     t.mr = m;
-    int64_t vecs = std::max<int64_t>(1, 8 / m);
-    if (const_of(spec.n, &n)) vecs = std::min(vecs, std::max<int64_t>(1, (n + spec.lanes - 1) / spec.lanes));
-    t.nr = std::max(t.nr, vecs * spec.lanes);
+    t.nr = std::max(t.nr, std::max<int64_t>(1, 8 / m) * spec.lanes);
   }
+  if (const_of(spec.n, &n) && n > 0)  // no wider than N needs: N = 10 takes one vector, not two
+    t.nr = std::min(t.nr, round_up(n, spec.lanes));
   if (const_of(spec.k, &k) && k > 0) {  // balance the K blocks: 784 = 4 x 196, not 3 x 256 + 16
     int64_t blocks = (k + t.kc - 1) / t.kc;
     t.kc = (k + blocks - 1) / blocks;
