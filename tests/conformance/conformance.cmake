@@ -55,3 +55,13 @@ foreach(tier 1 2 3)
     set_tests_properties(conformance_models_${model}_tier${tier} PROPERTIES LABELS conformance SKIP_RETURN_CODE 77 TIMEOUT 900)
   endforeach()
 endforeach()
+
+# The safety net: with --verify every compiled version is checked against tier 0 on its first
+# call and discarded on a mismatch, so the node suite must pass at any tier as it does at tier 0.
+foreach(tier 1 2)
+  add_test(NAME conformance_node_tier${tier}_verify
+           COMMAND bash ${TIERJIT_CONFORMANCE_DIR}/run_if_shared.sh ${TIERJIT_SHARED_DIR}/onnx-tests/node
+                   $<TARGET_FILE:tierjit_bin> onnx-test ${TIERJIT_SHARED_DIR}/onnx-tests/node --tier ${tier} --verify
+                   --expected-failures ${TIERJIT_EXPECTED_FAILURES})
+  set_tests_properties(conformance_node_tier${tier}_verify PROPERTIES LABELS conformance SKIP_RETURN_CODE 77 TIMEOUT 1800)
+endforeach()
