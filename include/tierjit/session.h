@@ -71,6 +71,23 @@ struct SessionStats {
   size_t regions = 0;               ///< regions of the partitioned graph
 };
 
+/// One region of a Session's partition and the code it runs (Session::region_reports()).
+struct RegionReport {
+  int id = -1;                    ///< position in the partition (a topological order)
+  std::string name;               ///< "gemm_0", "elementwise_3", ...
+  std::string kind;               ///< "matmul_epilogue", "reduction", "elementwise", "shape_only", "opaque"
+  std::vector<std::string> ops;   ///< ONNX op types of its nodes, in graph order ("Gemm", "Relu")
+  int tier = 0;                   ///< highest tier among the versions installed now (0: interpreter)
+  uint64_t calls = 0;             ///< run() calls that ran the region (every region runs once per call)
+  /// One line per installed version, most specialized first, e.g.
+  /// "tier 2 exact float32[8,256] guard: input 0 dim 0 == 8, input 0 dim 1 == 256".
+  std::vector<std::string> versions;
+  /// The guard of each version (same order as `versions`): "input 0 dim 0 == 8",
+  /// "input 0 dim 0 in 65..128", "dtypes and ranks only".
+  std::vector<std::string> guards;
+  bool megamorphic = false;       ///< the region reached its version cap (SessionOptions::version_cap)
+};
+
 /// Declared input or output: name, dtype and shape; symbolic dims are -1 with their name in
 /// `dim_names` (empty string for a constant dim or an unnamed unknown dim).
 struct TensorInfo {
@@ -109,6 +126,10 @@ class Session {
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;
   const std::string& model_path() const;
+  /// Every region of the partition with its tier, versions and guards, in region order; empty
+  /// when the session does not partition (kInterpretOnly, or the partition failed: decision
+  /// log). Pinned-tier sessions list the versions the decision log still holds. Thread-safe.
+  std::vector<RegionReport> region_reports() const;
 
   struct Impl;
 
