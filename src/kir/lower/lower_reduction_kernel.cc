@@ -26,7 +26,9 @@ Expr widen(const Expr& e, int lanes) { return e->type.lanes == lanes ? e : broad
 
 Expr lane_index(int lanes) { return lanes == 1 ? imm(0) : ramp(imm(0), imm(1), lanes); }
 
-/// A reduction accumulator in a stack scratch of `size` elements.
+/// A reduction accumulator in a stack scratch of `size` elements. Values used more than once
+/// (the new element in a select, partial results of the final combine) are let-bound, so no
+/// expression tree is repeated.
 struct Acc {
   std::string buf;
   DType dt = DType::kFloat32;
@@ -34,25 +36,35 @@ struct Acc {
   bool horizontal = false;  ///< row mode: lanes are partial results combined at the end
   double init = 0;
   std::function<Expr(Expr, Expr)> step;  ///< (accumulated, new) -> accumulated; also combines
+  mutable int names = 0;
 
+  std::string temp() const { return buf + "_" + std::to_string(names++); }
   Stmt init_stmt() const { return store(buf, lane_index(size), widen(fimm(init, Type{dt, 1}), size)); }
   /// Folds x into the accumulator slice `part` (lanes of x starting at part * lanes).
   Stmt update(const Expr& x, int part = 0) const {
     const int lanes = x->type.lanes;
     const Expr idx = lanes == 1 ? imm(0) : ramp(imm(int64_t{part} * lanes), imm(1), lanes);
-    return store(buf, idx, step(load(Type{dt, lanes}, buf, idx), x));
+    const std::string v = temp();
+    return let(v, x, store(buf, idx, step(load(Type{dt, lanes}, buf, idx), var(v, x->type))));
   }
-  Expr final_value() const {
-    if (!horizontal || size == 1) return load(Type{dt, size}, buf, lane_index(size));
+  /// let out = (the accumulated value: lanes combined pairwise in row mode) in body.
+  Stmt finish(const std::string& out, Stmt body) const {
+    if (!horizontal || size == 1) return let(out, load(Type{dt, size}, buf, lane_index(size)), body);
+    std::vector<std::pair<std::string, Expr>> lets;
     std::vector<Expr> parts;
     for (int k = 0; k < size; ++k) parts.push_back(load(Type{dt, 1}, buf, imm(k)));
     while (parts.size() > 1) {  // pairwise
       std::vector<Expr> next;
-      for (size_t k = 0; k + 1 < parts.size(); k += 2) next.push_back(step(parts[k], parts[k + 1]));
+      for (size_t k = 0; k + 1 < parts.size(); k += 2) {
+        const std::string v = parts.size() == 2 ? out : temp();
+        lets.push_back({v, step(parts[k], parts[k + 1])});
+        next.push_back(var(v, Type{dt, 1}));
+      }
       if (parts.size() % 2) next.push_back(parts.back());
       parts = std::move(next);
     }
-    return parts[0];
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) body = let(it->first, it->second, body);
+    return body;
   }
   /// allocate(buf) { init; loops; rest }
   Stmt wrap(Stmt loops, Stmt rest) const {
@@ -201,7 +213,9 @@ Expected<Stmt> Lowering::reduce_row(const Point& row) {
     x = to_f32(x);
     return acc.update(wide ? to_f64(x) : x, p.part);
   }));
-  Expr r = acc.final_value();
+  const std::string total = fresh("total");
+  const Type tt{acc.dt, row_mode_ ? 1 : acc.size};
+  Expr r = var(total, tt);
   if (op_ == AnchorOp::kMean) {
     std::vector<Expr> rd;
     for (int d = 0; d < rank_; ++d)
@@ -211,7 +225,7 @@ Expected<Stmt> Lowering::reduce_row(const Point& row) {
   if (wide) r = to_f32(r);
   const std::string y = fresh("y");
   TJ_ASSIGN_OR_RETURN(Stmt st, store_outputs(row, var(y, r->type)));
-  return acc.wrap(loops, let(y, r, st));
+  return acc.wrap(loops, acc.finish(total, let(y, r, st)));
 }
 
 Expected<Stmt> Lowering::softmax_row(const Point& row) {
@@ -270,8 +284,8 @@ Expected<Stmt> Lowering::softmax_row(const Point& row) {
   Expr kval = log_softmax ? to_f32(call(Intrinsic::kLog, {sv}))
                           : to_f32(div(widen(fimm(1.0, f64()), mt.lanes), sv));
   Stmt tail = let(k, kval, pass3);
-  Stmt after_max = as.wrap(pass2, let(s, as.final_value(), tail));
-  return am.wrap(pass1, let(m, am.final_value(), after_max));
+  Stmt after_max = as.wrap(pass2, as.finish(s, tail));
+  return am.wrap(pass1, am.finish(m, after_max));
 }
 
 Expected<Stmt> Lowering::layernorm_row(const Point& row) {
@@ -336,11 +350,12 @@ Expected<Stmt> Lowering::layernorm_row(const Point& row) {
     stats.push_back(write);
     write = block(stats);
   }
-  const Expr var_v = div(a2.final_value(), n);
+  const std::string sum1 = fresh("sum"), sum2 = fresh("sumsq");
+  const Expr var_v = div(var(sum2, f64(rl)), n);
   const Expr inv_v = div(widen(fimm(1.0, f64()), rl),
                          call(Intrinsic::kSqrt, {add(var_v, widen(fimm(epsilon_, f64()), rl))}));
-  Stmt after_mean = a2.wrap(pass2, let(inv, inv_v, write));
-  return a1.wrap(pass1, let(mean, div(a1.final_value(), n), after_mean));
+  Stmt after_mean = a2.wrap(pass2, a2.finish(sum2, let(inv, inv_v, write)));
+  return a1.wrap(pass1, a1.finish(sum1, let(mean, div(var(sum1, f64(rl)), n), after_mean)));
 }
 
 Expected<Stmt> Lowering::row_body(const Point& row) {
