@@ -231,3 +231,47 @@ TEST(LowerMatMul, LongK) {
 
 }  // namespace
 }  // namespace tierjit::lower_testing
+
+namespace tierjit::lower_testing {
+namespace {
+
+TEST(LowerMatMul, TwoThreads) {
+  // Enough work (M*N*K >= 2^20) for the parallel loop over N panels / dot-product blocks / rows.
+  DiffOptions o = gemm_opts(129);
+  o.threads = 2;
+  check_matmul(129, 129, 200, o);
+  o = gemm_opts(1000);
+  o.threads = 2;
+  GraphBuilder b;  // B transposed, 3 rows: the dot-product form
+  ir::Value* a = b.input("a", DType::kFloat32, dims({S("M"), C(1000)}));
+  b.output(b.node(OpKind::Gemm, {a, b.constant("w", random_f32({400, 1000}, 5))}, "gemm",
+                  {{"transB", attr_int(1)}}));
+  b.infer();
+  expect_all_levels_match(b.g, {random_f32({3, 1000}, 8)}, o);
+}
+
+TEST(LowerMatMul, ParallelLoopOnlyWithThreadsAndWork) {
+  auto lowered = [](int64_t n, int threads) {
+    GraphBuilder b;
+    ir::Value* a = b.input("a", DType::kFloat32, dims({C(n), C(n)}));
+    b.output(b.node(OpKind::MatMul, {a, b.constant("w", random_f32({n, n}, 1))}, "mm"));
+    b.infer();
+    auto part = passes::partition_graph(b.g, {});
+    EXPECT_TRUE(part.ok());
+    kir::LowerOptions lo;
+    lo.level = kir::ShapeLevel::kExact;
+    lo.inputs = {{DType::kFloat32, {n, n}, {-1, -1}}, {DType::kFloat32, {n, n}, {-1, -1}}};
+    lo.outputs = {{DType::kFloat32, {n, n}, {-1, -1}}};
+    lo.vector_lanes = 16;
+    lo.threads = threads;
+    auto r = kir::lower_region(part->regions[0], lo);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? kir::to_string(r->fn) : std::string();
+  };
+  EXPECT_NE(lowered(128, 2).find("parallel"), std::string::npos);
+  EXPECT_EQ(lowered(128, 1).find("parallel"), std::string::npos);
+  EXPECT_EQ(lowered(16, 2).find("parallel"), std::string::npos);  // 4096 multiply-adds
+}
+
+}  // namespace
+}  // namespace tierjit::lower_testing

@@ -88,6 +88,8 @@ constexpr int64_t kDirectMaxM = 16;
 // outputs at a time.
 constexpr int64_t kDotMaxM = 4;
 constexpr int64_t kDotJ = 8;
+// Minimum M * N * K (multiply-adds) for a parallel loop (a parallel region costs a few µs).
+constexpr double kParallelMinWork = 1 << 20;
 
 // Where the microkernel reads its B panel: row q of the panel starts at base + q * stride.
 struct BSrc {
@@ -105,6 +107,15 @@ class Gen {
     int64_t m = 0, n = 0;
     full_m_ = const_of(s.m, &m) && m % t_.mr == 0;
     full_n_ = const_of(s.n, &n) && n % t_.nr == 0;
+    // Threads: the loop over N panels (or dot-product output blocks, or rows at tier 1) runs in
+    // parallel; packing stays serial (the workspace is shared). Only for enough work: a run-time
+    // size counts as large.
+    double work = 1;
+    for (const Expr& d : {s.m, s.n, s.k}) {
+      int64_t v = 0;
+      work *= const_of(d, &v) ? static_cast<double>(v) : 1e3;
+    }
+    par_ = s.threads > 1 && work >= kParallelMinWork ? ForKind::kParallel : ForKind::kSerial;
   }
 
   int64_t a_floats() const { return round_up(t_.mc * t_.kc, 16); }
@@ -154,7 +165,7 @@ class Gen {
         }, ForKind::kVectorized);
         return block({zero, update, fin});
       });
-    });
+    }, par_);
   }
 
  private:
@@ -216,7 +227,7 @@ class Gen {
         Expr jfull = const_of(s_.n, &n) ? ci(n / kDotJ) : div(s_.n, ci(kDotJ));
         Stmt main = loop("djo", jfull, [&](const Expr& jo) {
           return dot_block(i, arow, c_mul(jo, ci(kDotJ)), kDotJ);
-        });
+        }, par_);
         Expr jdone = c_mul(jfull, ci(kDotJ));
         Stmt tail = loop("djt", c_sub(s_.n, jdone), [&](const Expr& jt) {
           return dot_block(i, arow, c_add(jdone, jt), 1);
@@ -314,7 +325,7 @@ class Gen {
                       });
                     });
                   });
-                });
+                }, par_);
                 return block({pa, tiles});
               });
             });
@@ -520,6 +531,7 @@ class Gen {
   int L_;
   Expr ap_, bp_;
   bool full_m_ = false, full_n_ = false;
+  ForKind par_ = ForKind::kSerial;
 };
 
 }  // namespace

@@ -64,6 +64,7 @@ struct GemmSpec {
   std::string prefix;      ///< makes loop and buffer names unique inside one Function
   Tiles tiles;
   int lanes = 16;
+  int threads = 1;  ///< > 1: the loop over N panels runs in parallel when the work is large
 };
 
 /// Tiles after clamping to the constant sizes of `spec` (e.g. kc = K when K < kc) and rounding

@@ -146,6 +146,7 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
   s.a = {"in" + std::to_string(iw), fold_mul(grp, imm(mg * kg)), imm(kg), imm(1)};
   s.tiles = tiles;
   s.lanes = lanes;
+  s.threads = options.threads;
   s.prefix = "g_";
   s.workspace = "workspace";
   s.workspace_offset = imm(0);

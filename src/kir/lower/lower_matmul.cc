@@ -194,6 +194,7 @@ Expected<LoweredRegion> lower_matmul(const passes::Region& region, const LowerOp
   s.prefix = "g_";
   s.tiles = tiles;
   s.lanes = lanes;
+  s.threads = options.threads;
 
   LoweredRegion out;
   Stmt body;
