@@ -87,9 +87,11 @@ void Session::Impl::after_call(const std::shared_ptr<const runtime::Plan>& plan,
     observe_payoff(*a);
     if (cur >= adaptive_max_tier) continue;
     if (a->in_flight.load(std::memory_order_acquire)) continue;
+    if (a->profile.calls() < a->next_consider.load(std::memory_order_relaxed)) continue;
     runtime::PromotionDecision d = policy->consider_promotion(a->info, a->profile, cur);
     if (!d.record) continue;
     if (!d.promote) {
+      a->next_consider.store(a->profile.calls() + 64, std::memory_order_relaxed);
       runtime::Metrics::bump(metrics.declined);
       if (a->declined_tier.exchange(cur) != cur) log.record(*d.record);  // once per tier
       continue;

@@ -57,6 +57,9 @@ struct Session::Impl {
     std::atomic<int> tier{0};             ///< highest tier promoted to (compiled or failed)
     std::atomic<bool> in_flight{false};   ///< a compile job is queued or running
     std::atomic<int> declined_tier{-1};   ///< tier whose declined decision was logged last
+    /// After a decline the policy is asked again only from this call count on (one window
+    /// later): a region that cannot pay costs no decision (and no message) per call.
+    std::atomic<uint64_t> next_consider{0};
     /// A promotion whose payoff is still to be measured (TierPolicy::observe_compile).
     struct Pending {
       bool pending = false;
