@@ -249,6 +249,17 @@ TEST(Elementwise, TranscendentalOps) {
   check({OpKind::HardSigmoid, {f32nc(3, 37)}, {}, Tolerance{1.2e-7, 1e-7}});
   for (OpKind op : {OpKind::Exp, OpKind::Tanh, OpKind::Sqrt, OpKind::Erf, OpKind::Sigmoid})
     check({op, {f64(dims({S("N")}), {37})}, {}, kExact});
+  // Hyperbolic ops: float64 math rounded once vs glibc's float functions, which are not always
+  // correctly rounded (coshf(1) is 1 ulp off): 1 ulp. Ranges reach the overflow edge of
+  // cosh/sinh (|x| ~ 89.4) and the small-|x| branch.
+  const Tolerance one_ulp{1.2e-7, 0};
+  for (OpKind op : {OpKind::Sinh, OpKind::Cosh, OpKind::Asinh, OpKind::Atanh}) {
+    check({op, {f32nc(3, 37)}, {}, one_ulp, -1.f, 1.f});
+    check({op, {f32nc(3, 37)}, {}, one_ulp, -2e-4f, 2e-4f});
+  }
+  for (OpKind op : {OpKind::Sinh, OpKind::Cosh, OpKind::Asinh})
+    check({op, {f32nc(3, 37)}, {}, one_ulp, -95.f, 95.f});
+  check({OpKind::Acosh, {f32nc(3, 37)}, {}, one_ulp, 0.5f, 1e6f});
 }
 
 TEST(Elementwise, Predicates) {

@@ -130,6 +130,10 @@ Status check_node(const ir::Node& n) {
       return Status();
     case OpKind::Neg: case OpKind::Relu:
       return need(Accept::kFloatOrSigned, t0, 0);
+    case OpKind::Sinh: case OpKind::Cosh: case OpKind::Asinh: case OpKind::Acosh:
+    case OpKind::Atanh:  // float32 through float64 exp/log (libm); float64 would not be exact
+      if (t0 != DType::kFloat32) return unsupported_node(n, fmt::format("input 0 dtype {}", dtype_name(t0)));
+      return Status();
     case OpKind::Not: case OpKind::And: case OpKind::Or: case OpKind::Xor:
       return need(Accept::kBool, t0, 0);
     case OpKind::Equal: case OpKind::Identity:
@@ -223,6 +227,7 @@ class OpLowering {
   }
 
   Expr cast_to(DType to, const Expr& v);
+  Expr hyperbolic(OpKind op, const Expr& v);
   Expr float_to_int(DType to, const Expr& v);
   Expected<Expr> clip();
   Expected<Expr> variadic();
@@ -259,6 +264,45 @@ Expr OpLowering::cast_to(DType to, const Expr& v) {
   if (to == DType::kBool) return cast(boolean(from.lanes), v);  // x != 0, NaN -> true
   if (from.is_float() && dtype_is_integer(to)) return float_to_int(to, v);
   return cast(Type{to, from.lanes}, v);  // int/bool/float -> float, int/bool -> int (wraps)
+}
+
+/// Sinh Cosh Asinh Acosh Atanh of float32, computed in float64 from exp/log/sqrt (libm) and
+/// rounded once, so they match tier 0's sinhf etc. to within rounding (overflow edges included);
+/// near 0 the odd ones use two Taylor terms (|x| < 1e-4: the next term is below float64's eps).
+Expr OpLowering::hyperbolic(OpKind op, const Expr& v) {
+  const Type dt = f64(v->type.lanes);
+  Expr x = b(cast(dt, v));
+  auto d = [&](double k) { return cst(k, dt); };
+  Expr ax = b(call(Intrinsic::kAbs, {x}));
+  Expr small = lt(ax, d(1e-4));
+  Expr x3 = mul(mul(x, x), x);
+  Expr r;
+  switch (op) {
+    case OpKind::Cosh: {
+      Expr e = b(call(Intrinsic::kExp, {ax}));
+      r = mul(d(0.5), add(e, div(d(1), e)));
+      break;
+    }
+    case OpKind::Sinh: {
+      Expr e = b(call(Intrinsic::kExp, {x}));
+      r = select(small, add(x, div(x3, d(6))), mul(d(0.5), sub(e, div(d(1), e))));
+      break;
+    }
+    case OpKind::Asinh: {
+      Expr big = call(Intrinsic::kLog, {add(ax, call(Intrinsic::kSqrt, {add(mul(x, x), d(1))}))});
+      big = select(lt(x, d(0)), sub(d(-0.0), big), big);
+      r = select(small, sub(x, div(x3, d(6))), big);
+      break;
+    }
+    case OpKind::Acosh:
+      r = call(Intrinsic::kLog, {add(x, call(Intrinsic::kSqrt, {sub(mul(x, x), d(1))}))});
+      break;
+    default:  // Atanh
+      r = select(small, add(x, div(x3, d(3))),
+                 mul(d(0.5), call(Intrinsic::kLog, {div(add(d(1), x), sub(d(1), x))})));
+      break;
+  }
+  return cast(v->type, r);
 }
 
 /// Clip: x < lo ? lo : x, then > hi ? hi : it (NaN kept; lo > hi gives hi). Bounds are inputs
@@ -376,6 +420,9 @@ Expected<Expr> OpLowering::run() {
     case OpKind::Clip: return clip();
     case OpKind::Max: case OpKind::Min: case OpKind::Sum: case OpKind::Mean: return variadic();
     case OpKind::Relu: return relu0(v);
+    case OpKind::Sinh: case OpKind::Cosh: case OpKind::Asinh: case OpKind::Acosh:
+    case OpKind::Atanh:
+      return hyperbolic(n_.op(), v);
     case OpKind::PRelu: return select(lt(v, c(0)), mul(x(1), v), v);
     case OpKind::LeakyRelu: return select(lt(v, c(0)), mul(attr("alpha", 0.01f), v), v);
     case OpKind::ThresholdedRelu: return select(gt(v, attr("alpha", 1.0f)), v, c(0));

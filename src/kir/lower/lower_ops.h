@@ -52,7 +52,9 @@ Expected<Expr> lower_elementwise_op(const ir::Node& node, const std::vector<Expr
                                     LetScope* lets = nullptr);
 
 /// True when lower_elementwise_op() lowers `node` for the dtypes and attributes the graph gives
-/// it (float16/bfloat16, strings, trigonometric ops and BitShift are not lowered).
+/// it. Not lowered: float16/bfloat16 and strings; Sin Cos Tan Asin Acos Atan (kir has no such
+/// intrinsics); Sinh Cosh Asinh Acosh Atanh other than float32; BitShift (no shifts in kir);
+/// Mod of floats (fmod=1: no frem in kir); Pow with an integer base; PRelu-1/6 channel slopes.
 bool elementwise_op_supported(const ir::Node& node);
 
 /// True for the dtypes compiled code computes in: float32, float64, (u)int8..64, bool.
