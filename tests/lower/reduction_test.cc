@@ -334,6 +334,27 @@ TEST(ReductionLowering, ParallelRowsMatch) {
   expect_all_levels_match(b.g, {random_f32({257, 301}, 2)}, o);
 }
 
+TEST(ReductionLowering, ParallelColumnsMatch) {
+  // Softmax over axis 0 and ReduceSum over axis 0: one row of column chunks split across threads.
+  GraphBuilder b;
+  b.opset = 18;
+  ir::Value* x = b.input("x", DType::kFloat32, {S("N"), S("D")});
+  b.output(b.node(OpKind::ReduceSum, {x, b.iconst("axes", {0})}, "r", {{"keepdims", attr_int(0)}}));
+  b.infer();
+  DiffOptions o = opts(kSum);
+  o.threads = 4;
+  expect_all_levels_match(b.g, {random_f32({301, 257}, 2)}, o);
+  expect_all_levels_match(b.g, {random_f32({40000, 5}, 3)}, o);  // fewer columns than lanes
+  GraphBuilder b2;
+  b2.opset = 13;
+  ir::Value* x2 = b2.input("x", DType::kFloat32, {S("N"), S("D")});
+  b2.output(b2.node(OpKind::Softmax, {x2}, "y", {{"axis", attr_int(0)}}));
+  b2.infer();
+  DiffOptions o2 = opts(kSoftmax);
+  o2.threads = 4;
+  expect_all_levels_match(b2.g, {random_f32({301, 257}, 4)}, o2);
+}
+
 // expect_regions_match_tier0 with vector_lanes forced (the harness uses the host's lanes): the
 // row and column code at 4 and 8 lanes (AVX2, SSE widths) on the same region.
 void expect_match_with_lanes(const ir::Graph& g, const std::vector<Tensor>& feeds, int lanes,

@@ -375,54 +375,73 @@ Expected<Stmt> Lowering::outer_loops(bool parallel) {
   std::vector<Expr> ext;
   for (size_t g : outer) ext.push_back(groups_[g].extent);
   const Expr O = product(ext);
-  const std::string o = fresh("o");
-  Point row;
-  row.idx.assign(G, imm(0));
-  // Decompose o into the outer groups' indices (let-bound), last group fastest.
-  std::vector<std::pair<std::string, Expr>> lets;
-  Expr rest = var(o);
-  for (size_t k = outer.size(); k-- > 0;) {
-    const std::string v = fresh("i");
-    Expr idx = k == 0 ? rest : mod(rest, ext[k]);
-    lets.push_back({v, idx});
-    row.idx[outer[k]] = var(v);
-    if (k > 0) rest = div(rest, ext[k]);
-  }
-  Stmt inner;
-  if (row_mode_ || G == 0) {
-    TJ_ASSIGN_OR_RETURN(inner, row_body(row));
-  } else {  // column mode: vector chunks of the last group, then a scalar tail
-    const int L = vec_lanes_;
-    const Expr& E = groups_[G - 1].extent;
-    std::vector<Stmt> parts;
-    const Expr chunks = div_fold(E, L);
-    if (L > 1 && !is_const(chunks, 0)) {
-      const std::string c = fresh("c");
-      Point p = row;
-      p.idx[G - 1] = mul_fold(var(c), imm(L));
-      p.lanes = L;
-      TJ_ASSIGN_OR_RETURN(Stmt b, row_body(p));
-      parts.push_back(for_loop(c, imm(0), chunks, b));
+  // let i_k = (flat / ...) % ext_k for the outer groups (last group fastest) around body(row).
+  auto at_row = [&](const Expr& flat, const std::function<Expected<Stmt>(const Point&)>& body)
+      -> Expected<Stmt> {
+    Point row;
+    row.idx.assign(G, imm(0));
+    std::vector<std::pair<std::string, Expr>> lets;
+    Expr rest = flat;
+    for (size_t k = outer.size(); k-- > 0;) {
+      const std::string v = fresh("i");
+      lets.push_back({v, k == 0 ? rest : mod(rest, ext[k])});
+      row.idx[outer[k]] = var(v);
+      if (k > 0) rest = div(rest, ext[k]);
     }
+    TJ_ASSIGN_OR_RETURN(Stmt s, body(row));
+    for (const auto& [v, e] : lets) s = let(v, e, s);  // each reads only `flat`
+    return s;
+  };
+  auto loop_rows = [&](const std::function<Expected<Stmt>(const Point&)>& body,
+                       bool par) -> Expected<Stmt> {
+    const std::string o = fresh("o");
+    if (is_const(O, 1)) return at_row(imm(0), body);  // one row
+    TJ_ASSIGN_OR_RETURN(Stmt s, at_row(var(o), body));
+    return for_loop(o, imm(0), O, s, par ? ForKind::kParallel : ForKind::kSerial);
+  };
+  if (row_mode_ || G == 0) return loop_rows([&](const Point& row) { return row_body(row); }, parallel);
+
+  // Column mode: vector chunks of the last group, then a scalar tail.
+  const int L = vec_lanes_;
+  const Expr& E = groups_[G - 1].extent;
+  const Expr chunks = div_fold(E, L);
+  auto chunk_body = [&](const Point& row, const Expr& c) {
+    Point p = row;
+    p.idx[G - 1] = mul_fold(c, imm(L));
+    p.lanes = L;
+    return row_body(p);
+  };
+  auto tail = [&](const Point& row) -> Expected<Stmt> {
     const Expr begin = L > 1 ? mul_fold(chunks, imm(L)) : imm(0);
     const Expr n = L == 1 ? E : E->as<IntImm>() ? imm(E->as<IntImm>()->value % L) : sub(E, begin);
-    if (!is_const(n, 0)) {
-      const std::string j = fresh("j");
-      Point p = row;
-      p.idx[G - 1] = var(j);
-      TJ_ASSIGN_OR_RETURN(Stmt b, row_body(p));
-      parts.push_back(for_loop(j, begin, n, b, L == 1 ? ForKind::kVectorized : ForKind::kSerial));
+    if (is_const(n, 0)) return block({});
+    const std::string j = fresh("j");
+    Point p = row;
+    p.idx[G - 1] = var(j);
+    TJ_ASSIGN_OR_RETURN(Stmt b, row_body(p));
+    return for_loop(j, begin, n, b, L == 1 ? ForKind::kVectorized : ForKind::kSerial);
+  };
+  std::vector<Stmt> parts;
+  if (L > 1 && !is_const(chunks, 0)) {
+    if (parallel) {  // one parallel loop over (row, chunk) tasks: columns split across threads
+      const std::string t = fresh("task");
+      TJ_ASSIGN_OR_RETURN(Stmt b, at_row(div(var(t), chunks), [&](const Point& row) {
+        return chunk_body(row, mod(var(t), chunks));
+      }));
+      parts.push_back(for_loop(t, imm(0), mul_fold(O, chunks), b, ForKind::kParallel));
+    } else {
+      TJ_ASSIGN_OR_RETURN(Stmt s, loop_rows([&](const Point& row) -> Expected<Stmt> {
+        const std::string c = fresh("c");
+        TJ_ASSIGN_OR_RETURN(Stmt b, chunk_body(row, var(c)));
+        TJ_ASSIGN_OR_RETURN(Stmt tl, tail(row));
+        return block({for_loop(c, imm(0), chunks, b), tl});
+      }, false));
+      return s;
     }
-    inner = parts.size() == 1 ? parts[0] : block(parts);
   }
-  for (auto it = lets.rbegin(); it != lets.rend(); ++it) inner = let(it->first, it->second, inner);
-  // lets were pushed innermost-first; wrapping in reverse puts the first-pushed innermost.
-  if (is_const(O, 1)) {
-    Stmt s = inner;
-    // o is referenced by the lets only when there are outer groups (then O may still be 1).
-    return outer.empty() ? s : let(o, imm(0), s);
-  }
-  return for_loop(o, imm(0), O, inner, parallel ? ForKind::kParallel : ForKind::kSerial);
+  TJ_ASSIGN_OR_RETURN(Stmt tails, loop_rows(tail, false));
+  parts.push_back(tails);
+  return parts.size() == 1 ? parts[0] : block(parts);
 }
 
 Expected<Stmt> Lowering::build_body() {
