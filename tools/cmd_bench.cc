@@ -2,7 +2,8 @@
 // shape (nearest-rank p50/p90/p99), first-request and session-creation time, total wall time,
 // compile events and the tier timeline; --json writes the fields of ../shared/bench/README.md
 // plus tierjit's own, --chrome-trace a Perfetto-readable timeline. --tier N pins the compiled
-// tiers (SessionOptions::mode); compile events and tier changes are not reported yet.
+// tiers (SessionOptions::mode). Compile events and the tier timeline come from the Session's
+// decision log after the loop (replay.h), so the timed loop does no extra work.
 #include "cmd_bench.h"
 
 #include <unistd.h>
@@ -19,6 +20,7 @@
 
 #include "bench_stats.h"
 #include "cli_util.h"
+#include "replay.h"
 #include "trace.h"
 
 namespace tierjit::cli {
@@ -106,6 +108,47 @@ void check_options(const BenchOptions& opts) {
   }
 }
 
+/// The "compile events" and "tier timeline" blocks of the text output.
+void print_compile_report(const std::vector<CompileEvent>& compiles, const std::vector<TierStep>& timeline,
+                          double compile_ms_total, size_t n) {
+  if (compiles.empty()) {
+    fmt::print("compile events: none\n");
+  } else {
+    fmt::print("\ncompile events: {} compiles, {} ms in total\n", compiles.size(), fmt_ms(compile_ms_total));
+    fmt::print("  {:>10}  {:>10}  {:>4}  {:<11}  {}\n", "end_ms", "compile_ms", "tier", "level", "region");
+    for (const CompileEvent& e : compiles)
+      fmt::print("  {:>10}  {:>10}  {:>4}  {:<11}  {} '{}'\n", fmt_ms(e.end_ms), fmt_ms(e.compile_ms), e.tier, e.level,
+                 e.region, e.region_name);
+  }
+  if (timeline.empty()) {
+    fmt::print("tier timeline: requests 1-{} all at tier 0 (no region was compiled)\n", n);
+    return;
+  }
+  fmt::print("tier timeline (from the first request that could run the new tier):\n");
+  for (const TierStep& t : timeline) {
+    if (t.request > n)
+      fmt::print("  after request {}: region {} '{}' -> tier {}\n", n, t.region, t.region_name, t.tier);
+    else
+      fmt::print("  request {}: region {} '{}' -> tier {}\n", t.request, t.region, t.region_name, t.tier);
+  }
+}
+
+json compile_events_json(const std::vector<CompileEvent>& compiles) {
+  json out = json::array();
+  for (const CompileEvent& e : compiles)
+    out.push_back({{"end_ms", round_ms(e.end_ms)}, {"compile_ms", round_ms(e.compile_ms)}, {"tier", e.tier},
+                   {"region", e.region}, {"region_name", e.region_name}, {"level", e.level},
+                   {"message", e.message}});
+  return out;
+}
+
+json tier_timeline_json(const std::vector<TierStep>& timeline) {
+  json out = json::array();
+  for (const TierStep& t : timeline)
+    out.push_back({{"request", t.request}, {"region", t.region}, {"region_name", t.region_name}, {"tier", t.tier}});
+  return out;
+}
+
 void bench_impl(const BenchOptions& opts) {
   check_options(opts);
   Trace trace = opts.trace.empty()
@@ -137,35 +180,10 @@ void bench_impl(const BenchOptions& opts) {
 
   // ---- Requests -> distinct shapes; inputs generated once per shape, before the timed loop ----
   const size_t n = trace.requests.size();
-  std::vector<std::string> key_of(n);
-  std::vector<size_t> feed_of(n);
-  std::unordered_map<std::string, size_t> feed_index;
-  std::vector<NamedTensors> feeds;
-  std::mt19937_64 rng(opts.seed);
-  for (size_t i = 0; i < n; ++i) {
-    const TraceRequest& req = trace.requests[i];
-    key_of[i] = format_request(req);
-    auto [it, inserted] = feed_index.emplace(key_of[i], feeds.size());
-    feed_of[i] = it->second;
-    if (!inserted) continue;
-    check_request(model_inputs, req).with_prefix(opts.model).throw_if_error();
-    NamedTensors feed;
-    for (const auto& info : model_inputs) {
-      const auto& shape = std::find_if(req.inputs.begin(), req.inputs.end(),
-                                       [&](const auto& in) { return in.first == info.name; })->second;
-      const int64_t numel = shape_numel(shape);
-      const int64_t elem = static_cast<int64_t>(std::max<size_t>(1, dtype_size(info.dtype)));
-      if (numel > so.memory_limit_bytes / elem)
-        throw Error(StatusCode::kResourceExhausted,
-                    fmt::format("{}: input '{}': shape {} exceeds the memory limit", req.location, info.name,
-                                shape_to_string(shape)));
-      auto r = ranges.find(info.name);
-      std::optional<IntRange> range;
-      if (r != ranges.end()) range = r->second;
-      feed.emplace_back(info.name, random_tensor(info.dtype, shape, info.name, range, rng));
-    }
-    feeds.push_back(std::move(feed));
-  }
+  ReplayFeeds replay = make_replay_feeds(trace, model_inputs, ranges, opts.seed, so.memory_limit_bytes, opts.model);
+  const std::vector<std::string>& key_of = replay.key_of;
+  const std::vector<size_t>& feed_of = replay.feed_of;
+  const std::vector<NamedTensors>& feeds = replay.feeds;
 
   // ---- The timed loop ----
   std::vector<double> latency(n), start_ms(n);
@@ -189,6 +207,12 @@ void bench_impl(const BenchOptions& opts) {
   const double total_wall_ms = ms_between(t_loop, Clock::now());
   progress.update(static_cast<int64_t>(n), "");
   progress.finish();
+  const int64_t origin_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(t_origin.time_since_epoch()).count();
+  const std::vector<CompileEvent> compiles = compile_events(session.decision_log_json(), origin_us);
+  const std::vector<TierStep> timeline = tier_timeline(compiles, start_ms);
+  double compile_ms_total = 0;
+  for (const CompileEvent& e : compiles) compile_ms_total += e.compile_ms;
 
   BenchStats stats = compute_bench_stats(key_of, latency);
   const int threads = opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -217,8 +241,7 @@ void bench_impl(const BenchOptions& opts) {
   row("overall", stats.overall);
   fmt::print("\nsession_create_ms  {}\nfirst_run_ms       {}\ntotal_wall_ms      {}\n", fmt_ms(session_create_ms),
              fmt_ms(latency.front()), fmt_ms(total_wall_ms));
-  fmt::print("compile events: none (tier 0 only)\n");
-  fmt::print("tier timeline: requests 1-{} all at tier 0 (the interpreter; no promotions in this build)\n", n);
+  print_compile_report(compiles, timeline, compile_ms_total, n);
 
   // ---- --json ----
   if (!opts.json_out.empty()) {
@@ -250,13 +273,14 @@ void bench_impl(const BenchOptions& opts) {
           {"tier_pinned", opts.tier >= 0 ? json(opts.tier) : json(nullptr)},
           {"tiers_available", json::array({0, 1, 2, 3})},
           {"note", "--tier 1-3 pins every region that has a lowering (compiled on the first call of "
-                   "each shape); compile_events and tier_timeline are not reported yet"},
+                   "each shape); compile_events: the decision log's compiles (end_ms after session "
+                   "creation started); tier_timeline: the first request that could run each new tier"},
           {"model_path", opts.model},
           {"trace_path", opts.trace.empty() ? json(nullptr) : json(opts.trace)},
           {"seed", opts.seed},
-          {"compile_events", json::array()},
-          {"compile_ms_total", 0.0},
-          {"tier_timeline", json::array()},
+          {"compile_events", compile_events_json(compiles)},
+          {"compile_ms_total", round_ms(compile_ms_total)},
+          {"tier_timeline", tier_timeline_json(timeline)},
           {"latencies_ms", std::move(lat)},
           {"request_shape_index", stats.shape_index}}},
     };
@@ -273,10 +297,23 @@ void bench_impl(const BenchOptions& opts) {
     events.push_back({{"name", "session_create"}, {"cat", "session"}, {"ph", "X"}, {"ts", 0.0},
                       {"dur", session_create_ms * 1000.0}, {"pid", 1}, {"tid", 1},
                       {"args", {{"model", opts.model}}}});
-    for (size_t i = 0; i < n; ++i)
+    // "tier": the highest tier any region could run at in the request (tier timeline).
+    size_t next_step = 0;
+    int top_tier = opts.tier > 0 ? opts.tier : 0;
+    for (size_t i = 0; i < n; ++i) {
+      for (; next_step < timeline.size() && timeline[next_step].request <= i + 1; ++next_step)
+        top_tier = std::max(top_tier, timeline[next_step].tier);
       events.push_back({{"name", key_of[i]}, {"cat", "request"}, {"ph", "X"}, {"ts", start_ms[i] * 1000.0},
                         {"dur", latency[i] * 1000.0}, {"pid", 1}, {"tid", 1},
-                        {"args", {{"request", i + 1}, {"shape", key_of[i]}, {"tier", 0}}}});
+                        {"args", {{"request", i + 1}, {"shape", key_of[i]}, {"tier", top_tier}}}});
+    }
+    if (!compiles.empty())
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 2}, {"args", {{"name", "compiles"}}}});
+    for (const CompileEvent& e : compiles)
+      events.push_back({{"name", fmt::format("{} tier {}", e.region_name, e.tier)}, {"cat", "compile"}, {"ph", "X"},
+                        {"ts", (e.end_ms - e.compile_ms) * 1000.0}, {"dur", e.compile_ms * 1000.0}, {"pid", 1},
+                        {"tid", 2},
+                        {"args", {{"region", e.region}, {"tier", e.tier}, {"level", e.level}, {"message", e.message}}}});
     json doc{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
     write_text_file(opts.chrome_trace_out, doc.dump() + "\n", "--chrome-trace");
     fmt::print("wrote {}\n", opts.chrome_trace_out);
