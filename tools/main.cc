@@ -92,6 +92,18 @@ int run_main(int argc, char** argv) {
   explain_cmd->add_option("model", explain.model, "ONNX model file (.onnx)")->required();
   explain_cmd->add_flag("--no-fuse", explain.no_fuse, "one region per node (no fusion)");
   explain_cmd->add_flag("--graph", explain.print_graph, "also print the graph after the passes");
+  explain_cmd->add_option("--trace", explain.trace,
+                          "replay this shape trace in-process (as bench does) and print each region's "
+                          "tier, versions and guards, a summary and the decision log's last entries");
+  explain_cmd->add_option("--mode", explain.mode, "with --trace: adaptive (default) or interpret-only")
+      ->check(CLI::IsMember({"adaptive", "interpret-only"}));
+  explain_cmd->add_option("--tier", explain.tier, "with --trace: pin every region at tier N (0-3)")
+      ->check(CLI::Range(0, 3));
+  explain_cmd->add_option("--int-range", explain.int_ranges,
+                          "NAME=LO:HI: random integers for input NAME in [LO, HI) (repeatable)");
+  explain_cmd->add_option("--seed", explain.seed, "seed of the random inputs (default 0)");
+  explain_cmd->add_option("--log-entries", explain.log_entries, "decision log records printed (default 12)")
+      ->check(CLI::Range(0, 100000));
 
   // ---- bench ----
   cli::BenchOptions bench;
