@@ -301,7 +301,7 @@ class Gen {
                                    : compare(CmpOp::kEq, pc, c_sub(npc, ci(1)));
       return bind("p0", c_mul(pc, ci(t_.kc)), [&](const Expr& p0) {
         return bind("kcur", c_min(ci(t_.kc), c_sub(s_.k, p0)), [&](const Expr& kcur) {
-          Stmt pb = pack_b(j0c, ncur, p0, kcur, direct);
+          Stmt pb = direct && s_.b_padded ? block({}) : pack_b(j0c, ncur, p0, kcur, direct);
           Stmt mb = loop("ic", c_ceil_div(s_.m, t_.mc), [&](const Expr& ic) {
             return bind("i0c", c_mul(ic, ci(t_.mc)), [&](const Expr& i0c) {
               return bind("mcur", c_min(ci(t_.mc), c_sub(s_.m, i0c)), [&](const Expr& mcur) {
@@ -318,7 +318,8 @@ class Gen {
                         BSrc in_place{s_.b.buffer,
                                       c_add(s_.b.offset, c_add(c_mul(p0, s_.b.row_stride), jbv)),
                                       s_.b.row_stride};
-                        Expr whole = full_n_ ? bool_const(true) : c_le(c_add(jbv, ci(t_.nr)), s_.n);
+                        Expr whole = full_n_ || s_.b_padded ? bool_const(true)
+                                                            : c_le(c_add(jbv, ci(t_.nr)), s_.n);
                         if (is_true(whole)) return tile(ibv, jbv, ap, in_place, kcur, first, last);
                         return c_if(whole, tile(ibv, jbv, ap, in_place, kcur, first, last),
                                     tile(ibv, jbv, ap, packed, kcur, first, last));
@@ -569,6 +570,15 @@ Expected<Tiles> tiles_from_tuning(const std::map<std::string, int64_t>& tuning, 
 Tiles effective_tiles(const GemmSpec& spec) {
   Tiles t = spec.tiles;
   int64_t m = 0, n = 0, k = 0;
+  if (t.small_m_shape && const_of(spec.m, &m) && m > t.mr && m <= 64 && m % t.mr != 0) {
+    // Small constant M (conv channels, heads): a register tile height that divides M avoids the
+    // row-edge code (compile time) and its slower 1-row kernel.
+    for (int64_t cand : {8, 4})
+      if (m % cand == 0 && cand * (t.nr / spec.lanes) <= 24) {
+        t.mr = cand;
+        break;
+      }
+  }
   if (t.small_m_shape && const_of(spec.m, &m) && m >= 1 && m < t.mr) {
     // A few rows (batch-1 inference): B streams from memory once; wide rows of up to 8 vectors
     // keep 8+ independent FMA chains and read B in long contiguous runs.

@@ -65,6 +65,9 @@ struct GemmSpec {
   Tiles tiles;
   int lanes = 16;
   int threads = 1;  ///< > 1: the loop over N panels runs in parallel when the work is large
+  /// B's columns up to round_up(N, effective nr) may be read (rows padded, e.g. Conv's im2col
+  /// buffer): the in-place B path needs no packed edge panel.
+  bool b_padded = false;
 };
 
 /// Tiles after clamping to the constant sizes of `spec` (e.g. kc = K when K < kc) and rounding

@@ -76,10 +76,9 @@ Expected<Geometry> geometry(const passes::Region& region, const RegionIo& io, in
 }
 
 // col[(c * KH + kh) * KW + kw][oh * OW + ow] = X[n, c0 + c, ih, iw] (0 in the padding), for the
-// Cg channels from c0 of image n, into workspace[col0 ..].
+// Cg channels from c0 of image n, into workspace[col0 ..] with rows of `os` (>= OH * OW) floats.
 Stmt im2col(const Geometry& g, const std::string& x, const Expr& image_off, int64_t c_count,
-            int64_t col0) {
-  const int64_t os = g.oh * g.ow;
+            int64_t col0, int64_t os) {
   Expr c = var("ic_c"), kh = var("ic_kh"), kw = var("ic_kw"), oh = var("ic_oh"), ow = var("ic_ow");
   Expr ih = add(mul(oh, imm(g.sh)), imm(-g.ph + 0)), iw = add(mul(ow, imm(g.sw)), imm(-g.pw));
   ih = add(ih, mul(kh, imm(g.dh)));
@@ -152,12 +151,16 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
   s.workspace_offset = imm(0);
   const int64_t gemm_ws = options.tier >= 2 ? gemm::workspace_floats(s) : 0;
   const int64_t col0 = (gemm_ws + 15) / 16 * 16;
+  // im2col rows padded to whole register panels: the GEMM reads B in place without edge code.
+  const int64_t nr = gemm::effective_tiles(s).nr;
+  const int64_t os_pad = options.tier >= 2 ? (os + nr - 1) / nr * nr : os;
   const std::string x = "in" + std::to_string(ix);
   Expr image_off = add(mul(img, imm(g.c * g.h * g.w)), mul(grp, imm(cg * g.h * g.w)));
   if (direct) {
     s.b = {x, image_off, imm(os), imm(1)};
   } else {
-    s.b = {"workspace", imm(col0), imm(os), imm(1)};
+    s.b = {"workspace", imm(col0), imm(os_pad), imm(1)};
+    s.b_padded = true;
   }
   Expr row_base = add(mul(img, imm(g.m)), mul(grp, imm(mg)));
   s.c = epi.accumulator();
@@ -179,9 +182,9 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
   LoweredRegion out;
   Stmt gemm_stmt = options.tier >= 2 ? gemm::gemm_packed(s) : gemm::gemm_loops(s);
   TJ_RETURN_IF_ERROR(*error);
-  Stmt body = direct ? gemm_stmt : block({im2col(g, x, image_off, cg, col0), gemm_stmt});
+  Stmt body = direct ? gemm_stmt : block({im2col(g, x, image_off, cg, col0, os_pad), gemm_stmt});
   body = for_loop("cv_n", imm(0), batch, for_loop("cv_g", imm(0), imm(g.group), body));
-  const int64_t ws = direct ? gemm_ws : col0 + kg * os;
+  const int64_t ws = direct ? gemm_ws : col0 + kg * os_pad;
   out.fn = io.function(body, ws);
   out.workspace_bytes = ws * 4;
   out.notes.push_back(std::string(direct ? "conv 1x1 as GEMM on X in place, " : "conv im2col + ") +
