@@ -157,7 +157,9 @@ def run_once(args, system, set_name, model, trace, rep):
         res = None
     if p.returncode in (0, 3) and isinstance(res, dict):
         return {**rec, **res}
-    err = " ".join(p.stderr.strip().splitlines()[-3:])[:400] or f"exit {p.returncode}"
+    lines = p.stderr.strip().splitlines()
+    own = [line for line in lines if line.startswith("run_one: ")]  # run_one's own message
+    err = (own[-1] if own else " ".join(lines[-3:]))[:400] or f"exit {p.returncode}"
     return {**rec, "error": err}
 
 

@@ -65,7 +65,7 @@ def _group(records):
     for r in records:
         if "meta" in r or "system" not in r:
             continue
-        key = (r.get("set", "extra"), r.get("model"), r.get("trace"), r.get("trace_path"))
+        key = (r.get("set", "extra"), r.get("model"), r.get("trace"))
         groups.setdefault(key, {}).setdefault(r["system"], []).append(r)
     return groups
 
@@ -76,10 +76,11 @@ def _systems(groups):
 
 
 def _reason(runs):
-    r = runs[0]
+    r = next((r for r in runs if "run_one: " in r.get("error", "")), runs[0])
     if "na" in r:
         return f"n/a: {r['na']}"
-    return f"failed: {r['error']}"
+    err = r["error"]
+    return "failed: " + (err[err.index("run_one: "):] if "run_one: " in err else err)
 
 
 def _ok_runs(runs):
@@ -93,8 +94,6 @@ def _notes_for(runs):
 def render(records, jsonl=None, notes=()):
     groups = _group(records)
     systems = _systems(groups)
-    starts = [r for r in records if r.get("meta") == "start"]
-    ends = [r for r in records if r.get("meta") == "end"]
     reps = max((r.get("rep", 0) + 1 for r in records if "system" in r), default=0)
     out = ["", "## Peers: tierjit, ONNX Runtime and PyTorch on the shared models (bench/peers)", ""]
     out.append("Written by `bench/peers/compare.py` (how to install the peers and run it: "
@@ -104,12 +103,14 @@ def render(records, jsonl=None, notes=()):
                "(the `inputs_digest` of every run is compared below), 2 intra-op threads each, "
                "latency = wall time of one run call from Python.")
     out += [""] + [f"{n}" for n in notes] + ([""] if notes else [])
-    for s in starts:
-        out.append(f"- Command: `{' '.join(shlex.quote(a) for a in s.get('argv', []))}`")
-        out.append(f"- Machine: {s.get('cpu', '?')}, {s.get('nproc', '?')} cores; started "
-                   f"{s.get('utc')} UTC, `uptime`: {s.get('uptime')}")
-    for e in ends:
-        out.append(f"- Finished {e.get('utc')} UTC, `uptime`: {e.get('uptime')}")
+    for m in (r for r in records if r.get("meta") in ("start", "end")):
+        if m["meta"] == "start":
+            out.append(f"- `{' '.join(shlex.quote(a) for a in m.get('argv', []))}`: started "
+                       f"{m.get('utc')} UTC on {m.get('cpu', '?')} ({m.get('nproc', '?')} cores)"
+                       + (f", git {m['git']}" if m.get("git") else "")
+                       + f"; `uptime`: {m.get('uptime')}")
+        else:
+            out.append(f"  - finished {m.get('utc')} UTC; `uptime`: {m.get('uptime')}")
     if jsonl:
         out.append(f"- Raw results (every request's latency): `{jsonl}` (not in the repository;"
                    " `compare.py --from-jsonl FILE` rewrites this section from it)")
@@ -133,9 +134,10 @@ def _versions(groups, systems):
     for s in systems:
         runs = [r for g in groups.values() for r in _ok_runs(g.get(s, []))]
         if runs:
-            st = runs[0].get("settings", {})
-            extra = ", ".join(f"{k}={v}" for k, v in st.items() if k not in ("seed",))
-            lines.append(f"- `{s}` {runs[0].get('peer_version')}: {extra}")
+            st = runs[-1].get("settings", {})
+            extra = ", ".join(f"{k}={v}" for k, v in st.items()
+                              if k not in ("seed", "trace_example", "layernorm_fixes"))
+            lines.append(f"- `{s}` {runs[-1].get('peer_version')}: {extra}")
     return lines
 
 
@@ -158,10 +160,9 @@ def _load_note(groups, systems):
 
 
 def _row_label(key, runs_by_sys):
-    _, model, trace, path = key
+    set_name, model, trace = key
     n = next((r.get("n_requests") for rs in runs_by_sys.values() for r in _ok_runs(rs)), "?")
-    folder = os.path.basename(os.path.dirname(path)) if path else ""
-    return f"{model} / {trace}" + (f" ({folder})" if folder == "long" else ""), n
+    return f"{model} / {trace}" + (" (long)" if set_name == "long" else ""), n
 
 
 def _totals_table(sel, systems):

@@ -209,7 +209,8 @@ def torch_system(args, model):
     try:
         module = onnx2torch.convert(proto).eval()
     except Exception as e:  # onnx2torch raises NotImplementedError for ops it lacks
-        raise NotAvailable(f"onnx2torch {getattr(onnx2torch, '__version__', '?')} cannot convert: "
+        from importlib.metadata import version as dist_version
+        raise NotAvailable(f"onnx2torch {dist_version('onnx2torch')} cannot convert: "
                            f"{' '.join(str(e).split())[:200]}") from None
     t2 = time.perf_counter()
     fixes = fix_layernorms(torch, module)
