@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "onnx/model_builder.h"
 #include "tierjit/session.h"
@@ -94,6 +96,46 @@ TEST(AdaptiveSession, InterpretOnlyNeverCompiles) {
   for (int i = 0; i < 25; ++i) s.run({{"x", x}});
   EXPECT_EQ(s.stats().compiled_regions, 0u);
   EXPECT_EQ(s.decision_log_json().find("promoted"), std::string::npos);
+}
+
+// Background compiles install versions while 8 threads run 3 shapes: plans re-resolve
+// concurrently (PlanCache::replace), every result equal to tier 0's.
+TEST(AdaptiveSession, ConcurrentCallsDuringInstalls) {
+  TempDir dir("adaptive_mt");
+  const std::string model = write_chain(dir);
+  SessionOptions ro;
+  ro.mode = ExecutionMode::kInterpretOnly;
+  Session ref(model, ro);
+  SessionOptions o;
+  o.theta0 = 1;
+  o.compile_threads = 1;
+  Session s(model, o);
+  const std::vector<int64_t> sizes = {1, 33, 128};
+  std::vector<Tensor> xs, want;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    xs.push_back(random_input(sizes[i], static_cast<uint32_t>(10 + i)));
+    want.push_back(ref.run({{"x", xs.back()}})[0].second);
+  }
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 30; ++k) {
+        size_t i = static_cast<size_t>(t + k) % sizes.size();
+        Tensor g = s.run({{"x", xs[i]}})[0].second;
+        const Tensor& w = want[i];
+        if (g.shape() != w.shape()) {
+          ++bad;
+          continue;
+        }
+        for (int64_t e = 0; e < w.numel(); ++e)
+          if (std::fabs(g.value_as_double(e) - w.value_as_double(e)) > 1e-5 + 1e-4 * std::fabs(w.value_as_double(e)))
+            ++bad;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(s.stats().calls, 240u);
 }
 
 TEST(AdaptiveSession, DestroyedWithCompilesInFlight) {
