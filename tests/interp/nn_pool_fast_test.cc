@@ -68,6 +68,10 @@ const Case kCases[] = {
     {1, 1, 4, 40, 2, 2, 2, 2, 1, 1, 1, true},    // long rows, padding on both sides
     {2, 2, 6, 67, 2, 2, 2, 2, 1, 1, 0, false},   // 2x2 stride 2: 8-column AVX2 chunks + tail
     {1, 3, 5, 51, 2, 2, 2, 2, 1, 1, 1, true},
+    {1, 2, 14, 14, 2, 2, 2, 2, 1, 1, 0, false},  // 7 output columns: 4 lanes, overlapping
+    {1, 1, 4, 11, 2, 2, 2, 2, 1, 1, 0, false},   // 5
+    {1, 1, 4, 6, 2, 2, 2, 2, 1, 1, 0, false},    // 3: scalar
+    {1, 2, 3, 18, 2, 2, 2, 2, 1, 1, 0, true},    // 9: 8 lanes, overlapping
 };
 
 TEST(NnPoolFast, MaxPoolEqualsPerColumnPathBitwise) {

@@ -81,24 +81,46 @@ Expected<PoolSetup> setup_pool(const KernelContext& ctx, const Tensor& x, bool c
   return s;
 }
 
-// One kernel row of a 2x2 stride-2 max pool for columns j in [j0, j1), 8 at a time: folds
-// row[2j] then row[2j + 1] into a[j] (a[j] = row[2j] first when `first`), in the tap order of
-// the scalar loop; _mm256_max_ps(v, a) is exactly `v > a ? v : a`, NaN included. Reads stay
-// below row[end]. Returns the first column not done.
-int64_t max_k2s2_row(const float* row, float* a, int64_t j0, int64_t j1, int64_t end, bool first) {
-  int64_t j = j0;
-  for (; j + 8 <= j1 && 2 * j + 16 <= end; j += 8) {
-    const __m256 lo = _mm256_loadu_ps(row + 2 * j), hi = _mm256_loadu_ps(row + 2 * j + 8);
-    // shuffle: [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6]; permute the 64-bit pairs into order.
-    auto order = [](__m256 v) {
-      return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
+// One kernel row of a 2x2 stride-2 max pool for columns j in [j0, j1): folds row[2j] then
+// row[2j + 1] into a[j] (a[j] = row[2j] first when `first`), in the tap order of the scalar loop;
+// _mm256_max_ps(v, a) is exactly `v > a ? v : a`, NaN included. 8 columns at a time, the last
+// (partial) group as an overlapping full group: the step is idempotent (folding the same two taps
+// again leaves a[j] unchanged), so overlapped columns stay exact. Rows of 4-7 columns use 4 lanes.
+// Reads stay below row[2 * j1], which the caller keeps within the image row. Returns the first
+// column not done (j0 when the row has fewer than 4 columns).
+int64_t max_k2s2_row(const float* row, float* a, int64_t j0, int64_t j1, bool first) {
+  const int64_t n = j1 - j0;
+  if (n >= 8) {
+    auto group = [&](int64_t j) {
+      const __m256 lo = _mm256_loadu_ps(row + 2 * j), hi = _mm256_loadu_ps(row + 2 * j + 8);
+      // shuffle: [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6]; permute the 64-bit pairs into order.
+      auto order = [](__m256 v) {
+        const __m256d pairs = _mm256_castps_pd(v);
+        return _mm256_castpd_ps(_mm256_permute4x64_pd(pairs, _MM_SHUFFLE(3, 1, 2, 0)));
+      };
+      const __m256 even = order(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+      const __m256 odd = order(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+      const __m256 acc = first ? even : _mm256_max_ps(even, _mm256_loadu_ps(a + j));
+      _mm256_storeu_ps(a + j, _mm256_max_ps(odd, acc));
     };
-    const __m256 even = order(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
-    const __m256 odd = order(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
-    __m256 acc = first ? even : _mm256_max_ps(even, _mm256_loadu_ps(a + j));
-    _mm256_storeu_ps(a + j, _mm256_max_ps(odd, acc));
+    int64_t j = j0;
+    for (; j + 8 <= j1; j += 8) group(j);
+    if (j < j1) group(j1 - 8);
+    return j1;
   }
-  return j;
+  if (n >= 4) {
+    auto group = [&](int64_t j) {
+      const __m128 lo = _mm_loadu_ps(row + 2 * j), hi = _mm_loadu_ps(row + 2 * j + 4);
+      const __m128 even = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+      const __m128 odd = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+      const __m128 acc = first ? even : _mm_max_ps(even, _mm_loadu_ps(a + j));
+      _mm_storeu_ps(a + j, _mm_max_ps(odd, acc));
+    };
+    group(j0);
+    group(j1 - 4);
+    return j1;
+  }
+  return j0;
 }
 
 // 2-D max / average pooling without the generic window walk (the common CNN case).
@@ -139,7 +161,7 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
           const T* row = xp + ah.coords[th] * iw - pw;
           int64_t jv = j_lo;  // columns [j_lo, jv) done by the AVX2 2x2-stride-2 max below
           if constexpr (std::is_same_v<T, float>)
-            if (k2s2_max) jv = max_k2s2_row(row, a, j_lo, j_hi, pw + iw, first);
+            if (k2s2_max) jv = max_k2s2_row(row, a, j_lo, j_hi, first);
           for (int64_t t = 0; t < kw; ++t) {
             const T* r = row + t * dw;
             if (first) {
