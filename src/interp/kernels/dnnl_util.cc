@@ -1,9 +1,11 @@
 // oneDNN glue (see dnnl_util.h): sgemm wrapper and a mutex-protected cache of convolution
-// primitives keyed by geometry. oneDNN exceptions are caught here and become a Status.
+// primitives keyed by geometry, run on per-thread reused buffers. oneDNN exceptions are caught
+// here and become a Status.
 #include "interp/kernels/dnnl_util.h"
 
 #include <omp.h>
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -137,6 +139,42 @@ WeightCache& weight_cache() {
   return c;
 }
 
+// Per-thread reusable buffers for the per-call memories of a convolution (blocked source and
+// destination copies, scratchpad): a fresh allocation per call is a fresh mmap, and touching it
+// page-faults on every request. Each slot keeps the largest size seen up to kMaxBytes (64-byte
+// aligned); larger requests get a one-call buffer. One set per thread, so concurrent runs on
+// different threads share nothing.
+class CallBuffers {
+ public:
+  enum Slot { kSrc, kDst, kScratch, kSlots };
+  static constexpr size_t kMaxBytes = size_t{64} << 20;
+
+  /// A memory of `md` on a reused buffer of `slot`, or oneDNN-allocated when too large.
+  static dnnl::memory get(Slot slot, const dnnl::memory::desc& md, const dnnl::engine& eng) {
+    const size_t bytes = md.get_size();
+    if (bytes > kMaxBytes) return dnnl::memory(md, eng);
+    thread_local CallBuffers buffers;
+    Buffer& b = buffers.slots_[slot];
+    if (b.size < bytes) {
+      const size_t size = (bytes + 63) / 64 * 64;
+      b.ptr.reset(static_cast<char*>(std::aligned_alloc(64, size)));
+      if (!b.ptr) return dnnl::memory(md, eng);
+      b.size = size;
+    }
+    return dnnl::memory(md, eng, b.ptr.get());
+  }
+
+ private:
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  struct Buffer {
+    std::unique_ptr<char, Free> ptr;
+    size_t size = 0;
+  };
+  Buffer slots_[kSlots];
+};
+
 }  // namespace
 
 void set_dnnl_threads(int threads) {
@@ -196,10 +234,10 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
     dnnl::memory user_dst(e->user_dst_md, eng, y);
     dnnl::memory src = user_src, dst = user_dst;
     if (e->src_reorder) {
-      src = dnnl::memory(e->src_md, eng);
+      src = CallBuffers::get(CallBuffers::kSrc, e->src_md, eng);
       e->src_r.execute(s, user_src, src);
     }
-    if (e->dst_reorder) dst = dnnl::memory(e->dst_md, eng);
+    if (e->dst_reorder) dst = CallBuffers::get(CallBuffers::kDst, e->dst_md, eng);
     dnnl::memory wm(e->user_w_md, eng, const_cast<float*>(w));
     if (e->w_reorder) {
       WeightCache& wc = weight_cache();
@@ -235,7 +273,8 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, dst}};
     if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(e->bias_md, eng, const_cast<float*>(bias)));
-    if (e->scratch_md.get_size() != 0) args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(e->scratch_md, eng));
+    if (e->scratch_md.get_size() != 0)
+      args.emplace(DNNL_ARG_SCRATCHPAD, CallBuffers::get(CallBuffers::kScratch, e->scratch_md, eng));
     e->prim.execute(s, args);
     if (e->dst_reorder) e->dst_r.execute(s, dst, user_dst);
     s.wait();
