@@ -48,10 +48,9 @@ void Session::Impl::init_runtime() {
 }
 
 bool Session::Impl::may_compile(const passes::Region& r) {
-  // Only the compiled kinds; for reductions lower_region itself decides (kUnsupported -> tier 0)
-  // rather than the quick check.
-  if (r.kind == passes::RegionKind::kReduction) return true;
-  return (r.kind == passes::RegionKind::kElementwise ||
+  // The compiled kinds with a lowering for their ops and dtypes (lower_region may still refuse
+  // an attribute: then the region stays on tier 0 with the reason logged).
+  return (r.kind == passes::RegionKind::kElementwise || r.kind == passes::RegionKind::kReduction ||
           r.kind == passes::RegionKind::kMatMulEpilogue) &&
          kir::has_lowering(r);
 }
