@@ -80,7 +80,8 @@ def _reason(runs):
     if "na" in r:
         return f"n/a: {r['na']}"
     err = r["error"]
-    return "failed: " + (err[err.index("run_one: "):] if "run_one: " in err else err)
+    err = err[err.index("run_one: "):] if "run_one: " in err else err
+    return "failed: " + (err if len(err) <= 260 else err[:260] + " …")
 
 
 def _ok_runs(runs):
@@ -211,8 +212,10 @@ def _first_table(sel, systems):
 
 
 def _steady_table(sel, systems):
-    lines = [f"Steady state per shape: p50 latency (ms) of a shape's calls after its first "
-             f"{WARM_SKIP}, best over the repetitions; shapes with >= {MIN_COUNT} calls"
+    lines = [f"Steady state per shape: **p50** latency (ms) of a shape's calls after its first "
+             f"{WARM_SKIP}, best over the repetitions, and in brackets the fastest of those calls "
+             "(on a loaded machine the p50 can be mostly waiting for a core; the fastest call "
+             f"shows the cost without that); shapes with >= {MIN_COUNT} calls"
              + "".join(f", batch <= {b} for {m}" for m, b in MAX_BATCH.items())
              + ". Last column: tierjit ÷ ONNX Runtime.", "",
              "| model / trace | shape | calls | " + " | ".join(systems) + " | tierjit ÷ ORT |",
@@ -228,14 +231,15 @@ def _steady_table(sel, systems):
         for i, sh in shapes:
             cells, best = [], {}
             for s in systems:
-                vals = []
+                vals, fastest = [], []
                 for r in _ok_runs(by_sys.get(s, [])):
                     lat = [v for v, si in zip(r["latencies_ms"], r["request_shape_index"]) if si == i]
                     if len(lat) > WARM_SKIP:
                         vals.append(_p50(lat[WARM_SKIP:]))
+                        fastest.append(min(lat[WARM_SKIP:]))
                 if vals:
                     best[s] = min(vals)
-                cells.append(_fmt(best.get(s)))
+                cells.append(f"**{_fmt(best[s])}** ({_fmt(min(fastest))})" if vals else "–")
             ratio = (f"{best['tierjit'] / best['onnxruntime']:.1f}x"
                      if best.get("onnxruntime") and "tierjit" in best else "–")
             lines.append(f"| {label} | `{sh['shape']}` | {sh['count']} | " + " | ".join(cells)
