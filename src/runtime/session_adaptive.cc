@@ -147,6 +147,7 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
   }
   double compile_us = 0;
   int installed = 0;
+  std::vector<uint64_t> keys;
   for (kir::ShapeLevel level : levels) {
     auto c = compile_version(r, rec, to_tier, level);
     if (!c) continue;
@@ -156,14 +157,15 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
                                        ? runtime::Specialization::exact(st.region_sig)
                                        : runtime::Specialization::generic(st.region_sig);
     const int64_t us = c->kernel.compile_us + c->lower_us;
+    keys.push_back(spec.key());
     a.table.install(runtime::Version::make(to_tier, std::move(spec),
                                            std::make_shared<runtime::CompiledEntry>(std::move(c)), us));
   }
   const int from_tier = a.tier.load(std::memory_order_acquire);
   if (installed > 0) {
     std::lock_guard<std::mutex> lock(a.pending_mu);
-    a.pending = {true, from_tier, to_tier, a.profile.mean_time_us(from_tier), compile_us,
-                 a.profile.calls_at_tier(to_tier)};
+    a.pending = {true,       from_tier, to_tier, a.profile.mean_time_us(from_tier), compile_us,
+                 a.profile.calls_at_tier(to_tier), std::move(keys)};
     a.has_pending.store(true, std::memory_order_release);
   }
   a.tier.store(to_tier, std::memory_order_release);
@@ -197,6 +199,28 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
     d.compile_us = static_cast<int64_t>(p.compile_us);
     d.message = fmt::format("payoff after {} calls at tier {}: {}", kObserveCalls, p.to_tier, u.message);
     log.record(std::move(d));
+    // Never slower than what ran before: compare with the best lower tier measured.
+    int best_tier = -1;
+    double best_us = 0;
+    for (int t = 0; t < p.to_tier; ++t) {
+      const double m = a.profile.mean_time_us(t);
+      if (m > 0 && (best_tier < 0 || m < best_us)) best_tier = t, best_us = m;
+    }
+    if (best_tier >= 0 && t_after > 1.1 * best_us) {
+      size_t removed = 0;
+      for (uint64_t k : p.keys) removed += a.table.remove(k) ? 1 : 0;
+      runtime::DecisionRecord e;
+      e.region = a.info.id;
+      e.region_name = a.info.name;
+      e.kind = runtime::DecisionKind::kEvicted;
+      e.tier = p.to_tier;
+      e.message = fmt::format("tier {} code is slower than tier {} ({:.4g} vs {:.4g} us per call): "
+                              "{} version(s) removed, the region runs its tier-{} code",
+                              p.to_tier, best_tier, t_after, best_us, removed, best_tier);
+      runtime::Metrics::bump(metrics.evictions, removed);
+      log.record(std::move(e));
+      code_epoch.fetch_add(1, std::memory_order_acq_rel);
+    }
   }
   if (p.to_tier >= adaptive_max_tier) watching.fetch_sub(1, std::memory_order_relaxed);
 }

@@ -66,6 +66,7 @@ struct Session::Impl {
       int from_tier = 0, to_tier = 0;
       double t_before_us = 0, compile_us = 0;
       uint64_t calls_at_install = 0;
+      std::vector<uint64_t> keys;  ///< spec keys of the versions installed
     };
     std::mutex pending_mu;
     Pending pending;                       ///< guarded by pending_mu
@@ -90,7 +91,8 @@ struct Session::Impl {
   /// the top tier; promotions go to the CompileQueue.
   void after_call(const std::shared_ptr<const runtime::Plan>& plan, const double* step_us);
   /// After kObserveCalls calls at a new tier: TierPolicy::observe_compile (θ, speedup and cost
-  /// models learn from the measured payoff), logged.
+  /// models learn from the measured payoff), logged. New code slower than the best lower tier
+  /// measured (by more than 10%) is removed again: the region runs that tier's code.
   void observe_payoff(AdaptiveRegion& a);
   /// The compile job of a promotion: versions of step `s`'s region at `to_tier`, installed.
   void compile_promoted(const std::shared_ptr<const runtime::Plan>& plan, size_t s, int to_tier);
