@@ -147,7 +147,7 @@ WeightCache& weight_cache() {
 class CallBuffers {
  public:
   enum Slot { kSrc, kDst, kScratch, kSlots };
-  static constexpr size_t kMaxBytes = size_t{64} << 20;
+  static constexpr size_t kMaxBytes = size_t{16} << 20;  // at most 48 MB kept per thread
 
   /// A memory of `md` on a reused buffer of `slot`, or oneDNN-allocated when too large.
   static dnnl::memory get(Slot slot, const dnnl::memory::desc& md, const dnnl::engine& eng) {
