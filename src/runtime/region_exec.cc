@@ -177,15 +177,32 @@ Status compare_outputs(const std::vector<Tensor>& got, const std::vector<const T
   return Status();
 }
 
-std::shared_ptr<const CompiledRegion> RegionCodeStore::find(int region, uint64_t key) const {
+namespace {
+
+/// The L1 key of a region's compile key (one cache serves every region of the session).
+uint64_t l1_key(int region, uint64_t key) {
+  return key ^ (static_cast<uint64_t>(region) * 0x9e3779b97f4a7c15ull);
+}
+
+}  // namespace
+
+std::shared_ptr<const CompiledRegion> RegionCodeStore::find(int region, uint64_t key,
+                                                            bool* from_l1) const {
+  if (from_l1) *from_l1 = false;
   std::lock_guard<std::mutex> lock(mu_);
-  const auto& code = regions_[static_cast<size_t>(region)].code;
+  // L1 first: the lookup counts as its hit or miss and refreshes the entry's access times.
+  if (auto cached = l1_.find_as<CompiledRegion>(l1_key(region, key))) {
+    if (from_l1) *from_l1 = true;
+    return cached;
+  }
+  // Evicted from L1 but still run by a cached Plan: share it.
+  auto& code = regions_[static_cast<size_t>(region)].code;
   auto it = code.find(key);
   return it == code.end() ? nullptr : it->second.lock();
 }
 
 std::shared_ptr<const CompiledRegion> RegionCodeStore::install(
-    int region, std::shared_ptr<const CompiledRegion> c) {
+    int region, std::shared_ptr<const CompiledRegion> c, std::vector<cache::Eviction>* evicted) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& code = regions_[static_cast<size_t>(region)].code;
   // Drop entries whose code is gone, so the map stays as small as the live code.
@@ -194,6 +211,10 @@ std::shared_ptr<const CompiledRegion> RegionCodeStore::install(
   auto& slot = code[c->key];
   if (auto live = slot.lock()) return live;
   slot = c;
+  auto ev = l1_.insert(l1_key(region, c->key), c, c->bytes(), c->kernel.compile_us + c->lower_us,
+                       /*saved_us_per_hit=*/0.0,
+                       "region " + std::to_string(region) + " tier " + std::to_string(c->tier));
+  if (evicted) evicted->insert(evicted->end(), ev.begin(), ev.end());
   return c;
 }
 

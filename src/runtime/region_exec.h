@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache/memory_cache.h"
 #include "codegen/codegen.h"
 #include "kir/lower/lower.h"
 #include "passes/region.h"
@@ -84,14 +85,22 @@ Status compare_outputs(const std::vector<Tensor>& got, const std::vector<const T
                        double rtol = 1e-3, double atol = 1e-4);
 
 /// Compiled versions per region, shared by the Plans that resolve to the same key (a Plan holds
-/// a shared_ptr; the store only a weak one, so code lives as long as a cached Plan uses it), and
-/// the keys whose compile failed (not retried). Thread-safe.
+/// a shared_ptr, the store a weak one), backed by the L1 code cache (cache/memory_cache.h: a byte
+/// budget, eviction by value) so code outlives the Plans that used it while it is worth its
+/// bytes; and the keys whose compile failed (not retried). Thread-safe.
 class RegionCodeStore {
  public:
-  explicit RegionCodeStore(size_t num_regions) : regions_(num_regions) {}
-  std::shared_ptr<const CompiledRegion> find(int region, uint64_t key) const;
+  /// `l1_budget_bytes`: the L1 cache's budget (0: code lives only as long as a Plan holds it).
+  explicit RegionCodeStore(size_t num_regions, size_t l1_budget_bytes = 0)
+      : regions_(num_regions), l1_(l1_budget_bytes) {}
+  /// Live code under the key (held by L1 or by a Plan), or null. `from_l1` (may be null) is set
+  /// when the L1 cache held it (a cache hit to log: a new Plan reuses compiled code).
+  std::shared_ptr<const CompiledRegion> find(int region, uint64_t key, bool* from_l1 = nullptr) const;
   /// Installs `c` unless the key already holds live code; returns the code now under the key.
-  std::shared_ptr<const CompiledRegion> install(int region, std::shared_ptr<const CompiledRegion> c);
+  /// Entries L1 evicted to make room are appended to `evicted` (may be null) for the log.
+  std::shared_ptr<const CompiledRegion> install(int region, std::shared_ptr<const CompiledRegion> c,
+                                                std::vector<cache::Eviction>* evicted = nullptr);
+  cache::MemoryCacheStats l1_stats() const { return l1_.stats(); }
   /// The failure recorded for the key, or nullopt.
   std::optional<std::string> failure(int region, uint64_t key) const;
   void record_failure(int region, uint64_t key, std::string reason);
@@ -103,6 +112,7 @@ class RegionCodeStore {
   };
   mutable std::mutex mu_;
   std::vector<PerRegion> regions_;
+  mutable cache::MemoryCache l1_;
 };
 
 }  // namespace tierjit::runtime

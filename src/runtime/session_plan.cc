@@ -42,7 +42,9 @@ void Session::Impl::init_runtime() {
   const size_t max_plans = static_cast<size_t>(std::max(1, options.max_plans));
   const size_t max_bytes = static_cast<size_t>(std::max<int64_t>(1, options.code_cache_bytes));
   plans = std::make_unique<runtime::PlanCache>(max_plans, max_bytes);
-  code = std::make_unique<runtime::RegionCodeStore>(partition.regions.size());
+  // The L1 code cache gets a quarter of the byte budget of code and Plans (Plans hold their
+  // code too, so code a cached Plan uses is not counted twice against the Plans' share).
+  code = std::make_unique<runtime::RegionCodeStore>(partition.regions.size(), max_bytes / 4);
   use_plans = true;
   init_adaptive();
 }
@@ -72,7 +74,17 @@ std::shared_ptr<const runtime::CompiledRegion> Session::Impl::compile_version(
   req.threads = exec.intra_op_threads;
   kir::LowerOptions lo = runtime::lower_options(r, rec.shapes, rec.dtypes, req);
   const uint64_t key = runtime::compile_key(r, lo) ^ static_cast<uint64_t>(tier);
-  if (auto c = code->find(r.id, key)) return c;
+  bool from_l1 = false;
+  if (auto c = code->find(r.id, key, &from_l1)) {
+    if (from_l1) {
+      runtime::Metrics::bump(metrics.cache_hits[0]);
+      runtime::DecisionRecord d = region_record(r, runtime::DecisionKind::kCacheHit, tier,
+                                                "version kept by the L1 code cache");
+      d.cache_level = "L1";
+      log.record(std::move(d));
+    }
+    return c;
+  }
   if (code->failure(r.id, key)) return nullptr;
   std::lock_guard<std::mutex> lock(compile_mu);
   if (auto c = code->find(r.id, key)) return c;  // compiled by another call meanwhile
@@ -130,7 +142,13 @@ std::shared_ptr<const runtime::CompiledRegion> Session::Impl::compile_version(
   d.level = c->level == kir::ShapeLevel::kExact ? runtime::SpecLevel::kExact
                                                 : runtime::SpecLevel::kGeneric;
   log.record(std::move(d));
-  return code->install(r.id, std::move(c));
+  std::vector<cache::Eviction> evicted;
+  auto installed = code->install(r.id, std::move(c), &evicted);
+  for (const cache::Eviction& e : evicted)
+    log.record(region_record(r, runtime::DecisionKind::kEvicted, tier,
+                             fmt::format("L1 code cache evicted {} ({} bytes, value {:.3g} us/byte)",
+                                         e.what, e.bytes, e.value)));
+  return installed;
 }
 
 Expected<std::shared_ptr<const runtime::CompiledRegion>> Session::Impl::select_tier3(

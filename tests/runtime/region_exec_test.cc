@@ -108,5 +108,39 @@ TEST(RegionCodeStore, SharesLiveCodeAndRemembersFailures) {
   EXPECT_EQ(*store.failure(1, 9), "lowering: no");
 }
 
+TEST(RegionCodeStore, L1CacheKeepsCodeAfterItsHoldersWithinBudget) {
+  // CompiledRegion::bytes() = object bytes + sizeof(CompiledRegion); three fit, the fourth evicts.
+  const size_t entry = sizeof(CompiledRegion) + 1000;
+  RegionCodeStore store(1, 3 * entry);
+  std::vector<cache::Eviction> evicted;
+  for (uint64_t key = 1; key <= 3; ++key) {
+    auto c = std::make_shared<CompiledRegion>();
+    c->key = key;
+    c->kernel.object_bytes = 1000;
+    c->kernel.compile_us = static_cast<int64_t>(key) * 1000;  // key 1 is the cheapest to rebuild
+    store.install(0, c, &evicted);
+  }  // no holder left: only L1 keeps them
+  EXPECT_TRUE(evicted.empty());
+  bool from_l1 = false;
+  auto two = store.find(0, 2, &from_l1);
+  ASSERT_NE(two, nullptr);
+  EXPECT_TRUE(from_l1);
+  auto d = std::make_shared<CompiledRegion>();
+  d->key = 4;
+  d->kernel.object_bytes = 1000;
+  d->kernel.compile_us = 4000;
+  store.install(0, d, &evicted);
+  ASSERT_EQ(evicted.size(), 1u);  // lowest (hits x saved + compile µs) / bytes: key 1
+  EXPECT_EQ(store.find(0, 1), nullptr);
+  EXPECT_NE(store.find(0, 3), nullptr);
+  EXPECT_EQ(store.l1_stats().evictions, 1u);
+  RegionCodeStore none(1, 0);  // no L1: code lives only while held
+  auto e = std::make_shared<CompiledRegion>();
+  e->key = 5;
+  none.install(0, e);
+  e.reset();
+  EXPECT_EQ(none.find(0, 5), nullptr);
+}
+
 }  // namespace
 }  // namespace tierjit::runtime
