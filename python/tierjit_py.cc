@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/serving_defaults.h"
 #include "tierjit/session.h"
 
 namespace py = pybind11;
@@ -300,6 +301,7 @@ void register_errors(py::module_& m) {
 PYBIND11_MODULE(_tierjit, m) {
   using namespace tierjit;
   m.doc() = "tierjit core bindings; use the `tierjit` package (ONNX Runtime's API).";
+  support::set_malloc_for_serving();  // serving defaults, as the CLI (support/serving_defaults.h)
   python::register_errors(m);
   // pybind11 imports numpy's API and dtype helpers lazily, in function-local statics; the first
   // use from two threads at once deadlocks (one waits on the static's guard holding the GIL, the

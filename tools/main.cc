@@ -8,6 +8,7 @@
 #include "cli_util.h"
 #include "cmd_bench.h"
 #include "cmd_explain.h"
+#include "support/serving_defaults.h"
 
 namespace {
 
@@ -167,6 +168,10 @@ int run_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Serving defaults (support/serving_defaults.h): idle OpenMP threads sleep (re-executes once
+  // unless OMP_WAIT_POLICY/GOMP_SPINCOUNT is set), per-request tensors reuse heap pages.
+  tierjit::support::reexec_with_passive_openmp(argv);
+  tierjit::support::set_malloc_for_serving();
   try {
     return run_main(argc, argv);
   } catch (const tierjit::Error& e) {

@@ -1,0 +1,27 @@
+// Process settings tierjit's own front ends (the `tierjit` CLI and the Python module) apply for
+// serving; the library itself changes no process-wide setting, so an embedding program keeps
+// its own. Measured on this 2-core machine under load (docs/performance.md, "Tier 0"):
+//  - OpenMP: libgomp's default wait policy spins idle threads for ~300k iterations; on a shared
+//    machine that cost mlp 2.5-19 s instead of 0.15-0.55 s over a 500-request trace at 2
+//    threads. PASSIVE threads sleep when idle. libgomp reads OMP_WAIT_POLICY when it loads
+//    (before main), so the CLI re-executes itself once with it set.
+//  - glibc malloc: per-request tensors above the dynamic mmap threshold page-fault fresh mmaps on
+//    every call (24-31% of tier-0 samples on convnet_small and bert_tiny); a fixed 32 MiB mmap
+//    threshold and 256 MiB trim threshold keep them on reused heap pages.
+#pragma once
+
+namespace tierjit::support {
+
+/// True when the user set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT (tierjit may choose).
+bool openmp_wait_policy_unset();
+
+/// If openmp_wait_policy_unset(), sets OMP_WAIT_POLICY=PASSIVE and re-executes this program
+/// (/proc/self/exe) with the same arguments; returns only when no re-exec happened (already
+/// set by the user, already re-executed, or exec failed — then the program just goes on).
+void reexec_with_passive_openmp(char** argv);
+
+/// mallopt(M_MMAP_THRESHOLD, 32 MiB) and mallopt(M_TRIM_THRESHOLD, 256 MiB), unless the user set
+/// MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ (glibc's own variables).
+void set_malloc_for_serving();
+
+}  // namespace tierjit::support
