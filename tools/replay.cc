@@ -53,7 +53,9 @@ std::vector<CompileEvent> compile_events(const std::string& decision_log_json, i
   nlohmann::json log = nlohmann::json::parse(decision_log_json, nullptr, /*allow_exceptions=*/false);
   if (!log.is_array()) return out;
   for (const auto& r : log) {
-    if (r.value("kind", "") != "compiled" || r.contains("from_tier")) continue;  // payoff records
+    if (r.value("kind", "") != "compiled") continue;
+    // The payoff observation of a compile is logged as "compiled" too, with from_tier.
+    if (r.contains("from_tier") || r.value("message", "").rfind("payoff", 0) == 0) continue;
     CompileEvent e;
     e.end_ms = static_cast<double>(r.value("time_us", int64_t{0}) - origin_us) / 1000.0;
     e.compile_ms = static_cast<double>(std::max<int64_t>(0, r.value("compile_us", int64_t{0}))) / 1000.0;

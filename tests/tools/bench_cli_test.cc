@@ -1,6 +1,7 @@
 // End-to-end tests of `tierjit bench` (the built binary on the committed demo model, input x
 // [N, 64]): the table, the --json fields of ../shared/bench/README.md plus tierjit's own, the
-// Chrome trace, and every bad input giving one error line and exit 2.
+// Chrome trace, compile events and the tier timeline, and every bad input giving one error line
+// and exit 2.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -38,7 +39,7 @@ TEST_F(BenchCliTest, JsonHasTheSharedFieldsAndCountsSumToRequests) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;  // stderr is a file here: no progress bar
   for (const char* s : {"x=1x64", "x=8x64", "x=3x64", "x=0x64", "overall", "session_create_ms", "first_run_ms",
-                        "total_wall_ms", "compile events: none (tier 0 only)", "tier timeline:"})
+                        "total_wall_ms", "compile events: none", "tier timeline:"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 
   json j = json::parse(slurp(path("out.json")));
@@ -113,6 +114,64 @@ TEST_F(BenchCliTest, EveryTierRuns) {
                         "contradicts --mode interpret-only");
   BenchResult r = run("'" + demo() + "' --shapes x=1x64 --tier 7");
   EXPECT_EQ(r.rc, 2);
+}
+
+// Pinned tier 1 compiles both demo regions synchronously on the first call: the compile events
+// (text, --json, and the chrome trace's "compiles" track) and a tier timeline from request 2.
+TEST_F(BenchCliTest, CompileEventsAndTierTimelinePinned) {
+  BenchResult r = run("'" + demo() + "' --shapes x=1x64 --requests 5 --tier 1 --json '" + path("o.json") +
+                      "' --chrome-trace '" + path("c.json") + "'");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("compile events: 2 compiles"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("request 2: region 0 'gemm_0' -> tier 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("request 2: region 1 'gemm_1' -> tier 1"), std::string::npos) << r.out;
+  json j = json::parse(slurp(path("o.json")));
+  const json& t = j["tierjit"];
+  ASSERT_EQ(t["compile_events"].size(), 2u) << t.dump();
+  double total = 0;
+  for (const json& e : t["compile_events"]) {
+    EXPECT_EQ(e["tier"], 1);
+    EXPECT_EQ(e["level"], "generic");
+    EXPECT_GT(e["compile_ms"].get<double>(), 0.0);
+    // Finished during the first request (after session creation started).
+    EXPECT_GT(e["end_ms"].get<double>(), j["session_create_ms"].get<double>());
+    total += e["compile_ms"].get<double>();
+  }
+  EXPECT_NEAR(t["compile_ms_total"].get<double>(), total, 0.01);
+  ASSERT_EQ(t["tier_timeline"].size(), 2u);
+  for (const json& s : t["tier_timeline"]) {
+    EXPECT_EQ(s["request"], 2);
+    EXPECT_EQ(s["tier"], 1);
+  }
+  json c = json::parse(slurp(path("c.json")));
+  int compiles = 0, track_named = 0;
+  for (const auto& e : c["traceEvents"]) {
+    if (e["ph"] == "M" && e["tid"] == 2 && e["args"]["name"] == "compiles") ++track_named;
+    if (e["ph"] == "X" && e["cat"] == "compile") {
+      ++compiles;
+      EXPECT_EQ(e["tid"], 2);
+      EXPECT_EQ(e["args"]["tier"], 1);
+    }
+  }
+  EXPECT_EQ(compiles, 2);
+  EXPECT_EQ(track_named, 1);
+}
+
+// Adaptive (background compiles): whatever finished is reported consistently; requests are
+// numbered within the trace.
+TEST_F(BenchCliTest, CompileEventsAdaptiveAreConsistent) {
+  BenchResult r = run("'" + demo() + "' --trace '" + std::string(TIERJIT_SOURCE_DIR) +
+                      "/models/demo_mlp.zipf.txt' --json '" + path("o.json") + "'");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("compile events:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tier timeline"), std::string::npos) << r.out;
+  json t = json::parse(slurp(path("o.json")))["tierjit"];
+  for (const json& s : t["tier_timeline"]) {
+    EXPECT_GE(s["request"].get<int>(), 2);  // a compile finishes after request 1 started
+    EXPECT_LE(s["request"].get<int>(), 501);
+    EXPECT_GE(s["tier"].get<int>(), 1);
+  }
+  EXPECT_LE(t["tier_timeline"].size(), t["compile_events"].size());
 }
 
 TEST_F(BenchCliTest, Errors) {
