@@ -1,0 +1,164 @@
+// Drift criterion (issue 4): each shared-zoo model replays its drift trace
+// (TIERJIT_SHARED_DIR/bench/traces/<model>.drift.txt, random inputs as `tierjit bench` makes them)
+// in adaptive mode with synchronous compilation and a version cap of 4. Afterwards every region
+// holds at most 4 versions (Session::region_reports()), the session compiled at most
+// (cap + 1) x regions versions (failures included: the cap bounds recompiles under drift), and
+// the last requests' outputs equal an interpret-only session's (rtol 1e-3, atol 1e-4: compiled
+// float code reassociates sums). Runtime: only the first 60 requests of each trace are replayed
+// (the 224x224 CNNs: the first 20), about a minute for the whole zoo on a loaded 2-core machine.
+// Without the shared folder the tests skip, except with CI=true, where they fail. DriftHot runs
+// the same checks on the committed demo MLP with batches large enough to compile (always runs).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "replay.h"
+#include "tierjit/session.h"
+
+namespace tierjit {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kCap = 4;
+constexpr size_t kRequests = 60;
+constexpr size_t kRequestsLarge = 20;           // models over 10 MB (resnet18, mobilenet_v2)
+constexpr size_t kCompared = 3;                 // last requests compared with tier 0
+constexpr double kRtol = 1e-3, kAtol = 1e-4;
+
+fs::path shared_dir() { return fs::path(TIERJIT_SHARED_DIR); }
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci && std::string(ci) == "true";
+}
+
+/// Model stems with both a model and a drift trace; "none" when the zoo is absent.
+std::vector<std::string> zoo() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(shared_dir() / "models", ec)) {
+    if (e.path().extension() != ".onnx") continue;
+    const std::string stem = e.path().stem().string();
+    if (fs::exists(shared_dir() / "bench" / "traces" / (stem + ".drift.txt"))) out.push_back(stem);
+  }
+  std::sort(out.begin(), out.end());
+  if (out.empty()) out.push_back("none");
+  return out;
+}
+
+/// Empty when equal within tolerance (NaN matches NaN, integers exactly); else what differs.
+std::string compare(const Tensor& got, const Tensor& want) {
+  if (got.dtype() != want.dtype() || got.shape() != want.shape()) return "dtype or shape differ";
+  const int64_t n = want.numel();
+  if (want.dtype() == DType::kFloat32) {
+    const float* g = got.data<float>();
+    const float* w = want.data<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isnan(w[i]) && std::isnan(g[i])) continue;
+      if (!(std::fabs(g[i] - w[i]) <= kAtol + kRtol * std::fabs(w[i])))
+        return "element " + std::to_string(i) + ": " + std::to_string(g[i]) + " vs tier 0 " + std::to_string(w[i]);
+    }
+    return "";
+  }
+  const size_t bytes = static_cast<size_t>(n) * dtype_size(want.dtype());
+  if (bytes && std::memcmp(got.data<uint8_t>(), want.data<uint8_t>(), bytes) != 0) return "bytes differ";
+  return "";
+}
+
+/// Replays `trace` on `model` (adaptive, synchronous compilation, cap kCap) and checks the drift
+/// criterion: versions per region, total compiles, the last kCompared requests against tier 0.
+void check_drift(const std::string& name, const std::string& model, const cli::Trace& trace) {
+  SessionOptions so;
+  so.mode = ExecutionMode::kAdaptive;
+  so.synchronous_compilation = true;
+  so.version_cap = kCap;
+  Session session(model, so);
+  cli::ReplayFeeds replay = cli::make_replay_feeds(trace, session.inputs(), {}, 0, so.memory_limit_bytes, model);
+  const size_t n = trace.requests.size();
+  std::vector<NamedTensors> last;
+  for (size_t i = 0; i < n; ++i) {
+    NamedTensors out = session.run(replay.feeds[replay.feed_of[i]]);
+    if (i + kCompared >= n) last.push_back(std::move(out));
+  }
+
+  const std::vector<RegionReport> reports = session.region_reports();
+  ASSERT_FALSE(reports.empty()) << name << ": an adaptive session reports its regions";
+  for (const RegionReport& r : reports) {
+    EXPECT_LE(r.versions.size(), static_cast<size_t>(kCap))
+        << name << " region " << r.id << " '" << r.name << "': " << ::testing::PrintToString(r.versions);
+    EXPECT_EQ(r.calls, n);
+  }
+  const SessionStats st = session.stats();
+  size_t versions = 0, max_versions = 0;
+  int top_tier = 0;
+  for (const RegionReport& r : reports) {
+    versions += r.versions.size();
+    max_versions = std::max(max_versions, r.versions.size());
+    top_tier = std::max(top_tier, r.tier);
+  }
+  std::printf("%s: %zu requests, %zu regions, %llu compiles, %llu failures, %zu versions (at most %zu in a "
+              "region), highest tier %d\n",
+              name.c_str(), n, reports.size(), static_cast<unsigned long long>(st.compiled_regions),
+              static_cast<unsigned long long>(st.compile_failures), versions, max_versions, top_tier);
+  EXPECT_LE(st.compiled_regions + st.compile_failures, static_cast<uint64_t>(kCap + 1) * reports.size())
+      << name << ": " << st.compiled_regions << " compiles + " << st.compile_failures << " failures for "
+      << reports.size() << " regions; decision log: " << session.decision_log_json().substr(0, 4000);
+
+  SessionOptions ref_opts;
+  ref_opts.mode = ExecutionMode::kInterpretOnly;
+  Session ref(model, ref_opts);
+  for (size_t k = 0; k < last.size(); ++k) {
+    const size_t i = n - last.size() + k;
+    NamedTensors want = ref.run(replay.feeds[replay.feed_of[i]]);
+    ASSERT_EQ(want.size(), last[k].size());
+    for (size_t o = 0; o < want.size(); ++o)
+      EXPECT_EQ(compare(last[k][o].second, want[o].second), "")
+          << name << " request " << i + 1 << " (" << replay.key_of[i] << ") output '" << want[o].first << "'";
+  }
+}
+
+class DriftTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DriftTest, VersionsStayUnderTheCapAndOutputsMatchTier0) {
+  const std::string name = GetParam();
+  if (name == "none") {
+    if (in_ci()) FAIL() << shared_dir() << ": no models with drift traces (CI=true)";
+    GTEST_SKIP() << shared_dir() << " has no models with drift traces";
+  }
+  const std::string model = (shared_dir() / "models" / (name + ".onnx")).string();
+  const std::string trace_path = (shared_dir() / "bench" / "traces" / (name + ".drift.txt")).string();
+  cli::Trace trace = cli::read_trace_file(trace_path).value();
+  const size_t keep = fs::file_size(model) > (size_t{10} << 20) ? kRequestsLarge : kRequests;
+  if (trace.requests.size() > keep) trace.requests.resize(keep);
+
+  check_drift(name, model, trace);
+}
+
+// The zoo's drift traces are too light for the TierPolicy's cost model to compile much (N_expected
+// <= 64 calls per window must pay the compile): a committed model with batches large enough that
+// gemm_0 compiles, and a shape that drifts over 8 batch sizes in phases of 6 requests (48 requests).
+TEST(DriftHot, DemoMlpBatchDrift) {
+  cli::Trace trace;
+  trace.source = "hot drift";
+  for (int phase = 0; phase < 8; ++phase)
+    for (int r = 0; r < 6; ++r) {
+      cli::TraceRequest req;
+      req.inputs.push_back({"x", Shape{1024 + 96 * phase, 64}});
+      req.location = "phase " + std::to_string(phase);
+      trace.requests.push_back(std::move(req));
+    }
+  check_drift("demo_mlp", std::string(TIERJIT_SOURCE_DIR) + "/models/demo_mlp.onnx", trace);
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, DriftTest, ::testing::ValuesIn(zoo()),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+}  // namespace
+}  // namespace tierjit
