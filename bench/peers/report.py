@@ -103,7 +103,9 @@ def render(records, jsonl=None, notes=()):
                "fewer), the systems alternating within each repetition in a rotated order; same model file, trace and input arrays for all "
                "(the `inputs_digest` of every run is compared below), 2 intra-op threads each, "
                "latency = wall time of one run call from Python.")
-    out += [""] + [f"{n}" for n in notes] + ([""] if notes else [])
+    for n in notes:
+        out += ["", n]
+    out.append("")
     for m in (r for r in records if r.get("meta") in ("start", "end")):
         if m["meta"] == "start":
             out.append(f"- `{' '.join(shlex.quote(a) for a in m.get('argv', []))}`: started "
