@@ -475,9 +475,24 @@ TEST(Elementwise, UnknownTuningKnobIsInvalidArgument) {
 }
 
 TEST(Elementwise, UnsupportedOpsNameNodeAndOp) {
+  // An op kir cannot express at all (Sin: no intrinsic) is not in the fusion table: it is a
+  // one-node opaque region and the Relu before it still lowers.
+  GraphBuilder s;
+  ir::Value* xs = s.input("x", DType::kFloat32, dims({S("N")}));
+  s.output(s.node(OpKind::Sin, {s.node(OpKind::Relu, {xs}, "r")}, "sine"));
+  s.infer();
+  auto ps = passes::partition_graph(s.g, {});
+  ASSERT_TRUE(ps.ok());
+  ASSERT_EQ(ps->regions.size(), 2u);
+  EXPECT_TRUE(kir::has_lowering(ps->regions.at(0)));
+  EXPECT_EQ(ps->regions.at(1).kind, passes::RegionKind::kOpaque);
+
+  // An op lowered only for some dtypes (Mod of floats, fmod = 1) keeps its whole region on tier
+  // 0, and the lowering's error names the node and op.
   GraphBuilder b;
   ir::Value* x = b.input("x", DType::kFloat32, dims({S("N")}));
-  b.output(b.node(OpKind::Sin, {b.node(OpKind::Relu, {x}, "r")}, "sine"));
+  ir::Value* two = b.fconst("two", {2.f});
+  b.output(b.node(OpKind::Mod, {b.node(OpKind::Relu, {x}, "r"), two}, "fmod", {{"fmod", attr_int(1)}}));
   b.infer();
   auto part = passes::partition_graph(b.g, {});
   ASSERT_TRUE(part.ok());
@@ -485,7 +500,7 @@ TEST(Elementwise, UnsupportedOpsNameNodeAndOp) {
   auto r = lower_one(b.g, {random_f32({4}, 1)}, kir::ShapeLevel::kExact, 2);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(r.status().message().find("'sine' (Sin)"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("'fmod' (Mod)"), std::string::npos) << r.status().message();
 
   GraphBuilder h;  // float16 stays on tier 0
   ir::Value* xh = h.input("x", DType::kFloat16, dims({S("N")}));
