@@ -60,7 +60,8 @@ int run_main(int argc, char** argv) {
   run_cmd->add_option("--seed", run.seed, "seed of the random inputs (default 0)");
   run_cmd->add_flag("-q,--quiet", run.quiet, "print only the outputs");
   run_cmd->add_option("--tier", run.tier, "0: interpreter only; 1-3: compile every region that has a "
-                      "lowering at that tier (others stay on tier 0); default adaptive");
+                      "lowering at that tier (others stay on tier 0); default adaptive")
+      ->check(CLI::Range(0, 3));
   run_cmd->add_flag("--verify", run.verify, "check each compiled version against tier 0 on its first call");
 
   // ---- onnx-test ----
@@ -82,7 +83,8 @@ int run_main(int argc, char** argv) {
       ->check(CLI::Range(0, 86400));
   test_cmd->add_flag("-v,--verbose", test.verbose, "print every test with its time");
   test_cmd->add_option("--tier", test.tier, "0: interpreter only; 1-3: compile every region that has a "
-                       "lowering at that tier (others stay on tier 0); default adaptive");
+                       "lowering at that tier (others stay on tier 0); default adaptive")
+      ->check(CLI::Range(0, 3));
   test_cmd->add_flag("--verify", test.verify, "check each compiled version against tier 0 on its first call");
 
   // ---- explain ----

@@ -50,6 +50,11 @@ TEST_F(CliTest, UsageErrors) {
   expect_one_line_error(run("run m.onnx --output-format csv"), "output-format");
   expect_one_line_error(run("run m.onnx --memory-limit lots"), "--memory-limit");
   expect_one_line_error(run("onnx-test"), "path");
+  // --tier outside 0..3 is a usage error on every command (-1 was once taken as "not given").
+  for (const char* t : {"-1", "4", "abc"}) {
+    expect_one_line_error(run(std::string("run m.onnx --tier ") + t), "--tier");
+    expect_one_line_error(run(std::string("onnx-test some/dir --tier ") + t), "--tier");
+  }
 }
 
 TEST_F(CliTest, MissingModelFile) {
