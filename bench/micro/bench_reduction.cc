@@ -31,14 +31,6 @@ Tier0Program make_layernorm() {
   return Tier0Program(b.finish(), {random_tensor({kRows, kCols}, 14)});
 }
 
-CompiledProgramOptions at_tier(int tier) {
-  CompiledProgramOptions o;
-  o.tier = tier;
-  o.level = kir::ShapeLevel::kExact;
-  o.threads = 1;
-  return o;
-}
-
 /// Times CompiledProgram::make (dominated by the region's compile) once per iteration.
 template <class Make>
 std::function<void(benchmark::State&)> compile_case(Make make, CompiledProgramOptions options) {
@@ -59,11 +51,11 @@ const bool registered = [] {
   register_case("reduction.layernorm_64x512", "tier0", tier0_case(make_layernorm));
   for (int tier : {1, 2}) {
     const std::string system = "tier" + std::to_string(tier);
-    register_case("reduction.softmax_64x512", system, compiled_case(make_softmax, at_tier(tier)));
-    register_case("reduction.layernorm_64x512", system, compiled_case(make_layernorm, at_tier(tier)));
-    register_case("compile.reduction_softmax_64x512", system, compile_case(make_softmax, at_tier(tier)));
+    register_case("reduction.softmax_64x512", system, compiled_case(make_softmax, exact_at_tier(tier)));
+    register_case("reduction.layernorm_64x512", system, compiled_case(make_layernorm, exact_at_tier(tier)));
+    register_case("compile.reduction_softmax_64x512", system, compile_case(make_softmax, exact_at_tier(tier)));
     register_case("compile.reduction_layernorm_64x512", system,
-                  compile_case(make_layernorm, at_tier(tier)));
+                  compile_case(make_layernorm, exact_at_tier(tier)));
   }
   return true;
 }();

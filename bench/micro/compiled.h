@@ -34,6 +34,15 @@ struct CompiledProgramOptions {
   int threads = 1;
 };
 
+/// Single-threaded exact-level options at `tier` (what the tier columns of the report use).
+inline CompiledProgramOptions exact_at_tier(int tier) {
+  CompiledProgramOptions o;
+  o.tier = tier;
+  o.level = kir::ShapeLevel::kExact;
+  o.threads = 1;
+  return o;
+}
+
 class CompiledProgram {
  public:
   /// Infers shapes, partitions, runs tier 0 once (for every value's shape and the reference
