@@ -75,22 +75,8 @@ class Emitter {
 
  private:
   static Status check_dtype(DType t) {
-    switch (t) {
-      case DType::kFloat32:
-      case DType::kFloat64:
-      case DType::kInt8:
-      case DType::kUInt8:
-      case DType::kInt16:
-      case DType::kUInt16:
-      case DType::kInt32:
-      case DType::kUInt32:
-      case DType::kInt64:
-      case DType::kUInt64:
-      case DType::kBool:
-        return Status();
-      default:
-        return unsupported("codegen: dtype {} is not supported yet", dtype_name(t));
-    }
+    if (kir::is_kernel_dtype(t)) return Status();
+    return unsupported("codegen: dtype {} is not supported yet", dtype_name(t));
   }
 
   // Register type (bool is i1) and memory type (bool is i8).

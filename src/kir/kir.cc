@@ -318,4 +318,23 @@ bool structural_equal(const Function& a, const Function& b) {
          equal_node(a.body, b.body);
 }
 
+bool is_kernel_dtype(DType t) {
+  switch (t) {
+    case DType::kFloat32:
+    case DType::kFloat64:
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kInt16:
+    case DType::kUInt16:
+    case DType::kInt32:
+    case DType::kUInt32:
+    case DType::kInt64:
+    case DType::kUInt64:
+    case DType::kBool:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace tierjit::kir

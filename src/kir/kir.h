@@ -304,6 +304,10 @@ std::string to_string(const Expr& e);
 std::string to_string(const Stmt& s, int indent = 0);
 std::string to_string(const Function& f);
 
+/// True for the dtypes kernel IR values and buffers may have and codegen compiles: float32,
+/// float64, (u)int8/16/32/64 and bool. float16/bfloat16 and strings are not (yet) among them.
+bool is_kernel_dtype(DType t);
+
 /// Checks that every Var is bound (loop var, let, dim), every buffer is a param or allocated,
 /// operand types agree (dtype and lanes), indices are integer, conditions bool, and no null
 /// child. Returns kInvalidArgument naming the first offending node.

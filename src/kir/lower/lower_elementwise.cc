@@ -42,7 +42,7 @@ Status check_region(const passes::Region& region) {
     }
   }
   for (const ir::Value* v : region.outputs) {
-    if (!lowerable_dtype(v->type().dtype))
+    if (!is_kernel_dtype(v->type().dtype))
       return unsupported("{}", "region '" + region.name + "': output '" + v->name() + "' dtype " +
                                    std::string(dtype_name(v->type().dtype)) + " is not compiled");
   }

@@ -38,25 +38,6 @@ Stmt LetScope::wrap(Stmt body) const {
   return body;
 }
 
-bool lowerable_dtype(DType t) {
-  switch (t) {
-    case DType::kFloat32:
-    case DType::kFloat64:
-    case DType::kInt8:
-    case DType::kUInt8:
-    case DType::kInt16:
-    case DType::kUInt16:
-    case DType::kInt32:
-    case DType::kUInt32:
-    case DType::kInt64:
-    case DType::kUInt64:
-    case DType::kBool:
-      return true;
-    default:
-      return false;
-  }
-}
-
 namespace {
 
 // ---- which nodes lower ---------------------------------------------------------------------------
@@ -64,7 +45,7 @@ namespace {
 enum class Accept { kFloat, kNumeric, kFloatOrSigned, kInt, kBool, kNumericOrBool };
 
 bool accepts(Accept a, DType t) {
-  if (!lowerable_dtype(t)) return false;
+  if (!is_kernel_dtype(t)) return false;
   const bool f = t == DType::kFloat32 || t == DType::kFloat64;
   const bool i = dtype_is_integer(t);
   switch (a) {
@@ -144,7 +125,7 @@ Status check_node(const ir::Node& n) {
     case OpKind::Cast: {
       TJ_RETURN_IF_ERROR(need(Accept::kNumericOrBool, t0, 0));
       const DType to = cast_target(n);
-      if (!lowerable_dtype(to)) return unsupported_node(n, fmt::format("cast to {}", dtype_name(to)));
+      if (!is_kernel_dtype(to)) return unsupported_node(n, fmt::format("cast to {}", dtype_name(to)));
       return Status();
     }
     case OpKind::Pow:

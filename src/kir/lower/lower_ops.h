@@ -57,7 +57,5 @@ Expected<Expr> lower_elementwise_op(const ir::Node& node, const std::vector<Expr
 /// Mod of floats (fmod=1: no frem in kir); Pow with an integer base; PRelu-1/6 channel slopes.
 bool elementwise_op_supported(const ir::Node& node);
 
-/// True for the dtypes compiled code computes in: float32, float64, (u)int8..64, bool.
-bool lowerable_dtype(DType t);
 
 }  // namespace tierjit::kir::lowering

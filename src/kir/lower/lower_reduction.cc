@@ -79,12 +79,12 @@ Status Lowering::analyze() {
   }
   for (size_t i = 0; i < opt_.inputs.size(); ++i) {
     const DType dt = opt_.inputs[i].dtype;
-    if (!lowerable_dtype(dt))
+    if (!is_kernel_dtype(dt))
       return unsupported("{}: input {} has dtype {}", where, i, dtype_name(dt));
   }
   for (size_t i = 0; i < opt_.outputs.size(); ++i) {
     const DType dt = opt_.outputs[i].dtype;
-    if (!lowerable_dtype(dt))
+    if (!is_kernel_dtype(dt))
       return unsupported("{}: output {} has dtype {}", where, i, dtype_name(dt));
   }
 

@@ -100,6 +100,17 @@ class Lowering {
   Expected<Stmt> outer_loops(bool parallel);
   /// Index of a region output usable as float32 scratch over the whole space, or -1.
   int scratch_output() const;
+  /// The scratch a multi-pass row (Softmax, LayerNormalization) keeps between its passes.
+  struct RowScratch {
+    int output = -1;         ///< region output used as float32 scratch, -1: none (recompute)
+    bool store_x = false;    ///< the first pass stores x there (x is not a plain region input)
+    std::string buffer;      ///< "out<output>"
+    const std::vector<Stride>* access = nullptr;  ///< its strides over the space
+  };
+  RowScratch row_scratch(const ir::Value* data) const;
+  /// The row's x at `p` as float32: loaded from the scratch, or computed from the region inputs.
+  Expected<Expr> read_row_value(const RowScratch& rs, const ir::Value* data, const Point& p,
+                                bool from_scratch);
 
   bool row_mode_ = false;
 

@@ -228,21 +228,33 @@ Expected<Stmt> Lowering::reduce_row(const Point& row) {
   return acc.wrap(loops, acc.finish(total, let(y, r, st)));
 }
 
+Lowering::RowScratch Lowering::row_scratch(const ir::Value* data) const {
+  RowScratch rs;
+  rs.output = scratch_output();
+  if (rs.output < 0) return rs;
+  rs.store_x = !input_index_.count(data);
+  rs.buffer = "out" + std::to_string(rs.output);
+  rs.access = &grouped_[static_cast<size_t>(
+      access_index_.at({region_.outputs[static_cast<size_t>(rs.output)], SpaceKind::kOut}))];
+  return rs;
+}
+
+Expected<Expr> Lowering::read_row_value(const RowScratch& rs, const ir::Value* data, const Point& p,
+                                        bool from_scratch) {
+  if (from_scratch) return load_at(rs.buffer, DType::kFloat32, *rs.access, p);
+  TJ_ASSIGN_OR_RETURN(Expr x, value_at(data, SpaceKind::kIn, p, nullptr));
+  return to_f32(x);
+}
+
 Expected<Stmt> Lowering::softmax_row(const Point& row) {
   const bool log_softmax = op_ == AnchorOp::kLogSoftmax;
-  const int scratch = scratch_output();
   const ir::Value* data = anchor_->input(0);
-  const bool store_x = scratch >= 0 && !input_index_.count(data);
-  const std::string sbuf = scratch >= 0 ? "out" + std::to_string(scratch) : "";
-  const std::vector<Stride>* sacc =
-      scratch >= 0 ? &grouped_[static_cast<size_t>(
-                         access_index_.at({region_.outputs[static_cast<size_t>(scratch)], SpaceKind::kOut}))]
-                   : nullptr;
-  auto read_x = [&](const Point& p, bool from_scratch) -> Expected<Expr> {
-    if (from_scratch) return load_at(sbuf, DType::kFloat32, *sacc, p);
-    TJ_ASSIGN_OR_RETURN(Expr x, value_at(data, SpaceKind::kIn, p, nullptr));
-    return to_f32(x);
-  };
+  const RowScratch rs = row_scratch(data);
+  const int scratch = rs.output;
+  const bool store_x = rs.store_x;
+  const std::string& sbuf = rs.buffer;
+  const std::vector<Stride>* sacc = rs.access;
+  auto read_x = [&](const Point& p, bool from_scratch) { return read_row_value(rs, data, p, from_scratch); };
   const int size = row_mode_ ? vec_lanes_ * unroll_ : row.lanes;
   Acc am{fresh("accm"), DType::kFloat32, size, row_mode_, -std::numeric_limits<double>::infinity(), gt_max_step};
   Acc as{fresh("accs"), DType::kFloat64, size, row_mode_, 0.0, add_step};
@@ -289,19 +301,12 @@ Expected<Stmt> Lowering::softmax_row(const Point& row) {
 }
 
 Expected<Stmt> Lowering::layernorm_row(const Point& row) {
-  const int scratch = scratch_output();
   const ir::Value* data = anchor_->input(0);
-  const bool store_x = scratch >= 0 && !input_index_.count(data);
-  const std::string sbuf = scratch >= 0 ? "out" + std::to_string(scratch) : "";
-  const std::vector<Stride>* sacc =
-      scratch >= 0 ? &grouped_[static_cast<size_t>(
-                         access_index_.at({region_.outputs[static_cast<size_t>(scratch)], SpaceKind::kOut}))]
-                   : nullptr;
-  auto read_x = [&](const Point& p, bool from_scratch) -> Expected<Expr> {
-    if (from_scratch) return load_at(sbuf, DType::kFloat32, *sacc, p);
-    TJ_ASSIGN_OR_RETURN(Expr x, value_at(data, SpaceKind::kIn, p, nullptr));
-    return to_f32(x);
-  };
+  const RowScratch rs = row_scratch(data);
+  const bool store_x = rs.store_x;
+  const std::string& sbuf = rs.buffer;
+  const std::vector<Stride>* sacc = rs.access;
+  auto read_x = [&](const Point& p, bool from_scratch) { return read_row_value(rs, data, p, from_scratch); };
   const int size = row_mode_ ? vec_lanes_ * unroll_ : row.lanes;
   const int rl = row_mode_ ? 1 : size;  // lanes of the row statistics
   Acc a1{fresh("accs"), DType::kFloat64, size, row_mode_, 0.0, add_step};

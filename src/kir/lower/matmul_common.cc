@@ -138,7 +138,7 @@ Expr BroadcastIndex::load(const std::string& buffer, DType dtype, const Expr& ro
 namespace {
 
 bool is_f32(const ir::Value* v) { return v && v->type().dtype == DType::kFloat32; }
-bool lowerable(const ir::Value* v) { return v && lowerable_dtype(v->type().dtype); }
+bool lowerable(const ir::Value* v) { return v && is_kernel_dtype(v->type().dtype); }
 
 }  // namespace
 
