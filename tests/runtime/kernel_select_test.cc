@@ -102,33 +102,36 @@ TEST(KernelSelect, MatMulChoosesTheFastestMeasuredCandidateAndItIsCorrect) {
   }
 }
 
-TEST(KernelSelect, NoCandidateAndNoLibraryIsUnsupported) {
+// A region with no lowering (NonZero: an opaque region) and its lowering options.
+struct NonZeroRegion {
   GraphBuilder b;
-  ir::Value* x = b.input("x", DType::kFloat32, dims({C(3)}));
-  b.output(b.node(OpKind::NonZero, {x}, "nz"));
-  b.infer();
-  auto part = passes::partition_graph(b.g, {});
-  ASSERT_TRUE(part.ok());
-  kir::LowerOptions o;
-  o.inputs.push_back({DType::kFloat32, {3}, {-1}});
-  o.outputs.push_back({DType::kInt64, {1, -1}, {-1, -1}});
-  auto sel = select_kernel(part->regions[0], o, {}, {}, nullptr);
+  Expected<passes::Partition> part = Status();
+  kir::LowerOptions options;
+  NonZeroRegion() {
+    ir::Value* x = b.input("x", DType::kFloat32, dims({C(3)}));
+    b.output(b.node(OpKind::NonZero, {x}, "nz"));
+    b.infer();
+    part = passes::partition_graph(b.g, {});
+    options.inputs.push_back({DType::kFloat32, {3}, {-1}});
+    options.outputs.push_back({DType::kInt64, {1, -1}, {-1, -1}});
+  }
+};
+
+TEST(KernelSelect, NoCandidateAndNoLibraryIsUnsupported) {
+  NonZeroRegion nz;
+  ASSERT_TRUE(nz.part.ok());
+  const kir::LowerOptions& o = nz.options;
+  auto sel = select_kernel(nz.part->regions[0], o, {}, {}, nullptr);
   ASSERT_FALSE(sel.ok());
   EXPECT_EQ(sel.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(sel.status().message().find("no kernel candidate"), std::string::npos) << sel.status().message();
 }
 
 TEST(KernelSelect, LibraryErrorIsReturned) {
-  GraphBuilder b;
-  ir::Value* x = b.input("x", DType::kFloat32, dims({C(3)}));
-  b.output(b.node(OpKind::NonZero, {x}, "nz"));
-  b.infer();
-  auto part = passes::partition_graph(b.g, {});
-  ASSERT_TRUE(part.ok());
-  kir::LowerOptions o;
-  o.inputs.push_back({DType::kFloat32, {3}, {-1}});
-  o.outputs.push_back({DType::kInt64, {1, -1}, {-1, -1}});
-  auto sel = select_kernel(part->regions[0], o, {}, {}, [] { return internal_error("boom"); });
+  NonZeroRegion nz;
+  ASSERT_TRUE(nz.part.ok());
+  const kir::LowerOptions& o = nz.options;
+  auto sel = select_kernel(nz.part->regions[0], o, {}, {}, [] { return internal_error("boom"); });
   ASSERT_FALSE(sel.ok());
   EXPECT_EQ(sel.status().message(), "boom");
 }
