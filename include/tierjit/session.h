@@ -55,6 +55,28 @@ struct SessionOptions {
   int64_t code_cache_bytes = int64_t{256} << 20;
   /// Plans (one per model-input signature) kept at most.
   int max_plans = 64;
+  /// Adaptive policy (DESIGN.md "Promotion", "Demotion"; docs/runtime.md "The adaptive policy").
+  /// N_expected, the calls a compile is expected to serve, is the region's calls per window of 64
+  /// model calls (EWMA) times at least this many windows (DESIGN: 1). Larger values assume a
+  /// long-running session and compile earlier.
+  double benefit_horizon_windows = 1;
+  /// Lindy horizon: N_expected grows with the session's age (windows of 64 model calls seen so
+  /// far), so a region declined early that keeps running is weighed again (with backoff) and
+  /// promoted once its compile pays. false: the horizon stays benefit_horizon_windows.
+  bool lindy_horizon = true;
+  /// Demotion (epsilon): a region whose guard-failure rate over its last 64 calls exceeds this
+  /// (0..1) drops its exact versions and marks the drifting dims dynamic. A guard failure is a
+  /// call that leaves the region's specialized code on a dim that was static when that code was
+  /// chosen.
+  double demotion_epsilon = 0.3;
+  /// Demotion of cold versions: an exact or shape-class version not run by the last this many
+  /// calls of its region is removed and its code freed (its slot under version_cap reopens).
+  /// 0 disables.
+  int demotion_cold_calls = 256;
+  /// Never slower: a new tier whose mean time over its first 8 calls exceeds the best lower
+  /// tier's by more than this fraction is removed again (the lower tier's code serves the region).
+  /// Negative: never removed (tests that must not depend on timing).
+  double slower_margin = 0.1;
 };
 
 /// Counters of one Session (the adaptive runtime's detail is in metrics_json()).
@@ -122,6 +144,12 @@ class Session {
   std::string decision_log_json() const;
   /// The runtime's metrics as one JSON object.
   std::string metrics_json() const;
+  /// Blocks until the background compile queue is empty and no compile is running, for at most
+  /// `timeout_ms` milliseconds (< 0: no limit). Returns true when idle, false on timeout. Sessions
+  /// without background compiles (interpret-only, pinned tier, synchronous compilation) return
+  /// true at once. A call to run() from another thread meanwhile may queue new compiles. For
+  /// reports and tests; run() itself never waits for a compile.
+  bool wait_for_compiles(int64_t timeout_ms = -1) const;
 
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 
 #include "support/log.h"
@@ -215,6 +216,16 @@ void CompileQueue::shutdown() {
 void CompileQueue::drain() {
   std::unique_lock lock(mu_);
   idle_cv_.wait(lock, [&] { return (pending_.empty() || stopping_) && running_ == 0; });
+}
+
+bool CompileQueue::drain_for(int64_t timeout_ms) {
+  if (timeout_ms < 0) {
+    drain();
+    return true;
+  }
+  std::unique_lock lock(mu_);
+  return idle_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                           [&] { return (pending_.empty() || stopping_) && running_ == 0; });
 }
 
 size_t CompileQueue::pending() const {

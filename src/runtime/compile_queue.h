@@ -102,6 +102,8 @@ class CompileQueue {
   void shutdown();
   /// Blocks until no job is pending or running (tests, `tierjit precompile`).
   void drain();
+  /// drain() for at most `timeout_ms` milliseconds (< 0: no limit); true when the queue is idle.
+  bool drain_for(int64_t timeout_ms);
 
   size_t pending() const;
   size_t running() const;

@@ -121,6 +121,11 @@ uint64_t Profile::model_calls() const {
   return model_calls_;
 }
 
+double Profile::recent_share(const Signature& sig) const {
+  std::lock_guard lock(mu_);
+  return dims_.share(sig.exact_key());
+}
+
 DimTracker Profile::dims() const {
   std::lock_guard lock(mu_);
   return dims_;

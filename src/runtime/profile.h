@@ -57,6 +57,10 @@ class Profile {
   /// this window's calls when no model call was counted.
   double expected_calls() const;
   uint64_t model_calls() const;
+  /// Model calls per N_expected window (ProfileOptions::model_window).
+  size_t model_window() const { return options_.model_window; }
+  /// Share of the last call_window calls with signature `sig` (0 before any call).
+  double recent_share(const Signature& sig) const;
   /// A copy of the dim tracker (taken under the lock).
   DimTracker dims() const;
 

@@ -4,12 +4,30 @@
 // (background, or inline with synchronous_compilation) that lowers + compiles the region's new
 // versions and installs them in its VersionTable. Each install bumps the code epoch; a plan whose
 // epoch is older re-resolves its versions on its next call (one comparison per call otherwise).
+// The policy per region (docs/runtime.md "The adaptive policy"): declined promotions are weighed
+// again with geometric backoff as N_expected grows (Lindy); demotion on guard failures and of cold
+// versions; exact versions for newly hot shapes at the top tier, bounded by the version cap
+// (megamorphic: logged) and a compile budget of version_cap + 1 per region.
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "runtime/session_impl.h"
 #include "support/hash.h"
 
 namespace tierjit {
+
+namespace {
+
+/// Highest tier among the table's versions (0: none).
+int installed_tier(const runtime::VersionTable& table) {
+  int t = 0;
+  for (const auto& v : table.versions()) t = std::max(t, v->tier);
+  return t;
+}
+
+}  // namespace
 
 Session::Impl::AdaptiveRegion::AdaptiveRegion(const passes::Region& r,
                                               const runtime::VersionTableOptions& vt,
@@ -33,6 +51,10 @@ void Session::Impl::init_adaptive() {
   po.theta_class = options.theta_spec;
   po.version_cap = static_cast<size_t>(std::max(1, options.version_cap));
   po.max_tier = adaptive_max_tier;
+  po.benefit_horizon_windows = std::max(1.0, options.benefit_horizon_windows);
+  po.lindy_horizon = options.lindy_horizon;
+  po.epsilon = options.demotion_epsilon;
+  po.cold_calls = options.demotion_cold_calls;
   policy = std::make_unique<runtime::TierPolicy>(po);
   runtime::VersionTableOptions vt;
   vt.cap = po.version_cap;
@@ -56,9 +78,9 @@ std::vector<std::shared_ptr<const runtime::CompiledRegion>> Session::Impl::resol
     const runtime::PlanStep& st = plan.steps()[s];
     AdaptiveRegion* a = adaptive[static_cast<size_t>(st.region)].get();
     if (!a || a->table.size() == 0) continue;
-    runtime::LookupResult r = a->table.lookup(st.region_sig);
-    if (!r.version) continue;
-    if (auto* e = dynamic_cast<const runtime::CompiledEntry*>(r.version->entry.get()))
+    std::shared_ptr<const runtime::Version> version = a->table.peek(st.region_sig);
+    if (!version) continue;
+    if (auto* e = dynamic_cast<const runtime::CompiledEntry*>(version->entry.get()))
       v[s] = e->compiled();
   }
   return v;
@@ -80,63 +102,162 @@ void Session::Impl::after_call(const std::shared_ptr<const runtime::Plan>& plan,
     const runtime::PlanStep& st = steps[s];
     AdaptiveRegion* a = adaptive[static_cast<size_t>(st.region)].get();
     if (!a) continue;
-    const int cur = a->tier.load(std::memory_order_acquire);
-    if (cur >= adaptive_max_tier && !a->has_pending.load(std::memory_order_acquire)) continue;
-    a->profile.record_call(st.region_sig, step_us[s], st.tier, st.bytes, st.flops);
+    // Dispatch accounting: which version serves this call (its last use, for cold demotion), and
+    // deoptimization (counted and logged by the table). A guard failure for the demotion window
+    // is a deoptimization on a dim that was static when the specialized versions were chosen.
+    bool exact_served = false, failed = false;
+    int failed_dim = -1;
+    if (a->tier.load(std::memory_order_acquire) > 0) {
+      runtime::LookupResult r = a->table.lookup(st.region_sig);
+      if (r.version) {
+        r.version->last_used.store(a->profile.calls() + 1, std::memory_order_relaxed);
+        exact_served = r.version->level() == runtime::SpecLevel::kExact;
+      }
+      if (r.deopt_from) {
+        const int d = r.deopt_from->guard.failing_flat_dim(st.region_sig);
+        if (d >= 0 && d < 64 && ((a->static_mask.load(std::memory_order_relaxed) >> d) & 1)) {
+          failed = true;
+          failed_dim = d;
+        }
+      }
+    }
+    a->profile.record_call(st.region_sig, step_us[s], st.tier, st.bytes, st.flops, failed, failed_dim);
     a->profile.on_model_call();
     observe_payoff(*a);
-    if (cur >= adaptive_max_tier) continue;
     if (a->in_flight.load(std::memory_order_acquire)) continue;
-    if (a->profile.calls() < a->next_consider.load(std::memory_order_relaxed)) continue;
-    runtime::PromotionDecision d = policy->consider_promotion(a->info, a->profile, cur);
-    if (!d.record) continue;
-    if (!d.promote) {
-      a->next_consider.store(a->profile.calls() + 64, std::memory_order_relaxed);
-      runtime::Metrics::bump(metrics.declined);
-      if (a->declined_tier.exchange(cur) != cur) log.record(*d.record);  // once per tier
-      continue;
-    }
-    if (a->in_flight.exchange(true)) continue;  // another call promoted it meanwhile
-    runtime::Metrics::bump(metrics.promotions);
-    log.record(*d.record);
-    const int to_tier = d.to_tier;
-    support::Hasher h;
-    h.add_u64(static_cast<uint64_t>(st.region)).add_u64(static_cast<uint64_t>(to_tier));
-    auto sub = queue->submit(
-        h.digest(), d.density,
-        [this, plan, s, to_tier]() {
-          compile_promoted(plan, s, to_tier);
-          return Status();
-        },
-        [a](runtime::JobOutcome, const Status&) { a->in_flight.store(false); },
-        fmt::format("{} tier {}", a->info.name, to_tier));
-    if (!sub.ticket) a->in_flight.store(false);  // queue shutting down
+    policy_step(plan, s, step_us[s], exact_served);
   }
 }
 
+void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan, size_t s,
+                                double step_us, bool exact_served) {
+  const runtime::PlanStep& st = plan->steps()[s];
+  AdaptiveRegion& a = *adaptive[static_cast<size_t>(st.region)];
+  const uint64_t calls = a.profile.calls();
+  const bool top = a.tier.load(std::memory_order_acquire) >= adaptive_max_tier;
+  const bool want_specialize = top && !exact_served && calls >= a.next_specialize.load(std::memory_order_relaxed);
+  if (!want_specialize && calls < a.next_consider.load(std::memory_order_relaxed)) return;
+  std::unique_lock<std::mutex> lock(a.policy_mu, std::try_to_lock);
+  if (!lock.owns_lock()) return;  // another thread is deciding for this region
+  if (want_specialize) specialize(a, plan, s, step_us);
+  if (calls < a.next_consider.load(std::memory_order_relaxed)) return;
+  if (demote(a)) {
+    a.next_consider.store(calls + 1, std::memory_order_relaxed);
+    return;
+  }
+  const int cur = a.tier.load(std::memory_order_acquire);
+  if (cur >= adaptive_max_tier) {
+    a.next_consider.store(calls + kTopTierCheckCalls, std::memory_order_relaxed);
+    return;
+  }
+  runtime::PromotionDecision d = policy->consider_promotion(a.info, a.profile, cur);
+  if (!d.record) {  // below the threshold: weigh it when the count gets there
+    a.next_consider.store(std::max<uint64_t>(calls + 1, static_cast<uint64_t>(std::ceil(d.threshold))),
+                          std::memory_order_relaxed);
+    return;
+  }
+  if (!d.promote) {
+    // Declined: weighed again with geometric backoff; N_expected grows with the session's age.
+    const uint64_t next = policy->next_consideration(calls);
+    a.next_consider.store(next, std::memory_order_relaxed);
+    runtime::Metrics::bump(metrics.declined);
+    if (a.declined_tier.exchange(cur) == cur)
+      d.record->message = fmt::format("reconsidered: {}; next at call {}", d.record->message, next);
+    else
+      d.record->message = fmt::format("{}; weighed again at call {}", d.record->message, next);
+    log.record(*d.record);
+    return;
+  }
+  if (!budget_left(a, 1)) {
+    a.next_consider.store(policy->next_consideration(calls), std::memory_order_relaxed);
+    return;
+  }
+  runtime::Metrics::bump(metrics.promotions);
+  log.record(*d.record);
+  a.declined_tier.store(-1);
+  submit_compile(a, plan, s, d.to_tier, d.density, /*exact_only=*/false);
+}
+
+bool Session::Impl::budget_left(AdaptiveRegion& a, size_t planned) {
+  const uint64_t budget = static_cast<uint64_t>(policy->options().version_cap) + 1 +
+                          a.profile.calls() / kBudgetRefillCalls;
+  const uint64_t used = static_cast<uint64_t>(a.compiles.load(std::memory_order_relaxed));
+  if (used + planned <= budget) return true;
+  if (!a.budget_logged.exchange(true)) {
+    runtime::DecisionRecord r;
+    r.region = a.info.id;
+    r.region_name = a.info.name;
+    r.kind = runtime::DecisionKind::kDeclined;
+    r.tier = a.tier.load();
+    r.message = fmt::format(
+        "compile budget spent: {} versions compiled for this region, at most version_cap + 1 = {} "
+        "(+1 per {} calls): no compile storms; calls run the installed versions",
+        used, policy->options().version_cap + 1, kBudgetRefillCalls);
+    log.record(std::move(r));
+  }
+  return false;
+}
+
+void Session::Impl::submit_compile(AdaptiveRegion& a, const std::shared_ptr<const runtime::Plan>& plan,
+                                   size_t s, int to_tier, double density, bool exact_only) {
+  if (a.in_flight.exchange(true)) return;  // another call promoted it meanwhile
+  const runtime::PlanStep& st = plan->steps()[s];
+  support::Hasher h;
+  h.add_u64(static_cast<uint64_t>(st.region)).add_u64(static_cast<uint64_t>(to_tier));
+  h.add_u64(exact_only ? st.region_sig.exact_key() : 0);
+  AdaptiveRegion* ap = &a;
+  auto sub = queue->submit(
+      h.digest(), density,
+      [this, plan, s, to_tier, exact_only]() {
+        compile_promoted(plan, s, to_tier, exact_only);
+        return Status();
+      },
+      [ap](runtime::JobOutcome, const Status&) { ap->in_flight.store(false); },
+      fmt::format("{} tier {}{}", a.info.name, to_tier,
+                  exact_only ? " exact " + st.region_sig.to_string() : std::string()));
+  if (!sub.ticket) a.in_flight.store(false);  // queue shutting down
+}
+
 void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>& plan, size_t s,
-                                     int to_tier) {
+                                     int to_tier, bool exact_only) {
   const runtime::PlanStep& st = plan->steps()[s];
   const passes::Region& r = partition.regions[static_cast<size_t>(st.region)];
   AdaptiveRegion& a = *adaptive[static_cast<size_t>(st.region)];
+  const runtime::DimTracker dims = a.profile.dims();
   // Tier 1: one generic version. Tier 2 (DESIGN "Which shapes get which code"): an exact version
-  // when the policy gives this plan's shape one; the generic level serves the rest (shape-class
-  // requests included, until shape-class lowering is wired here).
+  // when the policy gives this plan's shape one; a generic version for the rest when generic
+  // compiled code is predicted faster than tier 0 (the tier-1 step: matmul regions fall back to
+  // tier 0's oneDNN instead); shape-class requests are served by the generic level.
   std::vector<kir::ShapeLevel> levels;
-  if (to_tier >= 2) {
+  size_t specialized = 0;
+  for (const auto& v : a.table.versions()) specialized += v->level() != runtime::SpecLevel::kGeneric;
+  const size_t cap = policy->options().version_cap;
+  if (exact_only) {
+    levels.push_back(kir::ShapeLevel::kExact);
+  } else if (to_tier >= 2) {
     const uint64_t here = runtime::Specialization::exact(st.region_sig).key();
     bool exact_here = false, other = false;
-    for (const runtime::SpecRequest& req : policy->choose_specializations(a.profile.dims(), to_tier)) {
+    for (const runtime::SpecRequest& req : policy->choose_specializations(dims, to_tier)) {
       if (req.spec.level == runtime::SpecLevel::kExact) exact_here = exact_here || req.spec.key() == here;
       else other = true;
     }
-    if (exact_here) levels.push_back(kir::ShapeLevel::kExact);
-    if (other || levels.empty()) levels.push_back(kir::ShapeLevel::kGeneric);
+    const bool generic_pays = policy->speedups().speedup(a.info.kind, 0) > 1;
+    const bool generic = (other || !exact_here) && generic_pays;
+    if (exact_here && specialized + 1 + (generic ? 1 : 0) <= cap) levels.push_back(kir::ShapeLevel::kExact);
+    if (generic) levels.push_back(kir::ShapeLevel::kGeneric);
   } else {
     levels.push_back(kir::ShapeLevel::kGeneric);
   }
+  // The compile budget (version_cap + 1 per region): the generic level goes first when short.
+  while (!levels.empty() && !budget_left(a, levels.size())) levels.erase(levels.begin());
+  a.compiles.fetch_add(static_cast<int>(levels.size()), std::memory_order_relaxed);
+  // The dims static now: a later call leaving the new versions on one of them is a guard failure.
+  uint64_t mask = 0;
+  for (size_t d = 0; d < dims.num_dims() && d < 64; ++d)
+    if (!dims.is_dynamic(d)) mask |= uint64_t{1} << d;
+  a.static_mask.store(mask, std::memory_order_relaxed);
   runtime::Recording rec;
-  if (options.verify && !plan->sample_feeds().empty()) {
+  if (!levels.empty() && options.verify && !plan->sample_feeds().empty()) {
     // Verification needs the region's tier-0 inputs and outputs: rerun the plan's first call.
     Status st2 = runtime::record_call(layout, plan->sample_feeds(), /*keep_all=*/true, rec);
     if (!st2.ok()) rec = runtime::Recording();
@@ -148,48 +269,189 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
   double compile_us = 0;
   int installed = 0;
   std::vector<uint64_t> keys;
+  std::vector<std::shared_ptr<const runtime::Version>> replaced;
+  const uint64_t now = a.profile.calls();
   for (kir::ShapeLevel level : levels) {
     auto c = compile_version(r, rec, to_tier, level);
     if (!c) continue;
-    ++installed;
     compile_us += static_cast<double>(c->kernel.compile_us + c->lower_us);
     runtime::Specialization spec = level == kir::ShapeLevel::kExact
                                        ? runtime::Specialization::exact(st.region_sig)
                                        : runtime::Specialization::generic(st.region_sig);
     const int64_t us = c->kernel.compile_us + c->lower_us;
-    keys.push_back(spec.key());
-    a.table.install(runtime::Version::make(to_tier, std::move(spec),
-                                           std::make_shared<runtime::CompiledEntry>(std::move(c)), us));
+    const uint64_t key = spec.key();
+    auto version = runtime::Version::make(to_tier, std::move(spec),
+                                          std::make_shared<runtime::CompiledEntry>(std::move(c)), us);
+    version->last_used.store(now, std::memory_order_relaxed);
+    for (const auto& v : a.table.versions())
+      if (v->key == key && v->tier < to_tier) replaced.push_back(v);
+    const runtime::InstallResult ir = a.table.install(std::move(version));
+    if (ir == runtime::InstallResult::kMegamorphic || ir == runtime::InstallResult::kKeptHigherTier) continue;
+    ++installed;
+    keys.push_back(key);
+  }
+  if (levels.empty() && !exact_only) {
+    runtime::DecisionRecord d;
+    d.region = a.info.id;
+    d.region_name = a.info.name;
+    d.kind = runtime::DecisionKind::kDeclined;
+    d.tier = to_tier;
+    d.message = fmt::format(
+        "tier {}: no version worth compiling for {} (generic code predicted {:.3g}x tier 0; no "
+        "exact slot or share); exact versions follow when a shape gets hot",
+        to_tier, st.region_sig.to_string(), policy->speedups().speedup(a.info.kind, 0));
+    log.record(std::move(d));
   }
   const int from_tier = a.tier.load(std::memory_order_acquire);
-  if (installed > 0) {
+  if (installed > 0 && !exact_only) {
     std::lock_guard<std::mutex> lock(a.pending_mu);
     a.pending = {true,       from_tier, to_tier, a.profile.mean_time_us(from_tier), compile_us,
-                 a.profile.calls_at_tier(to_tier), std::move(keys)};
+                 a.profile.calls_at_tier(to_tier), std::move(keys), std::move(replaced)};
     a.has_pending.store(true, std::memory_order_release);
   }
-  a.tier.store(to_tier, std::memory_order_release);
-  // At the top tier the region stops being profiled once its payoff is measured.
-  if (to_tier >= adaptive_max_tier && installed == 0) watching.fetch_sub(1, std::memory_order_relaxed);
+  if (!exact_only) a.tier.store(to_tier, std::memory_order_release);
   code_epoch.fetch_add(1, std::memory_order_acq_rel);
+}
+
+bool Session::Impl::demote(AdaptiveRegion& a) {
+  if (a.tier.load(std::memory_order_acquire) == 0) return false;
+  bool changed = false;
+  auto record = [&](std::string message, runtime::SpecLevel level, int tier) {
+    runtime::DecisionRecord d;
+    d.region = a.info.id;
+    d.region_name = a.info.name;
+    d.kind = runtime::DecisionKind::kDemoted;
+    d.from_tier = tier;
+    d.tier = tier;
+    d.level = level;
+    d.message = std::move(message);
+    runtime::Metrics::bump(metrics.demotions);
+    log.record(std::move(d));
+    changed = true;
+  };
+  // DESIGN "Demotion": guard-failure rate over the last 64 calls > ε.
+  if (auto dem = policy->consider_demotion(a.info, a.profile)) {
+    const size_t removed = a.table.remove_level(runtime::SpecLevel::kExact, "demoted (guard failures)");
+    uint64_t mask = a.static_mask.load(std::memory_order_relaxed);
+    for (int d : dem->dims_to_mark_dynamic) {
+      a.profile.mark_dynamic(static_cast<size_t>(d));
+      if (d < 64) mask &= ~(uint64_t{1} << d);
+    }
+    a.static_mask.store(mask, std::memory_order_relaxed);
+    a.profile.clear_guard_failures();
+    record(fmt::format("{}; {} exact version(s) freed", dem->record.message, removed),
+           runtime::SpecLevel::kExact, a.tier.load());
+  }
+  // Cold versions: specialized code no call of the region ran for cold_calls calls.
+  const double cold = policy->options().cold_calls;
+  if (cold > 0) {
+    const uint64_t calls = a.profile.calls();
+    for (const auto& v : a.table.versions()) {
+      if (v->level() == runtime::SpecLevel::kGeneric) continue;
+      const uint64_t last = v->last_used.load(std::memory_order_relaxed);
+      if (static_cast<double>(calls - std::min(calls, last)) < cold) continue;
+      if (!a.table.remove(v->key)) continue;
+      record(fmt::format("tier {} {} not run by the last {:.0f} calls of the region (last at call {} "
+                         "of {}): demoted, its code freed",
+                         v->tier, v->spec.to_string(), cold, last, calls),
+             v->level(), v->tier);
+    }
+  }
+  if (!changed) return false;
+  // The region falls back to the tier of what remains; the policy weighs promotion again.
+  const int remaining = installed_tier(a.table);
+  if (remaining < a.tier.load()) {
+    a.tier.store(remaining, std::memory_order_release);
+    a.declined_tier.store(-1);
+  }
+  code_epoch.fetch_add(1, std::memory_order_acq_rel);
+  return true;
+}
+
+void Session::Impl::specialize(AdaptiveRegion& a, const std::shared_ptr<const runtime::Plan>& plan,
+                               size_t s, double step_us) {
+  const runtime::PlanStep& st = plan->steps()[s];
+  const uint64_t calls = a.profile.calls();
+  const double share = a.profile.recent_share(st.region_sig);
+  if (!(share > options.theta_spec)) return;  // not hot: nothing to decide
+  a.next_specialize.store(calls + kTopTierCheckCalls, std::memory_order_relaxed);
+  const runtime::DimTracker dims = a.profile.dims();
+  if (!dims.any_dynamic()) return;  // all static: the promotion compiled the exact version
+  const int tier = a.tier.load(std::memory_order_acquire);
+  const std::string shape = st.region_sig.to_string();
+  auto record = [&](runtime::DecisionKind kind, std::string message) {
+    runtime::DecisionRecord d;
+    d.region = a.info.id;
+    d.region_name = a.info.name;
+    d.kind = kind;
+    d.from_tier = tier;
+    d.tier = tier;
+    d.level = runtime::SpecLevel::kExact;
+    d.message = std::move(message);
+    log.record(std::move(d));
+  };
+  const std::string hot = fmt::format("shape {} has {:.0f}% of the last {} calls (> θ_spec {:.0f}%)",
+                                      shape, 100 * share, dims.window_calls(), 100 * options.theta_spec);
+  if (a.table.size() >= a.table.cap()) {
+    // Megamorphic: counted and logged once (VersionTable); the shape runs the generic version.
+    a.table.mark_megamorphic(tier, hot + fmt::format(" and gets no exact version: {} versions installed; "
+                                                     "it runs the generic version (or tier 0)",
+                                                     a.table.size()));
+    a.next_specialize.store(calls + 4 * kTopTierCheckCalls, std::memory_order_relaxed);
+    return;
+  }
+  if (!budget_left(a, 1)) return;
+  // Payoff: this shape's calls at this call's speed vs exact tier-`tier` code. Exact over generic
+  // code is estimated by the tier 1 -> 2 step (generic -> exact), over tier 0 by the tiers' product.
+  const double speedup = st.tier >= 1 ? policy->speedups().speedup(a.info.kind, 1)
+                                      : policy->speedups().speedup_between(a.info.kind, 0, tier);
+  const double n = share * policy->expected_calls(a.profile);
+  const double c = policy->costs().predict(tier, a.info.size);
+  const double benefit = n * (step_us - step_us / speedup) - c;
+  const std::string arithmetic = fmt::format(
+      "{}; benefit N_expected {:.3g} x {:.2f} x (t {:.3g} us - t_exact {:.3g} us [speedup {:.3g}]) - "
+      "C_{} {:.4g} us = {:.4g} us",
+      hot, policy->expected_calls(a.profile), share, step_us, step_us / speedup, speedup, tier, c, benefit);
+  if (!(benefit > 0)) {
+    const uint64_t next = policy->next_consideration(calls);
+    a.next_specialize.store(next, std::memory_order_relaxed);
+    runtime::Metrics::bump(metrics.declined);
+    record(runtime::DecisionKind::kDeclined,
+           fmt::format("exact version: cannot pay: {} <= 0; weighed again at call {}", arithmetic, next));
+    return;
+  }
+  runtime::Metrics::bump(metrics.promotions);
+  record(runtime::DecisionKind::kPromoted, "exact version for a newly hot shape: " + arithmetic + " > 0");
+  submit_compile(a, plan, s, tier, benefit / std::max(c, 1.0), /*exact_only=*/true);
 }
 
 void Session::Impl::observe_payoff(AdaptiveRegion& a) {
   if (!a.has_pending.load(std::memory_order_acquire)) return;
   AdaptiveRegion::Pending p;
+  double t_after = -1;
   {
     std::lock_guard<std::mutex> lock(a.pending_mu);
-    if (!a.pending.pending ||
-        a.profile.calls_at_tier(a.pending.to_tier) < a.pending.calls_at_install + kObserveCalls)
+    if (!a.pending.pending) return;
+    // The first call at the new tier is a warm-up (code and data pages touched the first time;
+    // one such call measured 4 ms against 5 us) and stays out of the mean.
+    const uint64_t n = a.profile.calls_at_tier(a.pending.to_tier);
+    const double total = std::max(0.0, a.profile.mean_time_us(a.pending.to_tier)) * static_cast<double>(n);
+    if (a.pending.warm_calls == 0) {
+      if (n < a.pending.calls_at_install + 1) return;
+      a.pending.warm_calls = n;
+      a.pending.warm_time_us = total;
       return;
+    }
+    if (n < a.pending.warm_calls + kObserveCalls) return;
+    t_after = (total - a.pending.warm_time_us) / static_cast<double>(n - a.pending.warm_calls);
     p = a.pending;
     a.pending.pending = false;
     a.has_pending.store(false, std::memory_order_release);
   }
-  const double t_after = a.profile.mean_time_us(p.to_tier);
   if (p.t_before_us > 0 && t_after > 0) {
-    runtime::ThresholdUpdate u = policy->observe_compile(a.info, p.from_tier, p.t_before_us, t_after,
-                                                         a.profile.expected_calls(), p.compile_us);
+    runtime::ThresholdUpdate u = policy->observe_compile(a.info, p.from_tier, p.to_tier, p.t_before_us,
+                                                         t_after, policy->expected_calls(a.profile),
+                                                         p.compile_us);
     runtime::DecisionRecord d;
     d.region = a.info.id;
     d.region_name = a.info.name;
@@ -206,9 +468,11 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
       const double m = a.profile.mean_time_us(t);
       if (m > 0 && (best_tier < 0 || m < best_us)) best_tier = t, best_us = m;
     }
-    if (best_tier >= 0 && t_after > 1.1 * best_us) {
+    if (best_tier >= 0 && options.slower_margin >= 0 && t_after > (1 + options.slower_margin) * best_us) {
       size_t removed = 0;
       for (uint64_t k : p.keys) removed += a.table.remove(k) ? 1 : 0;
+      for (const auto& v : p.replaced)  // the best lower tier's code serves again
+        if (v->tier >= best_tier) a.table.install(v);
       runtime::DecisionRecord e;
       e.region = a.info.id;
       e.region_name = a.info.name;
@@ -222,7 +486,11 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
       code_epoch.fetch_add(1, std::memory_order_acq_rel);
     }
   }
-  if (p.to_tier >= adaptive_max_tier) watching.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool Session::wait_for_compiles(int64_t timeout_ms) const {
+  if (!impl_ || !impl_->queue) return true;
+  return impl_->queue->drain_for(timeout_ms);
 }
 
 }  // namespace tierjit

@@ -67,17 +67,30 @@ struct Session::Impl {
       double t_before_us = 0, compile_us = 0;
       uint64_t calls_at_install = 0;
       std::vector<uint64_t> keys;  ///< spec keys of the versions installed
+      /// Lower-tier versions those installs replaced (same key): reinstated if the new code is
+      /// slower.
+      std::vector<std::shared_ptr<const runtime::Version>> replaced;
+      uint64_t warm_calls = 0;   ///< calls at to_tier after the warm-up call (0: not yet)
+      double warm_time_us = 0;   ///< µs at to_tier up to then
     };
     std::mutex pending_mu;
     Pending pending;                       ///< guarded by pending_mu
     std::atomic<bool> has_pending{false};  ///< pending.pending, readable without the lock
+    // Policy state (session_adaptive.cc "The adaptive policy").
+    std::mutex policy_mu;                  ///< one thread runs the region's policy step at a time
+    /// Bit d set: flat dim d was static when the installed specialized versions were chosen; a
+    /// call leaving them on such a dim is a guard failure (demotion window).
+    std::atomic<uint64_t> static_mask{~uint64_t{0}};
+    std::atomic<int> compiles{0};          ///< versions this region tried to compile (budget)
+    std::atomic<bool> budget_logged{false};
+    std::atomic<uint64_t> next_specialize{0};  ///< backoff of declined exact versions at the top tier
   };
   bool adaptive_on = false;
   int adaptive_max_tier = 2;
   std::vector<std::unique_ptr<AdaptiveRegion>> adaptive;  ///< per region; null: never compiled
   std::unique_ptr<runtime::TierPolicy> policy;
   std::atomic<uint64_t> code_epoch{0};
-  std::atomic<int> watching{0};  ///< adaptive regions below adaptive_max_tier or with a payoff to measure
+  std::atomic<int> watching{0};  ///< adaptive regions (profiled every call: promotion, demotion, hot shapes)
   static constexpr uint64_t kObserveCalls = 8;  ///< calls at the new tier before its payoff is measured
 
   ~Impl();
@@ -95,7 +108,23 @@ struct Session::Impl {
   /// measured (by more than 10%) is removed again: the region runs that tier's code.
   void observe_payoff(AdaptiveRegion& a);
   /// The compile job of a promotion: versions of step `s`'s region at `to_tier`, installed.
-  void compile_promoted(const std::shared_ptr<const runtime::Plan>& plan, size_t s, int to_tier);
+  /// `exact_only`: one exact version of the step's shape (a newly hot shape at the top tier).
+  void compile_promoted(const std::shared_ptr<const runtime::Plan>& plan, size_t s, int to_tier,
+                        bool exact_only = false);
+  /// Policy steps of one region after a call (session_adaptive.cc): demotion (guard failures,
+  /// cold versions), promotion, exact versions for newly hot shapes at the top tier.
+  void policy_step(const std::shared_ptr<const runtime::Plan>& plan, size_t s, double step_us,
+                   bool exact_served);
+  bool demote(AdaptiveRegion& a);
+  void specialize(AdaptiveRegion& a, const std::shared_ptr<const runtime::Plan>& plan, size_t s,
+                  double step_us);
+  /// Queues (or, synchronous, runs) the compile of step `s`'s region at `to_tier`.
+  void submit_compile(AdaptiveRegion& a, const std::shared_ptr<const runtime::Plan>& plan, size_t s,
+                      int to_tier, double density, bool exact_only);
+  /// Compiles the region may still start: version_cap + 1 plus one per kBudgetRefillCalls calls.
+  bool budget_left(AdaptiveRegion& a, size_t planned);
+  static constexpr uint64_t kBudgetRefillCalls = 4096;
+  static constexpr uint64_t kTopTierCheckCalls = 16;  ///< demotion checks at the top tier
 
   /// Sets up partition, layout and caches after the pipeline (session.cc's constructor).
   void init_runtime();

@@ -12,15 +12,26 @@ namespace tierjit::runtime {
 
 namespace {
 
-// Seed speedups t_i / t_{i+1} per kind for steps 0->1, 1->2, 2->3. Tier 0 Gemm/Conv already call
-// oneDNN, so a matmul region gains mostly from the fused epilogue; elementwise chains gain from
-// fusion (one pass over memory instead of one per op).
+// Seed speedups t_i / t_{i+1} per kind for steps 0->1, 1->2, 2->3, from measurements
+// (docs/performance.md micro-benchmarks, and `tierjit bench --tier N` on the shared mlp):
+//  - elementwise: chain4 tier 1 3.99x / 3.85x over tier 0 (seed 4), tier 2 over tier 1 1.19x /
+//    1.66x (seed 1.5); tier 3 selects nothing for elementwise code (1.0);
+//  - matmul_epilogue: tier 0 runs oneDNN. Tier 1 (generic GEMM) on mlp's Gemm regions, whole model
+//    p50: batch 1 21 us vs 335 us, batch 8 58 us vs 14.9 ms, batch 64 335 us vs 104 ms, i.e.
+//    0.063x / 0.004x / 0.003x, geometric mean ~0.01 (bert_tiny showed the same, docs/runtime.md).
+//    Tier 2 (exact) over tier 0: mlp 1.31x / 0.34x / 0.92x, MatMul 64^3..1024^3 1.68x / 0.97x /
+//    0.88x / 0.94x: ~0.9 over tier 0, so the 1->2 step is 0.9 / 0.01 = 90. Tier 3 over tier 2:
+//    1.09x / 1.01x / 1.08x (1.05). With these a matmul region skips tier 1 and is weighed for
+//    tier 2, which does not pay on average: Gemm regions stay on oneDNN unless measured otherwise;
+//  - reduction: tier 1 LayerNorm 1.68x, Softmax 0.94x over tier 0 (1.26); tier 2 over tier 1
+//    3.45x / 2.18x (2.7); tier 3 1.0.
+// Every compile's measured payoff is folded in (geometric mean with the seed).
 constexpr double kSeedSpeedup[kNumRegionKinds][kNumTiers - 1] = {
-    {4.0, 1.5, 1.1},  // elementwise
-    {1.3, 1.3, 1.1},  // matmul_epilogue
-    {3.0, 1.5, 1.1},  // reduction
-    {1.0, 1.0, 1.0},  // shape_only: never compiled
-    {1.0, 1.0, 1.0},  // opaque: no lowering
+    {4.0, 1.5, 1.0},    // elementwise
+    {0.01, 90.0, 1.05}, // matmul_epilogue
+    {1.26, 2.7, 1.0},   // reduction
+    {1.0, 1.0, 1.0},    // shape_only: never compiled
+    {1.0, 1.0, 1.0},    // opaque: no lowering
 };
 // Prior compile cost a + b·nodes in µs per tier (DESIGN targets: tier 1 < 10 ms, tier 2 10–100
 // ms, tier 3 > 100 ms).
@@ -68,6 +79,21 @@ void SpeedupModel::observe(RegionKind kind, int from_tier, double t_before_us, d
   n_[k][from_tier] += 1;
 }
 
+double SpeedupModel::speedup_between(RegionKind kind, int from_tier, int to_tier) const {
+  double s = 1;
+  for (int t = std::max(from_tier, 0); t < to_tier && t < kNumTiers - 1; ++t) s *= speedup(kind, t);
+  return s;
+}
+
+void SpeedupModel::observe_span(RegionKind kind, int from_tier, int to_tier, double t_before_us,
+                                double t_after_us) {
+  if (to_tier <= from_tier + 1) return observe(kind, from_tier, t_before_us, t_after_us);
+  if (!(t_before_us > 0) || !(t_after_us > 0)) return;
+  // Attribute the ratio to the last step: divide out the estimates of the steps below it.
+  const double below = speedup_between(kind, from_tier, to_tier - 1);
+  observe(kind, to_tier - 1, t_before_us, t_after_us * below);
+}
+
 CompileCostModel::CompileCostModel() {
   for (int t = 1; t < kNumTiers; ++t) set_prior(t, kPriorCost[t][0], kPriorCost[t][1]);
 }
@@ -111,6 +137,21 @@ double TierPolicy::threshold(int tier) const {
   return theta_[tier];
 }
 
+double TierPolicy::expected_calls(const Profile& profile) const {
+  double horizon = options_.benefit_horizon_windows;
+  if (options_.lindy_horizon) {
+    horizon = std::max(horizon, static_cast<double>(profile.model_calls()) /
+                                    static_cast<double>(std::max<size_t>(profile.model_window(), 1)));
+  }
+  return profile.expected_calls() * horizon;
+}
+
+uint64_t TierPolicy::next_consideration(uint64_t calls) const {
+  const double step = std::max(options_.reconsider_min_calls,
+                               options_.reconsider_growth * static_cast<double>(calls));
+  return calls + static_cast<uint64_t>(std::max(1.0, std::ceil(step)));
+}
+
 PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const Profile& profile,
                                                  int current_tier) const {
   PromotionDecision d;
@@ -131,24 +172,34 @@ PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const
     return d;
   };
   auto decline = [&](std::string why) { return with_record(DecisionKind::kDeclined, std::move(why)); };
-  if (current_tier >= options_.max_tier || current_tier >= kNumTiers - 1) return d;
+  const int top = std::min(options_.max_tier, kNumTiers - 1);
+  if (current_tier >= top) return d;
+  // Skip steps predicted to be no faster (the speedup of current -> to_tier <= 1).
+  std::string skipped;
+  while (d.to_tier < top && !(speedups_.speedup_between(region.kind, current_tier, d.to_tier) > 1)) {
+    skipped += fmt::format("tier {} skipped (predicted speedup {:.3g} over tier {}); ", d.to_tier,
+                           speedups_.speedup_between(region.kind, current_tier, d.to_tier),
+                           current_tier);
+    ++d.to_tier;
+  }
+  d.threshold = threshold(d.to_tier - 1);
   if (d.calls < d.threshold) return d;
   if (!compilable(region.kind)) {
     return decline(fmt::format("{} regions are not compiled", passes::region_kind_name(region.kind)));
   }
   d.t_now_us = profile.mean_time_us(current_tier);
   if (d.t_now_us < 0) return decline(fmt::format("no time measured at tier {}", current_tier));
-  d.n_expected = profile.expected_calls() * options_.benefit_horizon_windows;
-  double speedup = speedups_.speedup(region.kind, current_tier);
+  d.n_expected = expected_calls(profile);
+  double speedup = speedups_.speedup_between(region.kind, current_tier, d.to_tier);
   d.t_next_us = d.t_now_us / speedup;
   d.compile_us = costs_.predict(d.to_tier, region.size);
   d.benefit_us = d.n_expected * (d.t_now_us - d.t_next_us) - d.compile_us;
   d.density = d.benefit_us / std::max(d.compile_us, 1.0);
   std::string arithmetic = fmt::format(
-      "calls {:.0f} >= θ_{} {:.3g}; benefit N_expected {:.3g} x (t_{} {:.3g} us - t_{} {:.3g} us "
+      "{}calls {:.0f} >= θ_{} {:.3g}; benefit N_expected {:.3g} x (t_{} {:.3g} us - t_{} {:.3g} us "
       "[speedup {:.3g}]) - C_{} {:.4g} us = {:.4g} us",
-      d.calls, current_tier, d.threshold, d.n_expected, current_tier, d.t_now_us, d.to_tier,
-      d.t_next_us, speedup, d.to_tier, d.compile_us, d.benefit_us);
+      skipped, d.calls, d.to_tier - 1, d.threshold, d.n_expected, current_tier, d.t_now_us,
+      d.to_tier, d.t_next_us, speedup, d.to_tier, d.compile_us, d.benefit_us);
   if (d.benefit_us <= 0) return decline("cannot pay: " + arithmetic + " <= 0");
   d.promote = true;
   return with_record(DecisionKind::kPromoted, arithmetic + " > 0");
@@ -157,10 +208,19 @@ PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const
 ThresholdUpdate TierPolicy::observe_compile(const RegionInfo& region, int from_tier,
                                             double t_before_us, double t_after_us, double calls,
                                             double compile_us) {
+  return observe_compile(region, from_tier, from_tier + 1, t_before_us, t_after_us, calls,
+                         compile_us);
+}
+
+ThresholdUpdate TierPolicy::observe_compile(const RegionInfo& region, int from_tier, int to_tier,
+                                            double t_before_us, double t_after_us, double calls,
+                                            double compile_us) {
   ThresholdUpdate u;
-  u.tier = from_tier;
-  speedups_.observe(region.kind, from_tier, t_before_us, t_after_us);
-  costs_.observe(from_tier + 1, region.size, compile_us);
+  to_tier = std::max(to_tier, from_tier + 1);
+  u.tier = to_tier - 1;
+  speedups_.observe_span(region.kind, from_tier, to_tier, t_before_us, t_after_us);
+  costs_.observe(to_tier, region.size, compile_us);
+  from_tier = u.tier;  // the threshold that gated this compile
   if (from_tier < 0 || from_tier >= kNumTiers) return u;
   u.r_actual = (t_before_us - t_after_us) * calls / std::max(compile_us, 1.0);
   std::lock_guard lock(mu_);

@@ -4,6 +4,11 @@
 //    N_expected·(t_i − t_{i+1}) − C_{i+1} > 0 (t_{i+1} = t_i / speedup(kind, i), C from size);
 //  - thresholds adapt: θ ← max(θ_min, θ − η·(R_actual − R_target)), R = (t_before − t_after)·calls
 //    / t_compile, η = 0.1·θ (compiles that pay more than the target lower θ);
+//  - a tier step predicted to be no faster (speedup <= 1, e.g. tier-1 generic GEMM vs tier 0's
+//    oneDNN) is skipped: the region is weighed for the next tier above it;
+//  - N_expected grows with the session's age (Lindy): the EWMA of calls per window times the
+//    windows seen so far, so a declined region that keeps running is reconsidered (with backoff,
+//    the caller's job: next_consideration) and promoted once it pays;
 //  - demotion when the guard-failure rate over the last 64 calls exceeds ε.
 // Every decision comes back as a DecisionRecord with its reason, for the DecisionLog.
 #pragma once
@@ -37,6 +42,12 @@ class SpeedupModel {
   void set_seed(RegionKind kind, int from_tier, double speedup);
   /// A compile of a `kind` region from `from_tier` took calls from t_before_us to t_after_us.
   void observe(RegionKind kind, int from_tier, double t_before_us, double t_after_us);
+  /// Expected t_from / t_to over several steps (the product of the steps); 1 when to <= from.
+  double speedup_between(RegionKind kind, int from_tier, int to_tier) const;
+  /// A compile that went from `from_tier` straight to `to_tier` (a skipped step): the observed
+  /// ratio, less the estimates of the steps below to_tier - 1, is an observation of the last step.
+  void observe_span(RegionKind kind, int from_tier, int to_tier, double t_before_us,
+                    double t_after_us);
 
  private:
   mutable std::mutex mu_;
@@ -71,9 +82,19 @@ struct TierPolicyOptions {
   double r_target = 2;          ///< R_target: compile payoff the thresholds aim at
   double eta_fraction = 0.1;    ///< η = eta_fraction·θ
   int max_tier = 3;
-  double benefit_horizon_windows = 1;  ///< N_expected is multiplied by this (DESIGN: 1 window)
+  double benefit_horizon_windows = 1;  ///< N_expected is multiplied by at least this (DESIGN: 1 window)
+  /// Lindy horizon: N_expected = EWMA calls per window x max(benefit_horizon_windows, windows of
+  /// model calls seen so far) — a region is expected to keep running about as long as it has.
+  bool lindy_horizon = true;
+  /// After a decline the policy is asked again at calls + max(reconsider_min_calls,
+  /// reconsider_growth x calls) (geometric backoff: ~log_1.5(calls) decisions, not one per call).
+  double reconsider_growth = 0.5;
+  double reconsider_min_calls = 8;
   std::array<double, 4> hotness_weights = {1, 1, 0.5, 0.25};  ///< w1..w4
   double epsilon = 0.3;         ///< ε: demotion guard-failure rate
+  /// A specialized (exact or shape-class) version not run by the last cold_calls calls of its
+  /// region is demoted: removed from the table, its code freed (DESIGN gives no number: 4 windows).
+  double cold_calls = 256;
   double theta_spec = 0.1;      ///< θ_spec: share of recent calls that earns an exact version
   double theta_class = 0.1;     ///< share that makes a bucket hot (DESIGN gives none: θ_spec's)
   size_t version_cap = 8;       ///< versions per region, generic included
@@ -138,13 +159,25 @@ class TierPolicy {
 
   /// Current θ_tier (calls needed for tier -> tier+1); θ0·γ^tier until adapted.
   double threshold(int tier) const;
-  /// Should the region, running at `current_tier`, be compiled at current_tier + 1?
+  /// N_expected for a decision: profile.expected_calls() x the horizon (benefit_horizon_windows,
+  /// or with lindy_horizon the windows of model calls seen so far when more).
+  double expected_calls(const Profile& profile) const;
+  /// The region call count at which a declined region is weighed again.
+  uint64_t next_consideration(uint64_t calls) const;
+  /// Should the region, running at `current_tier`, be compiled at current_tier + 1? When that step
+  /// is predicted no faster (speedup <= 1) it is skipped: the next tier up is weighed instead
+  /// (θ of the step into it, the product of the steps' speedups); `to_tier` says which.
   PromotionDecision consider_promotion(const RegionInfo& region, const Profile& profile,
                                        int current_tier) const;
   /// A compile from `from_tier` finished: feeds the speedup and cost models and adapts
   /// θ_from_tier with R = (t_before − t_after)·calls / compile_us.
   ThresholdUpdate observe_compile(const RegionInfo& region, int from_tier, double t_before_us,
                                   double t_after_us, double calls, double compile_us);
+  /// The same for a compile from `from_tier` to `to_tier` (to_tier > from_tier + 1: a skipped
+  /// step; SpeedupModel::observe_span); θ_{to_tier-1} adapts.
+  ThresholdUpdate observe_compile(const RegionInfo& region, int from_tier, int to_tier,
+                                  double t_before_us, double t_after_us, double calls,
+                                  double compile_us);
   /// w1·count + w2·time share + w3·bandwidth share + w4·arithmetic intensity.
   double hotness(const HotnessInputs& in) const;
   /// Demotion when profile.guard_failure_rate() > ε; nullopt otherwise.

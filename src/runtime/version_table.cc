@@ -177,6 +177,28 @@ LookupResult VersionTable::lookup(const Signature& sig) const {
   return r;
 }
 
+std::shared_ptr<const Version> VersionTable::peek(const Signature& sig) const {
+  std::shared_ptr<const Snapshot> snap = load();
+  for (const Snapshot::Pattern& p : snap->patterns) {
+    uint64_t k = p.spec->key_of(sig);
+    if (k == 0) continue;
+    auto it = p.by_key.find(k);
+    if (it == p.by_key.end() || !snap->versions[it->second]->guard.passes(sig)) continue;
+    return snap->versions[it->second];
+  }
+  return nullptr;
+}
+
+void VersionTable::mark_megamorphic(int tier, const std::string& reason) {
+  if (megamorphic_.exchange(true)) return;
+  if (metrics_) Metrics::bump(metrics_->megamorphic_regions);
+  DecisionRecord r;
+  r.kind = DecisionKind::kMegamorphic;
+  r.tier = tier;
+  r.message = fmt::format("version cap {} reached: {}", options_.cap, reason);
+  log(std::move(r));
+}
+
 InstallResult VersionTable::install(std::shared_ptr<const Version> version) {
   std::lock_guard lock(write_mu_);
   std::shared_ptr<const Snapshot> cur = load();

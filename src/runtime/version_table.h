@@ -56,6 +56,9 @@ struct Version {
   std::shared_ptr<const VersionEntry> entry;
   int64_t compile_us = 0;  ///< measured compile time (0 for tier 0)
   mutable std::atomic<uint64_t> hits{0};
+  /// The caller's clock of last use (the adaptive Session: the region's call count when a call
+  /// last ran this version, or when it was installed); cold versions are demoted by it.
+  mutable std::atomic<uint64_t> last_used{0};
 
   static std::shared_ptr<const Version> make(int tier, Specialization spec,
                                              std::shared_ptr<const VersionEntry> entry,
@@ -97,6 +100,15 @@ class VersionTable {
   /// as deoptimized with the failing guard's reason (rate-limited; the text is only formatted
   /// when the log would keep it).
   LookupResult lookup(const Signature& sig) const;
+  /// The version lookup(sig) would return, without counting, logging or touching the inline
+  /// cache (plan resolution: the per-call accounting happens per call).
+  std::shared_ptr<const Version> peek(const Signature& sig) const;
+  /// Marks the region megamorphic without an install attempt (the caller knows the cap is
+  /// reached and does not compile): counted in Metrics::megamorphic_regions and logged once with
+  /// `reason`, until a removal frees a slot.
+  void mark_megamorphic(int tier, const std::string& reason);
+  /// The cap this table enforces.
+  size_t cap() const { return options_.cap; }
   /// Installs `version` (copy-on-write). Generic versions are always accepted; others only while
   /// the table holds fewer than cap versions.
   InstallResult install(std::shared_ptr<const Version> version);

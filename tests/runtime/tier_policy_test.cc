@@ -167,6 +167,115 @@ TEST(TierPolicy, DemotionAtEpsilon) {
             "flat dims [0] marked dynamic");
 }
 
+// Lindy horizon: N_expected = EWMA calls per window x windows of model calls seen so far. A region
+// at 20 us per call (tier 1 predicted 20 / 4 = 5 us, C_1 = 5000 us) cannot pay at its 2nd call
+// (N = 64: 64·15 − 5000 = −4040) but pays after 512 calls (N = 64·512/64 = 512: 512·15 − 5000 =
+// 2680 > 0). Without the Lindy horizon N stays 64.
+TEST(TierPolicy, LindyHorizonReconsidersAndPromotes) {
+  TierPolicy p;
+  Profile prof;
+  for (int i = 0; i < 2; ++i) {
+    prof.record_call(sig(8), 20, 0, 0, 0);
+    prof.on_model_call();
+  }
+  PromotionDecision d = p.consider_promotion(region(), prof, 0);
+  EXPECT_FALSE(d.promote);
+  EXPECT_DOUBLE_EQ(d.n_expected, 64);
+  EXPECT_NEAR(d.benefit_us, -4040, 1e-6);
+  for (int i = 2; i < 512; ++i) {
+    prof.record_call(sig(8), 20, 0, 0, 0);
+    prof.on_model_call();
+  }
+  d = p.consider_promotion(region(), prof, 0);
+  EXPECT_TRUE(d.promote) << d.record->message;
+  EXPECT_DOUBLE_EQ(d.n_expected, 512);
+  EXPECT_NEAR(d.benefit_us, 2680, 1e-6);
+  TierPolicyOptions no_lindy;
+  no_lindy.lindy_horizon = false;
+  TierPolicy q(no_lindy);
+  d = q.consider_promotion(region(), prof, 0);
+  EXPECT_FALSE(d.promote);
+  EXPECT_DOUBLE_EQ(d.n_expected, 64);
+  // benefit_horizon_windows is a floor on the horizon: 10 windows -> N = 640 after 2 calls.
+  TierPolicyOptions long_run;
+  long_run.benefit_horizon_windows = 10;
+  Profile two;
+  for (int i = 0; i < 2; ++i) {
+    two.record_call(sig(8), 20, 0, 0, 0);
+    two.on_model_call();
+  }
+  EXPECT_DOUBLE_EQ(TierPolicy(long_run).expected_calls(two), 640);
+}
+
+TEST(TierPolicy, ReconsiderationBackoff) {
+  TierPolicy p;
+  // calls + max(8, 0.5·calls): 2 -> 10 -> 18 -> 27 -> 41; 1000 -> 1500.
+  EXPECT_EQ(p.next_consideration(2), 10u);
+  EXPECT_EQ(p.next_consideration(10), 18u);
+  EXPECT_EQ(p.next_consideration(18), 27u);
+  EXPECT_EQ(p.next_consideration(27), 41u);
+  EXPECT_EQ(p.next_consideration(1000), 1500u);
+  // From call 2 to call 10,000 about log_1.5(10000 / 16) + 2 decisions, not one per call.
+  int decisions = 0;
+  for (uint64_t c = 2; c < 10000; c = p.next_consideration(c)) ++decisions;
+  EXPECT_LE(decisions, 20);
+}
+
+// A matmul region (tier 0 = oneDNN): the 0 -> 1 step is predicted 0.01x (generic GEMM), so it is
+// skipped and (max tier 2) tier 2 is weighed at θ_1 = 20 with speedup 0.01 · 90 = 0.9 over tier 0: t_2 = 100 /
+// 0.9 = 111.1 us, slower, so it never pays; C_2 = 8000 + 1500·1 = 9500 us.
+TEST(TierPolicy, SkipsAStepPredictedSlower) {
+  TierPolicyOptions two;
+  two.max_tier = 2;  // as the adaptive Session runs it
+  TierPolicy p(two);
+  RegionInfo gemm{3, "gemm_3", RegionKind::kMatMulEpilogue, 1};
+  Profile few;
+  for (int i = 0; i < 10; ++i) few.record_call(sig(8), 100, 0, 0, 0);
+  EXPECT_FALSE(p.consider_promotion(gemm, few, 0).record.has_value());  // 10 < θ_1 = 20
+  Profile prof;
+  for (int i = 0; i < 64; ++i) {
+    prof.record_call(sig(8), 100, 0, 0, 0);
+    prof.on_model_call();
+  }
+  PromotionDecision d = p.consider_promotion(gemm, prof, 0);
+  EXPECT_FALSE(d.promote);
+  EXPECT_EQ(d.to_tier, 2);
+  EXPECT_DOUBLE_EQ(d.threshold, 20);
+  EXPECT_NEAR(d.t_next_us, 100 / 0.9, 1e-6);
+  EXPECT_NEAR(d.benefit_us, 64 * (100 - 100 / 0.9) - 9500, 1e-6);
+  ASSERT_TRUE(d.record.has_value());
+  EXPECT_EQ(d.record->tier, 2);
+  EXPECT_NE(d.record->message.find("tier 1 skipped (predicted speedup 0.01 over tier 0)"), std::string::npos)
+      << d.record->message;
+  // With tier 3 allowed, tier 2 (0.9x) is skipped too: tier 3 is weighed (0.9 · 1.05 = 0.945x).
+  EXPECT_EQ(TierPolicy().consider_promotion(gemm, prof, 0).to_tier, 3);
+  // Measured tier-2 code 3x faster than tier 0 changes the answer: 0.01·300 = 3 -> t_2 = 33.3 us,
+  // benefit 64·66.7 − 9500 < 0 at 64 calls, > 0 at 640 (Lindy: N = 640).
+  p.speedups().set_seed(RegionKind::kMatMulEpilogue, 1, 300);
+  for (int i = 64; i < 640; ++i) {
+    prof.record_call(sig(8), 100, 0, 0, 0);
+    prof.on_model_call();
+  }
+  d = p.consider_promotion(gemm, prof, 0);
+  EXPECT_TRUE(d.promote) << d.record->message;
+  EXPECT_EQ(d.to_tier, 2);
+  EXPECT_NEAR(d.benefit_us, 640 * (100 - 100 / 3.0) - 9500, 1e-6);
+}
+
+// A compile from tier 0 straight to tier 2 (100 us -> 50 us) is an observation of the 1 -> 2 step
+// once the 0 -> 1 estimate (0.01) is divided out: 100 / (50 · 0.01) = 200; with the seed 90 the
+// estimate is sqrt(90 · 200) = 134.16. θ_1 (the step into tier 2) adapts.
+TEST(TierPolicy, ObserveSpanAttributesTheLastStep) {
+  TierPolicy p;
+  RegionInfo gemm{3, "gemm_3", RegionKind::kMatMulEpilogue, 1};
+  ThresholdUpdate u = p.observe_compile(gemm, 0, 2, 100, 50, 64, 1000);
+  EXPECT_EQ(u.tier, 1);
+  EXPECT_NEAR(p.speedups().speedup(RegionKind::kMatMulEpilogue, 1), std::sqrt(90.0 * 200.0), 1e-9);
+  EXPECT_NEAR(p.speedups().speedup(RegionKind::kMatMulEpilogue, 0), 0.01, 1e-12);
+  // R = 50·64 / 1000 = 3.2 > 2: θ_1 = 20 − 2·1.2 = 17.6.
+  EXPECT_NEAR(p.threshold(1), 17.6, 1e-9);
+}
+
 TEST(TierPolicy, SpecializationsAllStaticAndTier1) {
   TierPolicy p;
   DimTracker t;

@@ -1,0 +1,291 @@
+// The adaptive policy end to end (docs/runtime.md "The adaptive policy"), synchronous compilation
+// so each decision happens on the call that triggers it: a region declined at its 2nd call is
+// weighed again as N_expected grows and promoted; demotion on guard failures (a region specialized
+// while its dims were static, then drifting) and of cold versions; a shape stream that fills the
+// version cap (megamorphic: the generic version serves the rest, counted and logged) with the
+// compile bound (cap + 1) per region; wait_for_compiles with background compiles. Every output is
+// compared with an interpret-only session (rtol 1e-4, atol 1e-5: compiled tanh/sigmoid may differ
+// from tier 0 in the last bits).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "onnx/model_builder.h"
+#include "tierjit/session.h"
+
+namespace tierjit {
+namespace {
+
+using namespace onnx_test;  // NOLINT
+
+constexpr int32_t kF32 = onnx::TensorProto_DataType_FLOAT;
+
+// x[N, 1024] -> Mul(x, x) -> Add(bias) -> Tanh -> Sigmoid -> Mul(x) -> y: one elementwise region
+// (5 nodes: tier-1 compile predicted 2000 + 300·5 = 3500 us). About 4 ns per element at tier 0.
+std::string write_chain(const TempDir& dir) {
+  onnx::GraphProto g;
+  add_input(g, "x", kF32, {"N", 1024});
+  std::vector<float> bias(1024);
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.001f * static_cast<float>(i % 97);
+  add_float_init(g, "bias", {1024}, bias);
+  add_node(g, "Mul", {"x", "x"}, {"a"});
+  add_node(g, "Add", {"a", "bias"}, {"b"});
+  add_node(g, "Tanh", {"b"}, {"c"});
+  add_node(g, "Sigmoid", {"c"}, {"d"});
+  add_node(g, "Mul", {"d", "x"}, {"y"});
+  add_output(g, "y", kF32, {"N", 1024});
+  dir.write("chain.onnx", serialize(make_model(g)));
+  return dir.file("chain.onnx");
+}
+
+Tensor random_input(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  Tensor t = Tensor::empty(DType::kFloat32, {n, 1024});
+  for (float& v : t.span<float>()) v = u(rng);
+  return t;
+}
+
+/// Elements of `got` outside rtol 1e-4 / atol 1e-5 of `want` (shape mismatch: -1).
+int64_t mismatches(const Tensor& got, const Tensor& want) {
+  if (got.shape() != want.shape()) return -1;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double g = got.value_as_double(i), w = want.value_as_double(i);
+    if (!(std::fabs(g - w) <= 1e-5 + 1e-4 * std::fabs(w))) ++bad;
+  }
+  return bad;
+}
+
+/// Runs a stream of batch sizes through an adaptive session, checking every output against tier
+/// 0 (one input and reference per distinct size).
+struct Harness {
+  explicit Harness(const std::string& model, SessionOptions o) : session(model, o), ref(model, interp()) {}
+  static SessionOptions interp() {
+    SessionOptions o;
+    o.mode = ExecutionMode::kInterpretOnly;
+    return o;
+  }
+  void run(int64_t n) {
+    auto it = inputs.find(n);
+    if (it == inputs.end()) {
+      Tensor x = random_input(n, static_cast<uint32_t>(n));
+      Tensor want = ref.run({{"x", x}})[0].second;
+      it = inputs.emplace(n, std::make_pair(x, want)).first;
+    }
+    const int64_t bad = mismatches(session.run({{"x", it->second.first}})[0].second, it->second.second);
+    EXPECT_EQ(bad, 0) << "batch " << n << " call " << calls;
+    ++calls;
+  }
+  nlohmann::json log() const { return nlohmann::json::parse(session.decision_log_json()); }
+  nlohmann::json metrics() const { return nlohmann::json::parse(session.metrics_json()); }
+  /// Kept log records of `kind` whose message contains `text`.
+  std::vector<nlohmann::json> records(const std::string& kind, const std::string& text = "") const {
+    std::vector<nlohmann::json> out;
+    for (const auto& r : log())
+      if (r["kind"] == kind && r["message"].get<std::string>().find(text) != std::string::npos) out.push_back(r);
+    return out;
+  }
+  Session session;
+  Session ref;
+  std::map<int64_t, std::pair<Tensor, Tensor>> inputs;
+  int calls = 0;
+};
+
+// Batch 1 (1024 elements, ~5-10 us at tier 0; θ0 = 8 so the first decision averages 8 warm-ish
+// calls): at call 8 the region cannot pay for a ~3.5 ms compile within one window (64 x 0.75 x
+// t_0 < 3500 needs t_0 < 73 us); with the Lindy horizon the same arithmetic pays after ~3500 /
+// (0.75 t_0) calls (~600; within 2500 calls for any t_0 > 1.9 us). The declined decision is
+// weighed again with backoff, not every call.
+TEST(AdaptivePolicy, DeclinedRegionIsReconsideredAndPromoted) {
+  TempDir dir("policy_reconsider");
+  SessionOptions o;
+  o.synchronous_compilation = true;
+  o.theta0 = 8;
+  Harness h(write_chain(dir), o);
+  for (int i = 0; i < 2500; ++i) h.run(1);
+  const auto declined = h.records("declined", "cannot pay");
+  const auto promoted = h.records("promoted");
+  ASSERT_FALSE(declined.empty()) << h.log().dump(1);
+  ASSERT_FALSE(promoted.empty()) << h.log().dump(1);
+  // The first decision (call 8) declined; a promotion came later, after reconsiderations.
+  EXPECT_NE(declined.front()["message"].get<std::string>().find("calls 8 >= θ_0 8"), std::string::npos)
+      << declined.front().dump();
+  EXPECT_LT(declined.front()["time_us"].get<int64_t>(), promoted.front()["time_us"].get<int64_t>());
+  EXPECT_FALSE(h.records("declined", "reconsidered: ").empty()) << h.log().dump(1);
+  EXPECT_EQ(promoted.front()["tier"], 1);
+  // Backoff: a handful of decisions, not one per call.
+  EXPECT_LE(h.metrics()["declined"].get<uint64_t>(), 30u);
+  EXPECT_GE(h.session.stats().compiled_regions, 1u);
+  EXPECT_EQ(h.session.stats().compile_failures, 0u);
+}
+
+// Without the Lindy horizon the same region is never promoted (N_expected stays one window).
+TEST(AdaptivePolicy, WithoutLindyHorizonTheDeclineStands) {
+  TempDir dir("policy_nolindy");
+  SessionOptions o;
+  o.synchronous_compilation = true;
+  o.theta0 = 8;
+  o.lindy_horizon = false;
+  Harness h(write_chain(dir), o);
+  for (int i = 0; i < 400; ++i) h.run(1);
+  EXPECT_TRUE(h.records("promoted").empty()) << h.log().dump(1);
+  EXPECT_EQ(h.session.stats().compiled_regions, 0u);
+}
+
+// Options for the deterministic tests: a horizon of 10^6 windows makes every compile of the chain
+// pay (speedup 4 and 1.5 predicted; a 1 us saving on 10% of the calls pays 20 ms), and new code is never removed for being slower (on these
+// small shapes tier-2 and tier-1 times are within noise), so decisions depend on calls and
+// shapes, not on timing.
+SessionOptions eager(int cap) {
+  SessionOptions o;
+  o.synchronous_compilation = true;
+  o.benefit_horizon_windows = 1e6;
+  o.slower_margin = -1;
+  o.version_cap = cap;
+  return o;
+}
+
+/// The chain's one region (a copy: region_reports() returns a temporary).
+RegionReport chain_region(const std::vector<RegionReport>& reports) {
+  EXPECT_EQ(reports.size(), 1u);
+  return reports.empty() ? RegionReport() : reports.front();
+}
+
+// Batches 3 and 5 alternate: the batch dim is dynamic by tier 2 (call 20), which compiles an exact
+// version for the calling shape and a generic one (2 versions = cap 2). The other shape has 50% of
+// the calls but no slot: the region is megamorphic (logged once, counted per call) and that shape
+// runs the generic tier-2 version. Compiles: tier 1 generic + tier 2 exact + generic = 3 =
+// (cap + 1) x 1 region. A third shape later changes nothing.
+TEST(AdaptivePolicy, VersionCapReachedIsMegamorphic) {
+  TempDir dir("policy_cap");
+  Harness h(write_chain(dir), eager(2));
+  for (int i = 0; i < 60; ++i) h.run(i % 2 ? 5 : 3);
+  for (int i = 0; i < 60; ++i) h.run(i % 3 == 0 ? 3 : i % 3 == 1 ? 5 : 17);
+  const RegionReport r = chain_region(h.session.region_reports());
+  EXPECT_TRUE(r.megamorphic) << ::testing::PrintToString(r.versions) << h.log().dump(1);
+  EXPECT_EQ(r.versions.size(), 2u) << ::testing::PrintToString(r.versions);
+  EXPECT_EQ(r.tier, 2);
+  const auto mega = h.records("megamorphic", "version cap 2 reached");
+  ASSERT_EQ(mega.size(), 1u) << h.log().dump(1);
+  EXPECT_NE(mega.front()["message"].get<std::string>().find("runs the generic version"), std::string::npos);
+  const nlohmann::json m = h.metrics();
+  EXPECT_EQ(m["megamorphic_regions"].get<uint64_t>(), 1u);
+  EXPECT_GT(m["megamorphic_calls"].get<uint64_t>(), 20u) << m.dump();
+  const SessionStats st = h.session.stats();
+  EXPECT_LE(st.compiled_regions + st.compile_failures, 3u) << h.log().dump(1);
+  EXPECT_EQ(st.compile_failures, 0u);
+}
+
+// With room under the cap, a shape that gets hot at the top tier gets its own exact version
+// (logged as promoted "exact version for a newly hot shape"), within the compile budget.
+TEST(AdaptivePolicy, NewlyHotShapeGetsExactVersionAtTopTier) {
+  TempDir dir("policy_hot");
+  Harness h(write_chain(dir), eager(4));
+  for (int i = 0; i < 40; ++i) h.run(i % 2 ? 5 : 3);  // tier 2: exact (one of them) + generic
+  for (int i = 0; i < 60; ++i) h.run(i % 2 ? 5 : 9);  // 9 is new and hot
+  const RegionReport r = chain_region(h.session.region_reports());
+  EXPECT_FALSE(r.megamorphic);
+  EXPECT_EQ(r.versions.size(), 4u) << ::testing::PrintToString(r.versions);  // generic, 3, 5, 9
+  bool has9 = false;
+  for (const std::string& v : r.versions) has9 = has9 || v.find("exact float32[9,1024]") != std::string::npos;
+  EXPECT_TRUE(has9) << ::testing::PrintToString(r.versions) << h.log().dump(1);
+  EXPECT_FALSE(h.records("promoted", "newly hot shape").empty()) << h.log().dump(1);
+  const SessionStats st = h.session.stats();
+  EXPECT_LE(st.compiled_regions + st.compile_failures, 5u);
+}
+
+// Batch 3 only: at tier 2 every dim is static, so the region gets one exact version (plus the
+// tier-1 generic it had: 2 versions = cap 2). Then batch 6: it is hot but finds no slot
+// (megamorphic), and each call leaves the exact code on dim 0, which was static when that code
+// was chosen — a guard failure. At 20 failures in 64 calls (> ε = 0.3) the region is demoted: the
+// exact version dropped (logged), dim 0 marked dynamic, the region back at tier 1, from where
+// tier 2 is weighed again (within the compile budget of cap + 1 = 3).
+TEST(AdaptivePolicy, GuardFailuresDemote) {
+  TempDir dir("policy_demote");
+  Harness h(write_chain(dir), eager(2));
+  for (int i = 0; i < 30; ++i) h.run(3);
+  {
+    const RegionReport r = chain_region(h.session.region_reports());
+    ASSERT_EQ(r.tier, 2) << h.log().dump(1);
+    ASSERT_EQ(r.versions.size(), 2u) << ::testing::PrintToString(r.versions);
+  }
+  for (int i = 0; i < 60; ++i) h.run(6);
+  const auto demoted = h.records("demoted", "guard-failure rate");
+  ASSERT_EQ(demoted.size(), 1u) << h.log().dump(1);
+  EXPECT_NE(demoted.front()["message"].get<std::string>().find("> ε 0.3"), std::string::npos);
+  EXPECT_NE(demoted.front()["message"].get<std::string>().find("flat dims [0] marked dynamic"), std::string::npos);
+  EXPECT_FALSE(h.records("evicted", "demoted (guard failures)").empty()) << h.log().dump(1);
+  EXPECT_GE(h.metrics()["demotions"].get<uint64_t>(), 1u);
+  EXPECT_GT(h.metrics()["deoptimizations"].get<uint64_t>(), 0u);
+  const RegionReport r = chain_region(h.session.region_reports());
+  EXPECT_LE(r.versions.size(), 2u);
+  const SessionStats st = h.session.stats();
+  EXPECT_LE(st.compiled_regions + st.compile_failures, 3u) << h.log().dump(1);
+}
+
+// A higher ε keeps the same stream from demoting (the threshold is settable).
+TEST(AdaptivePolicy, DemotionEpsilonIsSettable) {
+  TempDir dir("policy_eps");
+  SessionOptions o = eager(2);
+  o.demotion_epsilon = 0.99;
+  Harness h(write_chain(dir), o);
+  for (int i = 0; i < 30; ++i) h.run(3);
+  for (int i = 0; i < 60; ++i) h.run(6);
+  EXPECT_TRUE(h.records("demoted", "guard-failure rate").empty()) << h.log().dump(1);
+}
+
+// Batches 3 and 5 get exact versions (dynamic dim: no guard failures); then only batch 7 runs.
+// After demotion_cold_calls = 32 calls without them, both exact versions are demoted (logged with
+// the call of their last use) and their code freed; 7 got its own exact version meanwhile.
+TEST(AdaptivePolicy, ColdVersionsAreDemoted) {
+  TempDir dir("policy_cold");
+  SessionOptions o = eager(4);
+  o.demotion_cold_calls = 32;
+  Harness h(write_chain(dir), o);
+  for (int i = 0; i < 40; ++i) h.run(i % 2 ? 5 : 3);
+  for (int i = 0; i < 60; ++i) h.run(7);
+  const auto cold = h.records("demoted", "not run by the last 32 calls");
+  EXPECT_EQ(cold.size(), 2u) << h.log().dump(1);
+  const RegionReport r = chain_region(h.session.region_reports());
+  for (const std::string& v : r.versions) {
+    EXPECT_EQ(v.find("[3,1024]"), std::string::npos) << v;
+    EXPECT_EQ(v.find("[5,1024]"), std::string::npos) << v;
+  }
+  bool has7 = false;
+  for (const std::string& v : r.versions) has7 = has7 || v.find("exact float32[7,1024]") != std::string::npos;
+  EXPECT_TRUE(has7) << ::testing::PrintToString(r.versions);
+  EXPECT_TRUE(h.records("demoted", "guard-failure rate").empty()) << h.log().dump(1);
+  // Back to 3 and 5: still correct (generic), and 0 disables cold demotion.
+  for (int i = 0; i < 4; ++i) h.run(i % 2 ? 5 : 3);
+  SessionOptions off = eager(4);
+  off.demotion_cold_calls = 0;
+  Harness k(write_chain(dir), off);
+  for (int i = 0; i < 40; ++i) k.run(i % 2 ? 5 : 3);
+  for (int i = 0; i < 60; ++i) k.run(7);
+  EXPECT_TRUE(k.records("demoted").empty()) << k.log().dump(1);
+}
+
+// Background compiles: wait_for_compiles blocks until the queue is idle (no sleeps); a session
+// without a queue returns at once.
+TEST(AdaptivePolicy, WaitForCompiles) {
+  TempDir dir("policy_wait");
+  SessionOptions o;
+  o.benefit_horizon_windows = 1000;
+  o.compile_threads = 1;
+  Harness h(write_chain(dir), o);
+  for (int i = 0; i < 3; ++i) h.run(64);  // the 2nd profiled call promotes: a tier-1 job queued
+  EXPECT_TRUE(h.session.wait_for_compiles(60000));
+  EXPECT_GE(h.session.stats().compiled_regions, 1u) << h.log().dump(1);
+  EXPECT_TRUE(h.session.wait_for_compiles(0));  // idle: true at once
+  h.run(64);  // runs the tier-1 version: still correct
+  EXPECT_TRUE(h.ref.wait_for_compiles(0));  // interpret-only: no queue
+}
+
+}  // namespace
+}  // namespace tierjit
