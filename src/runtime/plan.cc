@@ -326,6 +326,7 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
           }
         }
         if (st.workspace_offset >= 0) *b++ = arena + st.workspace_offset;
+        st.compiled->bind_prepared(cs->buffers.data());
         st.fn(cs->buffers.data(), st.dims.data());
         break;
       }

@@ -81,9 +81,7 @@ Status conv_kernel(KernelContext& ctx) {
   switch (x->dtype()) {
     case DType::kFloat32: {
       // Weights that are graph constants get their oneDNN-layout copy cached across calls.
-      const ir::Value* wv = ctx.node().input(1);
-      const bool constant = wv && wv->is_constant() && w->shares_storage_with(wv->constant());
-      return conv_f32(ctx, g, x->data<float>(), w->data<float>(), constant ? w : nullptr,
+      return conv_f32(ctx, g, x->data<float>(), w->data<float>(), graph_constant(ctx, 1, w),
                       b ? b->data<float>() : nullptr, y->data<float>());
     }
     case DType::kFloat16: {

@@ -1,25 +1,19 @@
-// oneDNN glue (see dnnl_util.h): sgemm wrapper and a mutex-protected cache of convolution
-// primitives keyed by geometry, run on per-thread reused buffers. oneDNN exceptions are caught
+// oneDNN convolutions (see dnnl_util.h): a mutex-protected cache of convolution primitives keyed
+// by geometry, run on per-thread reused buffers (dnnl_internal.h). oneDNN exceptions are caught
 // here and become a Status.
 #include "interp/kernels/dnnl_util.h"
 
-#include <omp.h>
-
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <tuple>
 
-#include <oneapi/dnnl/dnnl.hpp>
+#include "interp/kernels/dnnl_internal.h"
 
 namespace tierjit::interp::nn {
 namespace {
 
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
+using namespace dnnl_glue;
 
 using Dims = dnnl::memory::dims;
 
@@ -47,7 +41,7 @@ dnnl::memory::format_tag grouped_weight_tag(size_t rank) {  // rank of the ungro
 // in oneDNN's preferred (blocked) layouts, with the source / destination reordered per call
 // (measured 1.3-4x faster for 3x3, 7x7 and depthwise); 1x1 kernels run directly on the plain
 // layout (its GEMM path is faster there). Weights are reordered per call, or once per constant
-// weight tensor (see WeightCache).
+// weight tensor (weights_in_layout).
 struct ConvEntry {
   dnnl::convolution_forward prim;
   dnnl::memory::desc user_src_md, user_dst_md, user_w_md, src_md, dst_md, w_md, bias_md;
@@ -105,12 +99,6 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias) {
   e->src_md = pd.src_desc();
   e->dst_md = pd.dst_desc();
   e->w_md = pd.weights_desc();
-  auto make_reorder = [](const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
-    dnnl::reorder::primitive_desc rpd(cpu_engine(), from, cpu_engine(), to);
-    if (rpd.scratchpad_desc().get_size() != 0)  // plain reorders need none; refuse shared ones
-      throw dnnl::error(dnnl_unimplemented, "reorder needs a scratchpad");
-    return dnnl::reorder(rpd);
-  };
   if ((e->src_reorder = e->src_md != e->user_src_md)) e->src_r = make_reorder(e->user_src_md, e->src_md);
   if ((e->dst_reorder = e->dst_md != e->user_dst_md)) e->dst_r = make_reorder(e->dst_md, e->user_dst_md);
   if ((e->w_reorder = e->w_md != e->user_w_md)) e->w_r = make_reorder(e->user_w_md, e->w_md);
@@ -118,92 +106,7 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias) {
   return e;
 }
 
-// Reordered copies of constant weight tensors, keyed by weight data and target layout (shared
-// by every primitive, i.e. input shape, that wants the same layout). Each item holds a handle to
-// the weight tensor, so its storage (and address) cannot be reused while cached; only tensors
-// the graph marks constant (initializers) are cached. Bounded in bytes.
-struct WeightCache {
-  struct Item {
-    dnnl::memory::desc md;
-    Tensor keep;
-    dnnl::memory reordered;
-  };
-  std::mutex mu;
-  std::map<const void*, std::vector<Item>> items;
-  size_t bytes = 0;
-  static constexpr size_t kBudget = size_t{256} << 20;  // reordered + retained original bytes
-};
-
-WeightCache& weight_cache() {
-  static WeightCache c;
-  return c;
-}
-
-// Per-thread reusable buffers for the per-call memories of a convolution (blocked source and
-// destination copies, scratchpad): a fresh allocation per call is a fresh mmap, and touching it
-// page-faults on every request. Each slot keeps the largest size seen up to kMaxBytes (64-byte
-// aligned); larger requests get a one-call buffer. One set per thread, so concurrent runs on
-// different threads share nothing.
-class CallBuffers {
- public:
-  enum Slot { kSrc, kDst, kScratch, kSlots };
-  static constexpr size_t kMaxBytes = size_t{16} << 20;  // at most 48 MB kept per thread
-
-  /// A memory of `md` on a reused buffer of `slot`, or oneDNN-allocated when too large.
-  static dnnl::memory get(Slot slot, const dnnl::memory::desc& md, const dnnl::engine& eng) {
-    const size_t bytes = md.get_size();
-    if (bytes > kMaxBytes) return dnnl::memory(md, eng);
-    thread_local CallBuffers buffers;
-    Buffer& b = buffers.slots_[slot];
-    if (b.size < bytes) {
-      const size_t size = (bytes + 63) / 64 * 64;
-      b.ptr.reset(static_cast<char*>(std::aligned_alloc(64, size)));
-      if (!b.ptr) return dnnl::memory(md, eng);
-      b.size = size;
-    }
-    return dnnl::memory(md, eng, b.ptr.get());
-  }
-
- private:
-  struct Free {
-    void operator()(char* p) const { std::free(p); }
-  };
-  struct Buffer {
-    std::unique_ptr<char, Free> ptr;
-    size_t size = 0;
-  };
-  Buffer slots_[kSlots];
-};
-
 }  // namespace
-
-void set_dnnl_threads(int threads) {
-  if (threads < 1) threads = 1;
-  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
-}
-
-Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-             int64_t ldc) {
-  if (m == 0 || n == 0) return Status();
-  if (k == 0) {  // oneDNN rejects K = 0: C = beta * C
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
-    return Status();
-  }
-  // Small products run on the calling thread: an OpenMP team costs more than it saves there,
-  // and idle team threads spin (see kParallelMacs).
-  const int threads = omp_get_max_threads();
-  const bool one_thread = threads > 1 && m * n * k < kParallelMacs;
-  if (one_thread) omp_set_num_threads(1);
-  dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda,
-                                b, ldb, beta, c, ldc);
-  if (one_thread) omp_set_num_threads(threads);
-  if (st != dnnl_success)
-    return internal_error("oneDNN sgemm failed (status {}) for M={} N={} K={}", static_cast<int>(st),
-                          m, n, k);
-  return Status();
-}
 
 Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
                      const Tensor* constant_w, const float* bias, float* y, int threads) {
@@ -234,47 +137,18 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
     dnnl::memory user_dst(e->user_dst_md, eng, y);
     dnnl::memory src = user_src, dst = user_dst;
     if (e->src_reorder) {
-      src = CallBuffers::get(CallBuffers::kSrc, e->src_md, eng);
+      src = call_buffer(CallSlot::kSrc, e->src_md);
       e->src_r.execute(s, user_src, src);
     }
-    if (e->dst_reorder) dst = CallBuffers::get(CallBuffers::kDst, e->dst_md, eng);
-    dnnl::memory wm(e->user_w_md, eng, const_cast<float*>(w));
-    if (e->w_reorder) {
-      WeightCache& wc = weight_cache();
-      const void* wkey = w;
-      bool found = false;
-      if (constant_w) {
-        std::lock_guard<std::mutex> lock(wc.mu);
-        auto it = wc.items.find(wkey);
-        if (it != wc.items.end())
-          for (const WeightCache::Item& item : it->second)
-            if (item.md == e->w_md) {
-              wm = item.reordered;
-              found = true;
-              break;
-            }
-      }
-      if (!found) {
-        dnnl::memory user_w = wm;
-        wm = dnnl::memory(e->w_md, eng);
-        e->w_r.execute(s, user_w, wm);
-        if (constant_w) {
-          const size_t nbytes = e->w_md.get_size() + constant_w->nbytes();
-          std::lock_guard<std::mutex> lock(wc.mu);
-          if (wc.bytes + nbytes > WeightCache::kBudget) {
-            wc.items.clear();
-            wc.bytes = 0;
-          }
-          wc.items[wkey].push_back(WeightCache::Item{e->w_md, *constant_w, wm});
-          wc.bytes += nbytes;
-        }
-      }
-    }
+    if (e->dst_reorder) dst = call_buffer(CallSlot::kDst, e->dst_md);
+    dnnl::memory wm = e->w_reorder
+        ? weights_in_layout(e->user_w_md, e->w_md, e->w_r, w, constant_w, s)
+        : dnnl::memory(e->user_w_md, eng, const_cast<float*>(w));
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, dst}};
     if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(e->bias_md, eng, const_cast<float*>(bias)));
     if (e->scratch_md.get_size() != 0)
-      args.emplace(DNNL_ARG_SCRATCHPAD, CallBuffers::get(CallBuffers::kScratch, e->scratch_md, eng));
+      args.emplace(DNNL_ARG_SCRATCHPAD, call_buffer(CallSlot::kScratch, e->scratch_md));
     e->prim.execute(s, args);
     if (e->dst_reorder) e->dst_r.execute(s, dst, user_dst);
     s.wait();

@@ -1,6 +1,6 @@
-// oneDNN glue for the tier-0 nn kernels: float32 GEMM (dnnl_sgemm, no primitive needed) and a
-// float32 convolution through oneDNN primitives cached per shape (creating one
-// costs 0.05-0.3 ms). Threads: oneDNN runs on OpenMP; every call first sets the calling thread's
+// oneDNN glue for the tier-0 nn kernels: float32 GEMM (dnnl_sgemm, no primitive needed), float32
+// matrix products and convolutions through oneDNN primitives cached per shape (creating one
+// costs 0.05-0.5 ms). Threads: oneDNN runs on OpenMP; every call first sets the calling thread's
 // OpenMP thread count to ExecOptions::intra_op_threads. No oneDNN type leaks out of this header.
 #pragma once
 
@@ -25,6 +25,24 @@ void set_dnnl_threads(int threads);
 Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
              int64_t ldc);
+
+/// Geometry of a float32 matrix product y[M, N] = a[M, K] * op(b): `a` and `y` dense row-major,
+/// `b` dense row-major [K, N], or [N, K] when trans_b (Gemm's transB, a Linear layer's weight).
+struct MatMulGeometry {
+  int64_t m = 0, n = 0, k = 0;
+  bool trans_b = false;
+  bool operator==(const MatMulGeometry&) const = default;
+};
+
+/// y = a * op(b), plus bias[N] added to every row when `bias` is non-null; float32 through a
+/// oneDNN matmul primitive cached per geometry (brgemm kernels; 1.3-2.8x dnnl_sgemm for M <= 64
+/// on the mlp's layers, without sgemm's multi-millisecond first calls per new shape).
+/// `constant_b`, when non-null, is the tensor holding `b` and promises its contents never change
+/// (a graph initializer): b is then kept packed in the primitive's preferred layout across calls
+/// (weights_in_layout). Products below kParallelMacs run on one thread. Requires m, n, k > 0.
+/// Errors: oneDNN failures as kInternal.
+Status dnnl_matmul_f32(const MatMulGeometry& g, const float* a, const float* b,
+                       const Tensor* constant_b, const float* bias, float* y, int threads);
 
 /// Geometry of an N-D convolution (1 <= spatial rank <= 3), all in elements.
 /// x: [batch, in_channels, in_spatial...]; w: [out_channels, in_channels/group, kernel...]

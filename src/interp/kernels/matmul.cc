@@ -1,5 +1,6 @@
 // Tier-0 kernels: MatMul (numpy semantics), Gemm, MatMulInteger, QLinearMatMul.
-// float32 (and float16/bfloat16 through float32) runs on oneDNN sgemm; other dtypes on plain loops.
+// float32 (and float16/bfloat16 through float32) runs on oneDNN (matmul primitives, sgemm for
+// Gemm's transA/alpha/full-C forms); other dtypes on plain loops.
 // Source: ONNX operator spec, MatMul 1/9/13, Gemm 1/6/7/9/11/13, MatMulInteger 10, QLinearMatMul 10.
 #include "interp/kernels/dnnl_util.h"
 #include "interp/kernels/nn_common.h"
@@ -58,16 +59,25 @@ Expected<MatMulPlan> plan_matmul(const KernelContext& ctx, const Shape& sa, cons
   return p;
 }
 
-// float32 product over the plan (inputs contiguous float buffers).
-Status run_f32(const KernelContext& ctx, const MatMulPlan& p, const float* a, const float* b, float* y) {
-  set_dnnl_threads(ctx.options().intra_op_threads);
+// float32 product over the plan (inputs contiguous float buffers) through oneDNN matmul
+// primitives; `constant_b` is B when it is a graph constant (kept packed across calls).
+Status run_f32(const KernelContext& ctx, const MatMulPlan& p, const float* a, const float* b,
+               const Tensor* constant_b, float* y) {
+  const int threads = ctx.options().intra_op_threads;
+  if (p.k == 0) {  // an empty sum: zeros (oneDNN's matmul rejects K = 0; sgemm fills them)
+    set_dnnl_threads(threads);
+    return sgemm(false, false, p.m * static_cast<int64_t>(p.a_off.size()), p.n, 0, 1.f, a, 1, b,
+                 p.n, 0.f, y, p.n);
+  }
   if (p.fold_batch || p.a_off.size() == 1) {
     const int64_t rows = p.m * static_cast<int64_t>(p.a_off.size());
-    return sgemm(false, false, rows, p.n, p.k, 1.f, a, p.k, b, p.n, 0.f, y, p.n);
+    return dnnl_matmul_f32({rows, p.n, p.k, false}, a, b, constant_b, nullptr, y, threads);
   }
   for (size_t t = 0; t < p.a_off.size(); ++t) {
-    TJ_RETURN_IF_ERROR(sgemm(false, false, p.m, p.n, p.k, 1.f, a + p.a_off[t], p.k, b + p.b_off[t],
-                             p.n, 0.f, y + static_cast<int64_t>(t) * p.m * p.n, p.n));
+    // Per-batch B slices are not cached as constants (each slice would be its own entry).
+    TJ_RETURN_IF_ERROR(dnnl_matmul_f32({p.m, p.n, p.k, false}, a + p.a_off[t], b + p.b_off[t],
+                                       nullptr, nullptr, y + static_cast<int64_t>(t) * p.m * p.n,
+                                       threads));
   }
   return Status();
 }
@@ -88,11 +98,13 @@ Status matmul_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, a->dtype(), p.out));
   if (y->numel() == 0) return Status();
   switch (a->dtype()) {
-    case DType::kFloat32: return run_f32(ctx, p, a->data<float>(), b->data<float>(), y->data<float>());
+    case DType::kFloat32:
+      return run_f32(ctx, p, a->data<float>(), b->data<float>(), graph_constant(ctx, 1, b),
+                     y->data<float>());
     case DType::kFloat16:
     case DType::kBFloat16: {
       std::vector<float> fa = to_f32(*a), fb = to_f32(*b), fy(static_cast<size_t>(y->numel()));
-      TJ_RETURN_IF_ERROR(run_f32(ctx, p, fa.data(), fb.data(), fy.data()));
+      TJ_RETURN_IF_ERROR(run_f32(ctx, p, fa.data(), fb.data(), nullptr, fy.data()));
       from_f32(fy, *y);
       return Status();
     }
@@ -159,7 +171,16 @@ Status gemm_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, a->dtype(), {m, n}));
   if (m == 0 || n == 0) return Status();
   const bool use_c = c && beta != 0.f;
-  auto run_float = [&](const float* fa, const float* fb, const float* fc, float* fy) -> Status {
+  // C as a bias row: absent (or scaled by 0), or [N] / [1, N] added once (beta = 1).
+  const bool c_is_bias_row = !use_c || (beta == 1.f && c->numel() == n &&
+                                        (c->rank() == 1 || (c->rank() == 2 && c->dim(0) == 1)));
+  auto run_float = [&](const float* fa, const float* fb, const float* fc, const Tensor* constant_b,
+                       float* fy) -> Status {
+    // The common layer shape (op(A) = A, alpha = 1, C a bias row) runs as one oneDNN matmul
+    // primitive with the bias fused and constant weights kept packed; the rest through sgemm.
+    if (!ta && alpha == 1.f && k > 0 && c_is_bias_row)
+      return dnnl_matmul_f32({m, n, k, tb}, fa, fb, constant_b, use_c ? fc : nullptr, fy,
+                             ctx.options().intra_op_threads);
     if (use_c) {
       std::vector<int64_t> cs = broadcast_strides(c->shape(), {m, n});
       for (int64_t i = 0; i < m; ++i)
@@ -172,12 +193,13 @@ Status gemm_kernel(KernelContext& ctx) {
   };
   switch (a->dtype()) {
     case DType::kFloat32:
-      return run_float(a->data<float>(), b->data<float>(), c ? c->data<float>() : nullptr, y->data<float>());
+      return run_float(a->data<float>(), b->data<float>(), c ? c->data<float>() : nullptr,
+                       graph_constant(ctx, 1, b), y->data<float>());
     case DType::kFloat16:
     case DType::kBFloat16: {
       std::vector<float> fa = to_f32(*a), fb = to_f32(*b), fc = c ? to_f32(*c) : std::vector<float>();
       std::vector<float> fy(static_cast<size_t>(m * n));
-      TJ_RETURN_IF_ERROR(run_float(fa.data(), fb.data(), fc.data(), fy.data()));
+      TJ_RETURN_IF_ERROR(run_float(fa.data(), fb.data(), fc.data(), nullptr, fy.data()));
       from_f32(fy, *y);
       return Status();
     }

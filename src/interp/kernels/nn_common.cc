@@ -69,6 +69,11 @@ Expected<Window> resolve_window(const KernelContext& ctx, const std::vector<int6
   return w;
 }
 
+const Tensor* graph_constant(const KernelContext& ctx, size_t index, const Tensor* t) {
+  const ir::Value* v = ctx.node().input(index);
+  return t && v && v->is_constant() && t->shares_storage_with(v->constant()) ? t : nullptr;
+}
+
 std::vector<float> to_f32(const Tensor& t) {
   std::vector<float> v(static_cast<size_t>(t.numel()));
   if (t.dtype() == DType::kFloat16)

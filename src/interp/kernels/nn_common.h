@@ -84,6 +84,11 @@ inline void quant_range(DType t, int32_t& lo, int32_t& hi) {
   }
 }
 
+/// `t` (the node's input `index`) when it is a graph constant (an initializer) still holding the
+/// constant's own storage — contents that never change, which oneDNN glue may keep reordered
+/// across calls (dnnl_util.h) — else nullptr.
+const Tensor* graph_constant(const KernelContext& ctx, size_t index, const Tensor* t);
+
 /// float16 / bfloat16 tensor -> its float32 values (exact widening), for kernels that compute
 /// these dtypes in float32 (MatMul, Gemm, Conv, ConvTranspose). t.dtype() is float16 or bfloat16.
 std::vector<float> to_f32(const Tensor& t);

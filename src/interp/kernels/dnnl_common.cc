@@ -1,0 +1,150 @@
+// oneDNN glue shared by every primitive (dnnl_internal.h) plus the sgemm wrapper and the
+// OpenMP thread-count setter of dnnl_util.h.
+#include <omp.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "interp/kernels/dnnl_internal.h"
+#include "interp/kernels/dnnl_util.h"
+
+namespace tierjit::interp::nn {
+namespace dnnl_glue {
+namespace {
+
+// Reordered copies of constant weight tensors, keyed by weight data and target layout (shared
+// by every primitive, i.e. input shape, that wants the same layout). Each item holds a handle to
+// the weight tensor, so its storage (and address) cannot be reused while cached; only tensors
+// the graph marks constant (initializers) are cached. Bounded in bytes.
+struct WeightCache {
+  struct Item {
+    dnnl::memory::desc md;
+    Tensor keep;
+    dnnl::memory reordered;
+  };
+  std::mutex mu;
+  std::map<const void*, std::vector<Item>> items;
+  size_t bytes = 0;
+  static constexpr size_t kBudget = size_t{256} << 20;  // reordered + retained original bytes
+};
+
+WeightCache& weight_cache() {
+  static WeightCache c;
+  return c;
+}
+
+class CallBuffers {
+ public:
+  static constexpr int kSlots = 3;
+  static constexpr size_t kMaxBytes = size_t{16} << 20;  // at most 48 MB kept per thread
+
+  dnnl::memory get(int slot, const dnnl::memory::desc& md) {
+    const size_t bytes = md.get_size();
+    if (bytes > kMaxBytes) return dnnl::memory(md, cpu_engine());
+    Buffer& b = slots_[slot];
+    if (b.size < bytes) {
+      const size_t size = (bytes + 63) / 64 * 64;
+      b.ptr.reset(static_cast<char*>(std::aligned_alloc(64, size)));
+      if (!b.ptr) {
+        b.size = 0;
+        return dnnl::memory(md, cpu_engine());
+      }
+      b.size = size;
+    }
+    return dnnl::memory(md, cpu_engine(), b.ptr.get());
+  }
+
+ private:
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  struct Buffer {
+    std::unique_ptr<char, Free> ptr;
+    size_t size = 0;
+  };
+  Buffer slots_[kSlots];
+};
+
+}  // namespace
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  dnnl::reorder::primitive_desc rpd(cpu_engine(), from, cpu_engine(), to);
+  if (rpd.scratchpad_desc().get_size() != 0)  // plain reorders need none; refuse shared ones
+    throw dnnl::error(dnnl_unimplemented, "reorder needs a scratchpad");
+  return dnnl::reorder(rpd);
+}
+
+dnnl::memory call_buffer(CallSlot slot, const dnnl::memory::desc& md) {
+  thread_local CallBuffers buffers;
+  return buffers.get(static_cast<int>(slot), md);
+}
+
+dnnl::memory weights_in_layout(const dnnl::memory::desc& user_md, const dnnl::memory::desc& want,
+                               const dnnl::reorder& r, const float* w, const Tensor* constant_w,
+                               dnnl::stream& s) {
+  dnnl::memory user_w(user_md, cpu_engine(), const_cast<float*>(w));
+  if (want == user_md) return user_w;
+  WeightCache& wc = weight_cache();
+  const void* key = w;
+  if (constant_w) {
+    std::lock_guard<std::mutex> lock(wc.mu);
+    auto it = wc.items.find(key);
+    if (it != wc.items.end())
+      for (const WeightCache::Item& item : it->second)
+        if (item.md == want) return item.reordered;
+  }
+  dnnl::memory reordered(want, cpu_engine());
+  r.execute(s, user_w, reordered);
+  if (constant_w) {
+    s.wait();  // the cached copy must be complete before another thread can read it
+    const size_t nbytes = want.get_size() + constant_w->nbytes();
+    std::lock_guard<std::mutex> lock(wc.mu);
+    if (wc.bytes + nbytes > WeightCache::kBudget) {
+      wc.items.clear();
+      wc.bytes = 0;
+    }
+    wc.items[key].push_back(WeightCache::Item{want, *constant_w, reordered});
+    wc.bytes += nbytes;
+  }
+  return reordered;
+}
+
+}  // namespace dnnl_glue
+
+void set_dnnl_threads(int threads) {
+  if (threads < 1) threads = 1;
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+}
+
+Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+             int64_t ldc) {
+  if (m == 0 || n == 0) return Status();
+  if (k == 0) {  // oneDNN rejects K = 0: C = beta * C
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
+    return Status();
+  }
+  // Small products run on the calling thread: an OpenMP team costs more than it saves there,
+  // and idle team threads spin (see kParallelMacs).
+  const int threads = omp_get_max_threads();
+  const bool one_thread = threads > 1 && m * n * k < kParallelMacs;
+  if (one_thread) omp_set_num_threads(1);
+  dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda,
+                                b, ldb, beta, c, ldc);
+  if (one_thread) omp_set_num_threads(threads);
+  if (st != dnnl_success)
+    return internal_error("oneDNN sgemm failed (status {}) for M={} N={} K={}", static_cast<int>(st),
+                          m, n, k);
+  return Status();
+}
+
+}  // namespace tierjit::interp::nn

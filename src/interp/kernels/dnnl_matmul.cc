@@ -1,0 +1,105 @@
+// oneDNN matrix products (see dnnl_util.h): a mutex-protected cache of matmul primitives keyed by
+// geometry, bias, weight constness and thread count. Constant weights run in the primitive's
+// preferred (packed) layout, reordered once (dnnl_internal.h); other weights run in place.
+// oneDNN exceptions are caught here and become a Status.
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+
+#include "interp/kernels/dnnl_internal.h"
+#include "interp/kernels/dnnl_util.h"
+
+namespace tierjit::interp::nn {
+namespace {
+
+using namespace dnnl_glue;
+
+struct MatMulKey {
+  MatMulGeometry g;
+  bool has_bias = false, constant_b = false;
+  int threads = 1;
+  bool operator<(const MatMulKey& o) const {
+    auto tie = [](const MatMulKey& k) {
+      return std::tie(k.g.m, k.g.n, k.g.k, k.g.trans_b, k.has_bias, k.constant_b, k.threads);
+    };
+    return tie(*this) < tie(o);
+  }
+};
+
+struct MatMulEntry {
+  dnnl::matmul prim;
+  dnnl::memory::desc a_md, y_md, user_b_md, b_md, bias_md, scratch_md;
+  dnnl::reorder b_r;  // user_b_md -> b_md when they differ
+};
+
+std::shared_ptr<MatMulEntry> make_matmul(const MatMulKey& key) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const MatMulGeometry& g = key.g;
+  auto e = std::make_shared<MatMulEntry>();
+  e->a_md = dnnl::memory::desc({g.m, g.k}, dt::f32, tag::ab);
+  e->y_md = dnnl::memory::desc({g.m, g.n}, dt::f32, tag::ab);
+  // oneDNN's weights are [K, N]; a transposed (stored [N, K]) b is the column-major layout ba.
+  e->user_b_md = dnnl::memory::desc({g.k, g.n}, dt::f32, g.trans_b ? tag::ba : tag::ab);
+  const dnnl::memory::desc b_query =
+      key.constant_b ? dnnl::memory::desc({g.k, g.n}, dt::f32, tag::any) : e->user_b_md;
+  if (key.has_bias) e->bias_md = dnnl::memory::desc({1, g.n}, dt::f32, tag::ab);
+  dnnl::matmul::desc d(e->a_md, b_query, e->bias_md, e->y_md);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::matmul::primitive_desc pd(d, attr, cpu_engine());
+  e->b_md = pd.weights_desc();
+  e->scratch_md = pd.scratchpad_desc();
+  if (e->b_md != e->user_b_md) e->b_r = make_reorder(e->user_b_md, e->b_md);
+  e->prim = dnnl::matmul(pd);
+  return e;
+}
+
+}  // namespace
+
+Status dnnl_matmul_f32(const MatMulGeometry& g, const float* a, const float* b,
+                       const Tensor* constant_b, const float* bias, float* y, int threads) {
+  static std::mutex mu;
+  static std::map<MatMulKey, std::shared_ptr<MatMulEntry>> cache;
+  // Small products on one thread (kParallelMacs); the thread count is part of the key, so a
+  // cached primitive always runs with the thread count it was created with.
+  const int used_threads = g.m * g.n * g.k < kParallelMacs ? 1 : std::max(threads, 1);
+  set_dnnl_threads(used_threads);
+  try {
+    const MatMulKey key{g, bias != nullptr, constant_b != nullptr, used_threads};
+    std::shared_ptr<MatMulEntry> e;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = cache.find(key);
+      if (it != cache.end()) e = it->second;
+    }
+    if (!e) {
+      e = make_matmul(key);
+      std::lock_guard<std::mutex> lock(mu);
+      if (cache.size() > 4096) cache.clear();  // bound memory under shape churn
+      cache.emplace(key, e);
+    }
+    dnnl::engine& eng = cpu_engine();
+    dnnl::stream s(eng);
+    dnnl::memory bm = e->b_md == e->user_b_md
+        ? dnnl::memory(e->user_b_md, eng, const_cast<float*>(b))
+        : weights_in_layout(e->user_b_md, e->b_md, e->b_r, b, constant_b, s);
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, dnnl::memory(e->a_md, eng, const_cast<float*>(a))},
+        {DNNL_ARG_WEIGHTS, bm},
+        {DNNL_ARG_DST, dnnl::memory(e->y_md, eng, y)}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(e->bias_md, eng, const_cast<float*>(bias)));
+    if (e->scratch_md.get_size() != 0)
+      args.emplace(DNNL_ARG_SCRATCHPAD, call_buffer(CallSlot::kScratch, e->scratch_md));
+    e->prim.execute(s, args);
+    s.wait();
+  } catch (const dnnl::error& err) {
+    return internal_error("oneDNN matmul failed for M={} N={} K={}: {}", g.m, g.n, g.k, err.what());
+  }
+  return Status();
+}
+
+}  // namespace tierjit::interp::nn
