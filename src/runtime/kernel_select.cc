@@ -8,16 +8,17 @@
 
 #include <fmt/format.h>
 
+#include "runtime/region_exec.h"
 #include "tierjit/tensor.h"
 
 namespace tierjit::runtime {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using WallClock = std::chrono::steady_clock;
 
-double us_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+double us_since(WallClock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(WallClock::now() - t0).count();
 }
 
 std::string tuning_name(const std::map<std::string, int64_t>& tuning) {
@@ -53,7 +54,7 @@ Expected<KernelSelection> select_kernel(const passes::Region& region, const kir:
                                         const std::vector<int64_t>& dims,
                                         const std::function<Status()>& run_library,
                                         const SelectOptions& select) {
-  const auto t_start = Clock::now();
+  const auto t_start = WallClock::now();
   KernelSelection sel;
   auto tunings = kir::tuning_candidates(region, options);
   sel.candidates.reserve(tunings.size() + 1);
@@ -61,12 +62,13 @@ Expected<KernelSelection> select_kernel(const passes::Region& region, const kir:
   std::vector<codegen::CompiledKernel> kernels(tunings.size());
   std::vector<Tensor> workspaces(tunings.size());
   std::vector<std::vector<void*>> args(tunings.size());
+  std::vector<std::vector<Tensor>> prepared(tunings.size());
   std::vector<Runner> runners;
   for (size_t i = 0; i < tunings.size(); ++i) {
     KernelCandidate c;
     c.name = tuning_name(tunings[i]);
     c.tuning = tunings[i];
-    const auto t0 = Clock::now();
+    const auto t0 = WallClock::now();
     kir::LowerOptions o = options;
     o.tuning = tunings[i];
     auto l = kir::lower_region(region, o);
@@ -74,9 +76,13 @@ Expected<KernelSelection> select_kernel(const passes::Region& region, const kir:
       codegen::CompileOptions co;
       co.tier = select.codegen_tier;
       auto k = codegen::compile(l->fn, co);
-      if (k.ok()) {
+      auto p = k.ok() ? prepare_inputs(region, l->input_layouts) : Expected<std::vector<Tensor>>(k.status());
+      if (k.ok() && p.ok()) {
         lowered[i] = std::move(l).value();
         kernels[i] = std::move(k).value();
+        prepared[i] = std::move(p).value();
+      } else if (k.ok()) {
+        c.status = p.status();
       } else {
         c.status = k.status();
       }
@@ -100,6 +106,8 @@ Expected<KernelSelection> select_kernel(const passes::Region& region, const kir:
       continue;
     }
     args[i] = buffers;
+    for (size_t j = 0; j < prepared[i].size(); ++j)
+      if (prepared[i][j].numel() > 0) args[i][j] = prepared[i][j].raw_data();
     if (lowered[i].workspace_bytes > 0) {
       workspaces[i] = Tensor::empty(DType::kUInt8, {lowered[i].workspace_bytes});
       args[i].push_back(workspaces[i].raw_data());
@@ -119,14 +127,14 @@ Expected<KernelSelection> select_kernel(const passes::Region& region, const kir:
   }
   // Warm up (page faults, caches, oneDNN primitive creation) and size each repetition.
   for (Runner& r : runners) {
-    const auto t0 = Clock::now();
+    const auto t0 = WallClock::now();
     TJ_RETURN_IF_ERROR(r.run());
     double one = std::max(us_since(t0), 0.05);
     r.calls_per_rep = std::max<int64_t>(1, static_cast<int64_t>(select.min_rep_us / one));
   }
   for (int rep = 0; rep < std::max(1, select.reps); ++rep)
     for (Runner& r : runners) {
-      const auto t0 = Clock::now();
+      const auto t0 = WallClock::now();
       for (int64_t i = 0; i < r.calls_per_rep; ++i) TJ_RETURN_IF_ERROR(r.run());
       r.rep_us.push_back(us_since(t0) / static_cast<double>(r.calls_per_rep));
     }
@@ -143,6 +151,7 @@ Expected<KernelSelection> select_kernel(const passes::Region& region, const kir:
   if (!sel.choice().library && sel.chosen < static_cast<int>(tunings.size())) {
     sel.lowered = std::move(lowered[sel.chosen]);
     sel.kernel = std::move(kernels[sel.chosen]);
+    sel.prepared_inputs = std::move(prepared[sel.chosen]);
   }
   sel.total_us = static_cast<int64_t>(us_since(t_start));
   return sel;

@@ -14,6 +14,7 @@
 #include "codegen/codegen.h"
 #include "kir/lower/lower.h"
 #include "support/status.h"
+#include "tierjit/tensor.h"
 
 namespace tierjit::runtime {
 
@@ -31,6 +32,8 @@ struct KernelSelection {
   std::vector<KernelCandidate> candidates;
   int chosen = -1;               ///< index into candidates (the lowest best_us)
   kir::LoweredRegion lowered;    ///< of the chosen candidate, when generated
+  /// Its prepared constant inputs (region_exec.h prepare_inputs; empty Tensor: as is).
+  std::vector<Tensor> prepared_inputs;
   codegen::CompiledKernel kernel;  ///< fn == nullptr when the library was chosen
   int64_t total_us = 0;          ///< wall time of the whole selection, µs
 

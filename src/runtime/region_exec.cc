@@ -61,6 +61,7 @@ kir::LowerOptions lower_options(const passes::Region& region, const std::vector<
   o.tier = std::clamp(request.tier, 1, 3);
   o.vector_lanes = request.vector_lanes;
   o.threads = request.threads;
+  o.prepare_constant_inputs = true;  // compile_region prepares them; every caller binds them
   for (const ir::Value* v : region.inputs) o.inputs.push_back(spec_of(*v, shapes, dtypes, o.level));
   for (const ir::Value* v : region.outputs)
     o.outputs.push_back(spec_of(*v, shapes, dtypes, o.level));
@@ -77,6 +78,22 @@ uint64_t compile_key(const passes::Region& region, const kir::LowerOptions& opti
   hash_specs(h, options.inputs);
   hash_specs(h, options.outputs);
   return h.digest();
+}
+
+Expected<std::vector<Tensor>> prepare_inputs(const passes::Region& region,
+                                             const std::vector<kir::InputLayout>& layouts) {
+  std::vector<Tensor> out(region.inputs.size());
+  for (size_t i = 0; i < layouts.size() && i < region.inputs.size(); ++i) {
+    if (layouts[i] == kir::InputLayout::kAsIs) continue;
+    const ir::Value* v = region.inputs[i];
+    if (!v->is_constant())
+      return internal_error("lowering: region '{}' asked for a prepared layout of non-constant input {}",
+                            region.name, i);
+    auto prepared = kir::prepare_input(layouts[i], v->constant());
+    if (!prepared.ok()) return Status(prepared.status()).with_prefix("lowering");
+    out[i] = std::move(prepared.value());
+  }
+  return out;
 }
 
 Expected<std::shared_ptr<const CompiledRegion>> compile_region(const passes::Region& region,
@@ -98,6 +115,9 @@ Expected<std::shared_ptr<const CompiledRegion>> compile_region(const passes::Reg
   c->key = key;
   c->notes = std::move(lowered.value().notes);
   c->lower_us = lower_us;
+  auto prepared = prepare_inputs(region, lowered.value().input_layouts);
+  if (!prepared.ok()) return prepared.status();
+  c->set_prepared_inputs(std::move(prepared.value()));
   return std::shared_ptr<const CompiledRegion>(std::move(c));
 }
 
@@ -122,6 +142,7 @@ std::vector<Tensor> run_compiled(const CompiledRegion& compiled,
     workspace = Tensor::empty(DType::kUInt8, {compiled.workspace_bytes});
     buffers.push_back(workspace.raw_data());
   }
+  compiled.bind_prepared(buffers.data());
   compiled.kernel(buffers.data(), dims.data());
   return outs;
 }
@@ -143,6 +164,7 @@ Status CompiledEntry::run(const RegionCall& call) const {
     workspace = Tensor::empty(DType::kUInt8, {c_->workspace_bytes});
     buffers.push_back(workspace.raw_data());
   }
+  c_->bind_prepared(buffers.data());
   c_->kernel(buffers.data(), dims.data());
   return Status();
 }

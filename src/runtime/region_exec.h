@@ -31,7 +31,27 @@ struct CompiledRegion {
   uint64_t key = 0;             ///< CompileRequest key (region, tier, level, specs)
   std::vector<std::string> notes;
   int64_t lower_us = 0;         ///< time in lower_region, µs
-  size_t bytes() const { return kernel.object_bytes + sizeof(*this); }
+  /// Per region input: the prepared copy of a constant input the kernel reads instead of the
+  /// input's own data (kir::LoweredRegion::input_layouts), or an empty Tensor (as is). Computed
+  /// once when the version is compiled; counted in bytes().
+  std::vector<Tensor> prepared_inputs;
+  bool has_prepared_inputs = false;
+  void set_prepared_inputs(std::vector<Tensor> prepared) {
+    prepared_inputs = std::move(prepared);
+    has_prepared_inputs = false;
+    for (const Tensor& t : prepared_inputs) has_prepared_inputs = has_prepared_inputs || t.numel() > 0;
+  }
+  /// Points buffers[i] (the kernel ABI's input i) at the prepared copies; a no-op without any.
+  void bind_prepared(void** buffers) const {
+    if (!has_prepared_inputs) return;
+    for (size_t i = 0; i < prepared_inputs.size(); ++i)
+      if (prepared_inputs[i].numel() > 0) buffers[i] = const_cast<void*>(prepared_inputs[i].raw_data());
+  }
+  size_t bytes() const {
+    size_t b = kernel.object_bytes + sizeof(*this);
+    for (const Tensor& t : prepared_inputs) b += t.nbytes();
+    return b;
+  }
 };
 
 /// What to compile a region as.
@@ -64,7 +84,13 @@ kir::LowerOptions lower_options(const passes::Region& region, const std::vector<
 /// interchangeable code for this Session's graph).
 uint64_t compile_key(const passes::Region& region, const kir::LowerOptions& options);
 
-/// Lowers and compiles. Errors: lowering's kUnsupported / kInvalidArgument, codegen's errors,
+/// The prepared copies of `region`'s constant inputs that `layouts` (kir::LoweredRegion::
+/// input_layouts) ask for; an empty Tensor where the input is read as is. Errors: kInternal when
+/// a non-constant input is asked for, prepare_input's errors; each prefixed "lowering: ".
+Expected<std::vector<Tensor>> prepare_inputs(const passes::Region& region,
+                                             const std::vector<kir::InputLayout>& layouts);
+
+/// Lowers and compiles (constant inputs prepared once, CompiledRegion::prepared_inputs). Errors: lowering's kUnsupported / kInvalidArgument, codegen's errors,
 /// each prefixed "lowering: " or "codegen: ".
 Expected<std::shared_ptr<const CompiledRegion>> compile_region(const passes::Region& region,
                                                                const kir::LowerOptions& options,

@@ -187,6 +187,7 @@ Expected<std::shared_ptr<const runtime::CompiledRegion>> Session::Impl::select_t
   c->key = key;
   c->notes = std::move(ks.lowered.notes);
   c->notes.push_back(ks.summary());
+  c->set_prepared_inputs(std::move(ks.prepared_inputs));
   c->lower_us = ks.total_us - c->kernel.compile_us;
   return std::shared_ptr<const runtime::CompiledRegion>(std::move(c));
 }

@@ -129,6 +129,11 @@ struct DiffOptions {
                                            passes::RegionKind::kReduction,
                                            passes::RegionKind::kMatMulEpilogue};
   bool fuse = true;
+  /// Lets the lowering ask for prepared layouts of constant inputs (as the runtime does); the
+  /// harness then passes kir::prepare_input's data for them.
+  bool prepare_constants = true;
+  /// Filled with the input layouts of the last region checked (to assert a path was taken).
+  std::vector<kir::InputLayout>* layouts_seen = nullptr;
 };
 
 /// Runs every region of `g` of a kind in opts.kinds through lower -> compile -> call and compares
@@ -155,6 +160,7 @@ inline int expect_regions_match_tier0(const ir::Graph& g, const std::vector<Tens
     lo.threads = opts.threads;
     lo.tuning = opts.tuning;
     lo.vector_lanes = codegen::host_cpu().f32_lanes();
+    lo.prepare_constant_inputs = opts.prepare_constants;
     std::vector<Tensor> ins, outs, want;
     for (const ir::Value* v : r.inputs) {
       ins.push_back(vals.at(v));
@@ -171,6 +177,15 @@ inline int expect_regions_match_tier0(const ir::Graph& g, const std::vector<Tens
     auto lowered = kir::lower_region(r, lo);
     EXPECT_TRUE(lowered.ok()) << where << ": " << lowered.status().message();
     if (!lowered.ok()) continue;
+    EXPECT_EQ(lowered->input_layouts.size(), r.inputs.size()) << where;
+    if (opts.layouts_seen) *opts.layouts_seen = lowered->input_layouts;
+    for (size_t i = 0; i < lowered->input_layouts.size() && i < ins.size(); ++i) {
+      if (lowered->input_layouts[i] == kir::InputLayout::kAsIs) continue;
+      EXPECT_TRUE(opts.prepare_constants && r.inputs[i]->is_constant()) << where << " input " << i;
+      auto prepared = kir::prepare_input(lowered->input_layouts[i], ins[i]);
+      EXPECT_TRUE(prepared.ok()) << where << ": " << prepared.status().message();
+      if (prepared.ok()) ins[i] = std::move(prepared).value();  // dims below stay the input's own
+    }
     codegen::CompileOptions co;
     co.tier = opts.tier >= 2 ? codegen::Tier::kTier2 : codegen::Tier::kTier1;
     auto kernel = codegen::compile(lowered->fn, co);
@@ -179,9 +194,9 @@ inline int expect_regions_match_tier0(const ir::Graph& g, const std::vector<Tens
     if (!kernel.ok()) continue;
     std::vector<void*> buffers;
     std::vector<int64_t> dims;
-    for (Tensor& t : ins) {
-      buffers.push_back(t.raw_data());
-      for (int64_t d : t.shape()) dims.push_back(d);
+    for (size_t i = 0; i < ins.size(); ++i) {
+      buffers.push_back(ins[i].raw_data());
+      for (int64_t d : vals.at(r.inputs[i]).shape()) dims.push_back(d);
     }
     for (Tensor& t : outs) {
       buffers.push_back(t.raw_data());

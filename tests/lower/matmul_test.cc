@@ -143,7 +143,7 @@ TEST(LowerMatMul, BatchedWithBroadcastBatchDims) {
 
 // Gemm(A, B, C) with the given attributes; A/B shapes follow transA/transB.
 void check_gemm(int64_t m, int64_t k, int64_t n, bool ta, bool tb, float alpha, float beta,
-                std::optional<Shape> c_shape) {
+                std::optional<Shape> c_shape, bool prepare = true) {
   SCOPED_TRACE("transA=" + std::to_string(ta) + " transB=" + std::to_string(tb) + " C=" +
                (c_shape ? shape_to_string(*c_shape) : "none"));
   GraphBuilder b;
@@ -155,7 +155,9 @@ void check_gemm(int64_t m, int64_t k, int64_t n, bool ta, bool tb, float alpha, 
                   {{"transA", attr_int(ta)}, {"transB", attr_int(tb)}, {"alpha", attr_float(alpha)},
                    {"beta", attr_float(beta)}}));
   b.infer();
-  expect_all_levels_match(b.g, {random_f32(ta ? Shape{k, m} : Shape{m, k}, 8)}, gemm_opts(k));
+  DiffOptions o = gemm_opts(k);
+  o.prepare_constants = prepare;
+  expect_all_levels_match(b.g, {random_f32(ta ? Shape{k, m} : Shape{m, k}, 8)}, o);
 }
 
 TEST(LowerGemm, TransposesAlphaBetaAndCBroadcasts) {
@@ -167,9 +169,43 @@ TEST(LowerGemm, TransposesAlphaBetaAndCBroadcasts) {
   check_gemm(m, k, n, true, false, 1.5f, 0.f, Shape{m, n});  // beta 0: C ignored
   check_gemm(m, k, n, false, false, -1.f, 1.f, std::nullopt);
   check_gemm(1, 64, 10, false, true, 1.f, 1.f, Shape{10});
-  // Few rows with B transposed: the dot-product form (K tail 37 % 16, N tail 19 % 8).
-  for (int64_t m2 : {1, 3, 4, 5}) check_gemm(m2, 37, 19, false, true, 0.75f, 1.f, Shape{19});
+  // Few rows with B transposed in place: the dot-product form, 4-row blocks and single rows
+  // (K tail 37 % 16, N tail 19 % 8 and 19 % 4).
+  for (int64_t m2 : {1, 3, 4, 5, 8, 11, 16})
+    check_gemm(m2, 37, 19, false, true, 0.75f, 1.f, Shape{19}, /*prepare=*/false);
+  // The same with the constant B prepared transposed once ([K, N]: read in place or packed).
+  for (int64_t m2 : {0, 1, 2, 5, 16, 17, 70})
+    check_gemm(m2, 37, 19, false, true, 0.75f, 1.f, Shape{19}, /*prepare=*/true);
   check_gemm(2, 5, 3, true, true, 1.f, 1.f, Shape{1, 3});
+}
+
+// A Linear layer's constant [N, K] weight is asked for transposed ([K, N]) at tier 2 unless the
+// code is for exactly one row; never at tier 1, never when the caller cannot prepare inputs.
+TEST(LowerGemm, ConstantTransposedWeightsArePreparedOnce) {
+  auto layouts = [](int64_t m, kir::ShapeLevel level, int tier, bool prepare) {
+    GraphBuilder b;
+    ir::Value* a = b.input("a", DType::kFloat32, dims({S("M"), C(40)}));
+    b.output(b.node(OpKind::Gemm, {a, b.constant("w", random_f32({24, 40}, 5)),
+                                   b.constant("c", random_f32({24}, 6))},
+                    "gemm", {{"transB", attr_int(1)}}));
+    b.infer();
+    std::vector<kir::InputLayout> seen;
+    DiffOptions o = gemm_opts(40);
+    o.level = level;
+    o.tier = tier;
+    o.prepare_constants = prepare;
+    o.layouts_seen = &seen;
+    EXPECT_EQ(expect_regions_match_tier0(b.g, {random_f32({m, 40}, 8)}, o), 1);
+    return seen;
+  };
+  using L = kir::InputLayout;
+  const std::vector<L> prepared = {L::kAsIs, L::kTransposed, L::kAsIs}, as_is(3, L::kAsIs);
+  EXPECT_EQ(layouts(8, kir::ShapeLevel::kExact, 2, true), prepared);
+  EXPECT_EQ(layouts(8, kir::ShapeLevel::kGeneric, 2, true), prepared);
+  EXPECT_EQ(layouts(1, kir::ShapeLevel::kGeneric, 2, true), prepared);
+  EXPECT_EQ(layouts(1, kir::ShapeLevel::kExact, 2, true), as_is);  // one row: dot products
+  EXPECT_EQ(layouts(8, kir::ShapeLevel::kExact, 1, true), as_is);
+  EXPECT_EQ(layouts(8, kir::ShapeLevel::kExact, 2, false), as_is);
 }
 
 TEST(LowerMatMul, EpilogueBiasReluResidualClip) {

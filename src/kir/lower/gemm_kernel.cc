@@ -84,9 +84,11 @@ Expr vramp(const Expr& base, int lanes) { return ramp(base, imm(1), lanes); }
 
 // GEMMs with at most this many rows read B in place instead of packing it.
 constexpr int64_t kDirectMaxM = 16;
-// GEMMs with B transposed and at most this many rows are computed as dot products, kDotJ
-// outputs at a time.
-constexpr int64_t kDotMaxM = 4;
+// GEMMs with B transposed and at most this many rows are computed as dot products: kDotR rows x
+// kDotRJ columns at a time (16 vector accumulators), leftover rows kDotJ columns at a time.
+constexpr int64_t kDotMaxM = 16;
+constexpr int64_t kDotR = 4;
+constexpr int64_t kDotRJ = 4;
 constexpr int64_t kDotJ = 8;
 // Minimum M * N * K (multiply-adds) for a parallel loop (a parallel region costs a few µs).
 constexpr double kParallelMinWork = 1 << 20;
@@ -220,67 +222,98 @@ class Gen {
   // ---- dot-product form (B transposed, few rows) ----
   // C[i, j0 .. j0+J) = A row i . B^T rows j0 .. j0+J: J vector accumulators over K / L steps,
   // reduced through a scratch buffer, plus a scalar K tail.
+  // Few rows with B transposed: output blocks of R rows x J columns, each output a dot product
+  // along K (contiguous in A's rows and B^T's rows), R x J vector accumulators; B is read once
+  // per R rows, in place. Rows in blocks of kDotR, the rest one at a time (J = kDotJ).
   Stmt dot() {
-    return loop("di", s_.m, [&](const Expr& i) {
-      return bind("darow", c_add(s_.a.offset, c_mul(i, s_.a.row_stride)), [&](const Expr& arow) {
-        int64_t n = 0;
-        Expr jfull = const_of(s_.n, &n) ? ci(n / kDotJ) : div(s_.n, ci(kDotJ));
-        Stmt main = loop("djo", jfull, [&](const Expr& jo) {
-          return dot_block(i, arow, c_mul(jo, ci(kDotJ)), kDotJ);
-        }, par_);
-        Expr jdone = c_mul(jfull, ci(kDotJ));
-        Stmt tail = loop("djt", c_sub(s_.n, jdone), [&](const Expr& jt) {
-          return dot_block(i, arow, c_add(jdone, jt), 1);
-        });
-        return block({main, tail});
+    int64_t m = 0;
+    const bool m_const = const_of(s_.m, &m);
+    Expr mfull = m_const ? ci(m / kDotR) : div(s_.m, ci(kDotR));
+    Stmt blocks = loop("dio", mfull, [&](const Expr& io) {
+      return bind("di0", c_mul(io, ci(kDotR)), [&](const Expr& i0) {
+        return dot_rows(i0, kDotR, kDotRJ);
       });
     });
+    Expr mdone = c_mul(mfull, ci(kDotR));
+    Stmt rest = loop("dir", c_sub(s_.m, mdone), [&](const Expr& ir) {
+      return bind("di", c_add(mdone, ir), [&](const Expr& i) { return dot_rows(i, 1, kDotJ); });
+    });
+    if (m_const && m % kDotR == 0) return blocks;
+    if (m_const && m < kDotR) return rest;
+    return block({blocks, rest});
   }
-  Stmt dot_block(const Expr& i, const Expr& arow, const Expr& j0, int64_t J) {
-    const std::string acc = nm("dacc" + std::to_string(J)), red = nm("dred" + std::to_string(J));
-    const std::string sum = nm("dsum" + std::to_string(J));
-    auto at = [&](int64_t jj) { return vramp(ci(jj * L_), L_); };
+  // Rows i0 .. i0+R-1: every column, J at a time in parallel blocks, then the column tail.
+  Stmt dot_rows(const Expr& i0, int64_t R, int64_t J) {
+    int64_t n = 0;
+    Expr jfull = const_of(s_.n, &n) ? ci(n / J) : div(s_.n, ci(J));
+    Stmt main = loop("djo" + std::to_string(R), jfull, [&](const Expr& jo) {
+      return dot_block(i0, R, c_mul(jo, ci(J)), J);
+    }, par_);
+    Expr jdone = c_mul(jfull, ci(J));
+    Stmt tail = loop("djt" + std::to_string(R), c_sub(s_.n, jdone), [&](const Expr& jt) {
+      return dot_block(i0, R, c_add(jdone, jt), 1);
+    });
+    return block({main, tail});
+  }
+  Stmt dot_block(const Expr& i0, int64_t R, const Expr& j0, int64_t J) {
+    const std::string tag = std::to_string(R) + "x" + std::to_string(J);
+    const std::string acc = nm("dacc" + tag), red = nm("dred" + tag), sum = nm("dsum" + tag);
+    const int64_t RJ = R * J;
+    auto at = [&](int64_t rj) { return vramp(ci(rj * L_), L_); };
     auto brow = [&](int64_t jj) {
       return c_add(s_.b.offset, c_mul(c_add(j0, ci(jj)), s_.b.col_stride));
+    };
+    auto arow = [&](int64_t r) {
+      return c_add(s_.a.offset, c_mul(c_add(i0, ci(r)), s_.a.row_stride));
     };
     int64_t k = 0;
     Expr kv = const_of(s_.k, &k) ? ci(k / L_) : div(s_.k, ci(L_));
     Expr kdone = c_mul(kv, ci(L_));
     std::vector<Stmt> st;
-    for (int64_t jj = 0; jj < J; ++jj) st.push_back(store(acc, at(jj), broadcast(fimm(0), L_)));
-    st.push_back(loop("dk", kv, [&](const Expr& q) {
-      Expr a = var(nm("da"), f32(L_));
+    for (int64_t rj = 0; rj < RJ; ++rj) st.push_back(store(acc, at(rj), broadcast(fimm(0), L_)));
+    st.push_back(loop("dk" + tag, kv, [&](const Expr& q) {
       std::vector<Stmt> fmas;
       for (int64_t jj = 0; jj < J; ++jj) {
         Expr b = load(f32(L_), s_.b.buffer, vramp(c_add(brow(jj), c_mul(q, ci(L_))), L_));
-        fmas.push_back(store(acc, at(jj), call(Intrinsic::kFma, {a, b, load(f32(L_), acc, at(jj))})));
+        for (int64_t r = 0; r < R; ++r) {
+          Expr a = var(nm("da" + std::to_string(r)), f32(L_));
+          const int64_t rj = r * J + jj;
+          fmas.push_back(store(acc, at(rj), call(Intrinsic::kFma, {a, b, load(f32(L_), acc, at(rj))})));
+        }
       }
-      return let(nm("da"), load(f32(L_), s_.a.buffer, vramp(c_add(arow, c_mul(q, ci(L_))), L_)),
-                 block(fmas));
+      Stmt body = block(fmas);
+      for (int64_t r = R - 1; r >= 0; --r)
+        body = let(nm("da" + std::to_string(r)),
+                   load(f32(L_), s_.a.buffer, vramp(c_add(arow(r), c_mul(q, ci(L_))), L_)), body);
+      return body;
     }));
     std::vector<Stmt> reduce;
-    for (int64_t jj = 0; jj < J; ++jj) {
-      reduce.push_back(store(red, at(jj), load(f32(L_), acc, at(jj))));
-      Expr x = load(f32(), red, ci(jj * L_));
-      for (int64_t l = 1; l < L_; ++l) x = add(x, load(f32(), red, ci(jj * L_ + l)));
-      reduce.push_back(store(sum, ci(jj), x));
+    for (int64_t rj = 0; rj < RJ; ++rj) {
+      reduce.push_back(store(red, at(rj), load(f32(L_), acc, at(rj))));
+      Expr x = load(f32(), red, ci(rj * L_));
+      for (int64_t l = 1; l < L_; ++l) x = add(x, load(f32(), red, ci(rj * L_ + l)));
+      reduce.push_back(store(sum, ci(rj), x));
     }
-    Stmt ktail = loop("dkt", c_sub(s_.k, kdone), [&](const Expr& t) {
+    Stmt ktail = loop("dkt" + tag, c_sub(s_.k, kdone), [&](const Expr& t) {
       std::vector<Stmt> upd;
       Expr kk = c_add(kdone, t);
-      Expr a = load(f32(), s_.a.buffer, c_add(arow, kk));
-      for (int64_t jj = 0; jj < J; ++jj)
-        upd.push_back(store(sum, ci(jj),
-                            call(Intrinsic::kFma, {a, load(f32(), s_.b.buffer, c_add(brow(jj), kk)),
-                                                   load(f32(), sum, ci(jj))})));
+      for (int64_t r = 0; r < R; ++r) {
+        Expr a = load(f32(), s_.a.buffer, c_add(arow(r), kk));
+        for (int64_t jj = 0; jj < J; ++jj)
+          upd.push_back(store(sum, ci(r * J + jj),
+                              call(Intrinsic::kFma, {a, load(f32(), s_.b.buffer, c_add(brow(jj), kk)),
+                                                     load(f32(), sum, ci(r * J + jj))})));
+      }
       return block(upd);
     });
     std::vector<Stmt> out;
-    for (int64_t jj = 0; jj < J; ++jj)
-      out.push_back(final_store(load(f32(), sum, ci(jj)), i, c_add(j0, ci(jj)), 1));
-    st.push_back(allocate(red, DType::kFloat32, J * L_,
-                          allocate(sum, DType::kFloat32, J, block({block(reduce), ktail, block(out)}))));
-    return allocate(acc, DType::kFloat32, J * L_, block(st));
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t jj = 0; jj < J; ++jj)
+        out.push_back(final_store(load(f32(), sum, ci(r * J + jj)), c_add(i0, ci(r)),
+                                  c_add(j0, ci(jj)), 1));
+    st.push_back(allocate(red, DType::kFloat32, RJ * L_,
+                          allocate(sum, DType::kFloat32, RJ, block({block(reduce), ktail, block(out)}))));
+    return allocate(acc, DType::kFloat32, RJ * L_, block(st));
   }
 
   // ---- blocked loops ----

@@ -3,6 +3,8 @@
 
 #include "kir/lower/lower_internal.h"
 
+#include <cstring>
+
 namespace tierjit::kir {
 
 const char* shape_level_name(ShapeLevel level) {
@@ -41,13 +43,21 @@ Status check_specs(const passes::Region& region, const std::vector<const ir::Val
 Expected<LoweredRegion> lower_region(const passes::Region& region, const LowerOptions& options) {
   TJ_RETURN_IF_ERROR(check_specs(region, region.inputs, options.inputs, "input"));
   TJ_RETURN_IF_ERROR(check_specs(region, region.outputs, options.outputs, "output"));
+  Expected<LoweredRegion> out = unsupported("region '{}': no lowering", region.name);
   switch (region.kind) {
-    case passes::RegionKind::kElementwise: return lowering::lower_elementwise(region, options);
-    case passes::RegionKind::kReduction: return lowering::lower_reduction(region, options);
-    case passes::RegionKind::kMatMulEpilogue: return lowering::lower_matmul(region, options);
+    case passes::RegionKind::kElementwise: out = lowering::lower_elementwise(region, options); break;
+    case passes::RegionKind::kReduction: out = lowering::lower_reduction(region, options); break;
+    case passes::RegionKind::kMatMulEpilogue: out = lowering::lower_matmul(region, options); break;
     case passes::RegionKind::kShapeOnly:
     case passes::RegionKind::kOpaque: break;
   }
+  if (out.ok()) {
+    out->input_layouts.resize(region.inputs.size(), InputLayout::kAsIs);
+    return out;
+  }
+  if (region.kind == passes::RegionKind::kElementwise || region.kind == passes::RegionKind::kReduction ||
+      region.kind == passes::RegionKind::kMatMulEpilogue)
+    return out;
   return unsupported("{}", "region '" + region.name + "': " +
                            std::string(passes::region_kind_name(region.kind)) +
                            " regions are not compiled");
@@ -67,6 +77,25 @@ std::vector<std::map<std::string, int64_t>> tuning_candidates(const passes::Regi
       for (int64_t kc : {256, 512})
         out.push_back({{"mr", mr}, {"nr", nr_vecs * lanes}, {"kc", kc}});
     }
+  return out;
+}
+
+Expected<Tensor> prepare_input(InputLayout layout, const Tensor& t) {
+  if (layout == InputLayout::kAsIs) {
+    Tensor copy = Tensor::empty(t.dtype(), t.shape());
+    std::memcpy(copy.raw_data(), t.raw_data(), t.nbytes());
+    return copy;
+  }
+  if (t.rank() != 2)
+    return invalid_argument("a transposed input must be 2-D, got shape {}", shape_to_string(t.shape()));
+  const int64_t rows = t.dim(0), cols = t.dim(1);
+  const size_t es = dtype_size(t.dtype());
+  Tensor out = Tensor::empty(t.dtype(), {cols, rows});
+  const auto* src = static_cast<const char*>(t.raw_data());
+  auto* dst = static_cast<char*>(out.raw_data());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      std::memcpy(dst + (c * rows + r) * es, src + (r * cols + c) * es, es);
   return out;
 }
 

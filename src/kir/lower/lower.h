@@ -13,6 +13,7 @@
 #include "kir/kir.h"
 #include "passes/region.h"
 #include "support/status.h"
+#include "tierjit/tensor.h"
 
 namespace tierjit::kir {
 
@@ -47,6 +48,17 @@ struct LowerOptions {
   /// Tier-3 knobs chosen by kernel selection, e.g. {"mr", 6}, {"nr", 32}, {"kc", 256}. A knob the
   /// lowering does not know is an error (kInvalidArgument); missing knobs take defaults.
   std::map<std::string, int64_t> tuning;
+  /// The caller honours LoweredRegion::input_layouts: a constant input (a graph initializer, the
+  /// same data for the life of the code) may be asked for in a prepared layout, computed once per
+  /// compiled version with prepare_input() (e.g. Gemm's transposed weights as [K, N], so that
+  /// small batches read them in place instead of packing 1 MB per call).
+  bool prepare_constant_inputs = false;
+};
+
+/// The layout in which the kernel reads a region input.
+enum class InputLayout {
+  kAsIs,        ///< the input's own contiguous row-major data
+  kTransposed,  ///< a 2-D input [R, C] given as its transpose [C, R], row-major
 };
 
 /// A lowered region. The kernel ABI (codegen::KernelFn `void fn(void* const* buffers, const
@@ -65,7 +77,15 @@ struct LoweredRegion {
   /// One line per decision the lowering made ("vectorized out0 inner loop by 16", "gemm mr=6
   /// nr=32 kc=256"), for `tierjit explain` and the decision log.
   std::vector<std::string> notes;
+  /// One per Region::inputs: kAsIs unless options.prepare_constant_inputs let the lowering ask
+  /// for a prepared layout of a constant input (then buffers[i] must hold prepare_input()'s data;
+  /// dims still give the input's own shape).
+  std::vector<InputLayout> input_layouts;
 };
+
+/// The data of a constant region input `t` in `layout`, as a new contiguous tensor (kAsIs: a
+/// copy). Errors: kInvalidArgument when `t` does not fit the layout (kTransposed needs 2-D).
+Expected<Tensor> prepare_input(InputLayout layout, const Tensor& t);
 
 /// Lowers `region` (every node of it) under `options`. Errors: kUnsupported when a node, dtype or
 /// attribute has no lowering (message names the node and op; the runtime keeps the region on

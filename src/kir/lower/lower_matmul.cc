@@ -97,6 +97,19 @@ Status check_anchor(const passes::Region& region) {
 }
 
 // One GEMM call in the region: the spec without its tiles, plus the batch loop around it.
+// True when node input `index` of `n` is a constant that nothing else in the region reads and
+// the region does not output (its buffer may then hold a prepared layout).
+bool only_reader(const passes::Region& region, const ir::Node* n, size_t index) {
+  const ir::Value* v = n->input(index);
+  if (!v || !v->is_constant()) return false;
+  for (const ir::Node* other : region.nodes)
+    for (size_t i = 0; i < other->num_inputs(); ++i)
+      if (other->input(i) == v && (other != n || i != index)) return false;
+  for (const ir::Value* o : region.outputs)
+    if (o == v) return false;
+  return true;
+}
+
 struct Problem {
   gemm::GemmSpec spec;
   Expr batches = imm(1);  // > 1: loop "t" over batches; spec offsets use var("t")
@@ -121,7 +134,7 @@ Expected<LoweredRegion> lower_matmul(const passes::Region& region, const LowerOp
   std::vector<Expr> a = input_dims(io, ia), b = input_dims(io, ib);
   Expr t = var("t");
   float alpha = 1.f, beta = 0.f;
-  int ic = -1;
+  int ic = -1, transposed_b = -1;
   if (n->op() == ir::OpKind::MatMul) {
     const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
     s.m = a_vec ? imm(1) : a[a.size() - 2];
@@ -159,6 +172,16 @@ Expected<LoweredRegion> lower_matmul(const passes::Region& region, const LowerOp
     s.n = tb ? b[0] : b[1];
     s.a = {"in" + std::to_string(ia), imm(0), ta ? imm(1) : a[1], ta ? a[1] : imm(1)};
     s.b = {"in" + std::to_string(ib), imm(0), tb ? imm(1) : b[1], tb ? b[1] : imm(1)};
+    // Constant transposed weights (a Linear layer's [N, K]) are asked for as [K, N] once per
+    // version: small batches then read B in place, large ones pack it with unit stride.
+    // (One row known at compile time stays a dot product over B's rows: faster there.)
+    const auto* rows = s.m->as<IntImm>();
+    const bool few_rows = rows && rows->value <= 1;
+    if (tb && !few_rows && options.tier >= 2 && options.prepare_constant_inputs &&
+        only_reader(region, n, 1)) {
+      s.b = {"in" + std::to_string(ib), imm(0), b[0], imm(1)};
+      transposed_b = ib;
+    }
     if (n->input(2) && beta != 0.f) {
       ic = io.input_index(n->input(2));
       if (ic < 0) return unsupported("region '{}': Gemm C is not a region input", region.name);
@@ -209,6 +232,11 @@ Expected<LoweredRegion> lower_matmul(const passes::Region& region, const LowerOp
   }
   TJ_RETURN_IF_ERROR(*error);
   if (batched) body = for_loop("t", imm(0), p.batches, body);
+  if (transposed_b >= 0) {
+    out.input_layouts.assign(region.inputs.size(), InputLayout::kAsIs);
+    out.input_layouts[transposed_b] = InputLayout::kTransposed;
+    out.notes.push_back("constant B (in" + std::to_string(transposed_b) + ") prepared transposed as [K, N]");
+  }
   out.fn = io.function(body, ws);
   out.workspace_bytes = ws * 4;
   return out;
