@@ -39,7 +39,8 @@ struct MatMulGeometry {
 /// on the mlp's layers, without sgemm's multi-millisecond first calls per new shape).
 /// `constant_b`, when non-null, is the tensor holding `b` and promises its contents never change
 /// (a graph initializer): b is then kept packed in the primitive's preferred layout across calls
-/// (weights_in_layout). Products below kParallelMacs run on one thread. Requires m, n, k > 0.
+/// (weights_in_layout). Products below kParallelMacs run on one thread; below 2^16
+/// multiply-adds dnnl_sgemm runs instead (less fixed cost). Requires m, n, k > 0.
 /// Errors: oneDNN failures as kInternal.
 Status dnnl_matmul_f32(const MatMulGeometry& g, const float* a, const float* b,
                        const Tensor* constant_b, const float* bias, float* y, int threads);
