@@ -27,6 +27,13 @@ int installed_tier(const runtime::VersionTable& table) {
   return t;
 }
 
+/// True when `table` holds an exact or shape-class version.
+bool any_specialized(const runtime::VersionTable& table) {
+  for (const auto& v : table.versions())
+    if (v->level() != runtime::SpecLevel::kGeneric) return true;
+  return false;
+}
+
 }  // namespace
 
 Session::Impl::AdaptiveRegion::AdaptiveRegion(const passes::Region& r,
@@ -107,7 +114,7 @@ void Session::Impl::after_call(const std::shared_ptr<const runtime::Plan>& plan,
     // is a deoptimization on a dim that was static when the specialized versions were chosen.
     bool exact_served = false, failed = false;
     int failed_dim = -1;
-    if (a->tier.load(std::memory_order_acquire) > 0) {
+    if (a->has_specialized.load(std::memory_order_acquire)) {
       runtime::LookupResult r = a->table.lookup(st.region_sig);
       if (r.version) {
         r.version->last_used.store(a->profile.calls() + 1, std::memory_order_relaxed);
@@ -139,6 +146,7 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
   if (!want_specialize && calls < a.next_consider.load(std::memory_order_relaxed)) return;
   std::unique_lock<std::mutex> lock(a.policy_mu, std::try_to_lock);
   if (!lock.owns_lock()) return;  // another thread is deciding for this region
+  if (a.in_flight.load(std::memory_order_acquire)) return;  // it queued a compile meanwhile
   if (want_specialize) specialize(a, plan, s, step_us);
   if (calls < a.next_consider.load(std::memory_order_relaxed)) return;
   if (demote(a)) {
@@ -310,6 +318,7 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
     a.has_pending.store(true, std::memory_order_release);
   }
   if (!exact_only) a.tier.store(to_tier, std::memory_order_release);
+  a.has_specialized.store(any_specialized(a.table), std::memory_order_release);
   code_epoch.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -359,6 +368,7 @@ bool Session::Impl::demote(AdaptiveRegion& a) {
   }
   if (!changed) return false;
   // The region falls back to the tier of what remains; the policy weighs promotion again.
+  a.has_specialized.store(any_specialized(a.table), std::memory_order_release);
   const int remaining = installed_tier(a.table);
   if (remaining < a.tier.load()) {
     a.tier.store(remaining, std::memory_order_release);
@@ -473,6 +483,7 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
       for (uint64_t k : p.keys) removed += a.table.remove(k) ? 1 : 0;
       for (const auto& v : p.replaced)  // the best lower tier's code serves again
         if (v->tier >= best_tier) a.table.install(v);
+      a.has_specialized.store(any_specialized(a.table), std::memory_order_release);
       runtime::DecisionRecord e;
       e.region = a.info.id;
       e.region_name = a.info.name;

@@ -84,6 +84,9 @@ struct Session::Impl {
     std::atomic<int> compiles{0};          ///< versions this region tried to compile (budget)
     std::atomic<bool> budget_logged{false};
     std::atomic<uint64_t> next_specialize{0};  ///< backoff of declined exact versions at the top tier
+    /// The table holds an exact or shape-class version: only then does a call need the per-call
+    /// lookup (deoptimization, last use).
+    std::atomic<bool> has_specialized{false};
   };
   bool adaptive_on = false;
   int adaptive_max_tier = 2;
