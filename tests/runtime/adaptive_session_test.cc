@@ -99,7 +99,8 @@ TEST(AdaptiveSession, InterpretOnlyNeverCompiles) {
 }
 
 // Background compiles install versions while 8 threads run 3 shapes: plans re-resolve
-// concurrently (PlanCache::replace), every result equal to tier 0's.
+// concurrently (PlanCache::replace), every result equal to tier 0's; after wait_for_compiles the
+// installed code gives the same results.
 TEST(AdaptiveSession, ConcurrentCallsDuringInstalls) {
   TempDir dir("adaptive_mt");
   const std::string model = write_chain(dir);
@@ -136,6 +137,17 @@ TEST(AdaptiveSession, ConcurrentCallsDuringInstalls) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_EQ(s.stats().calls, 240u);
+  // Every background compile landed (no sleeps): each shape once more on the installed code.
+  ASSERT_TRUE(s.wait_for_compiles(120000));
+  EXPECT_GE(s.stats().compiled_regions, 1u) << s.decision_log_json();
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    Tensor g = s.run({{"x", xs[i]}})[0].second;
+    ASSERT_EQ(g.shape(), want[i].shape());
+    for (int64_t e = 0; e < want[i].numel(); ++e)
+      ASSERT_LE(std::fabs(g.value_as_double(e) - want[i].value_as_double(e)),
+                1e-5 + 1e-4 * std::fabs(want[i].value_as_double(e)))
+          << "batch " << sizes[i] << " element " << e;
+  }
 }
 
 TEST(AdaptiveSession, DestroyedWithCompilesInFlight) {
