@@ -40,7 +40,8 @@ dnnl::memory::format_tag grouped_weight_tag(size_t rank) {  // rank of the ungro
 // A convolution primitive with the memory descriptors it runs on. Kernels other than 1x1 run
 // in oneDNN's preferred (blocked) layouts, with the source / destination reordered per call
 // (measured 1.3-4x faster for 3x3, 7x7 and depthwise); 1x1 kernels run directly on the plain
-// layout (its GEMM path is faster there). Weights are reordered per call, or once per constant
+// layout (its GEMM path is faster there), and so does the source of convolutions with at most 4
+// input channels. Weights are reordered per call, or once per constant
 // weight tensor (weights_in_layout).
 struct ConvEntry {
   dnnl::convolution_forward prim;
@@ -80,12 +81,15 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias) {
   for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts dilation from 0
   bool pointwise = true;
   for (int64_t k : g.kernel) pointwise = pointwise && k == 1;
+  // Few input channels (an image's first layer; not grouped): the plain source feeds oneDNN's
+  // direct kernel without a reorder (8x1x28x28 -> 16 channels 3x3: 20.5 vs 32.7 us).
+  const bool plain_src = pointwise || (g.group == 1 && g.in_channels <= 4);
 
   auto e = std::make_shared<ConvEntry>();
   e->user_src_md = dnnl::memory::desc(src_dims, dt::f32, plain_tag(rank));
   e->user_dst_md = dnnl::memory::desc(dst_dims, dt::f32, plain_tag(rank));
   e->user_w_md = dnnl::memory::desc(w_dims, dt::f32, grouped_weight_tag(rank));
-  dnnl::memory::desc src_q = pointwise ? e->user_src_md : dnnl::memory::desc(src_dims, dt::f32, tag::any);
+  dnnl::memory::desc src_q = plain_src ? e->user_src_md : dnnl::memory::desc(src_dims, dt::f32, tag::any);
   dnnl::memory::desc dst_q = pointwise ? e->user_dst_md : dnnl::memory::desc(dst_dims, dt::f32, tag::any);
   dnnl::memory::desc w_any(w_dims, dt::f32, tag::any);
   e->bias_md = has_bias ? dnnl::memory::desc({g.out_channels}, dt::f32, tag::x) : dnnl::memory::desc();
