@@ -142,7 +142,11 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
   AdaptiveRegion& a = *adaptive[static_cast<size_t>(st.region)];
   const uint64_t calls = a.profile.calls();
   const bool top = a.tier.load(std::memory_order_acquire) >= adaptive_max_tier;
-  const bool want_specialize = top && !exact_served && calls >= a.next_specialize.load(std::memory_order_relaxed);
+  // A shape without an exact version at the top tier is weighed only when it is hot (cheap check
+  // first, without the region's lock).
+  const bool want_specialize = top && !exact_served &&
+                               calls >= a.next_specialize.load(std::memory_order_relaxed) &&
+                               a.profile.recent_share(st.region_sig) > options.theta_spec;
   if (!want_specialize && calls < a.next_consider.load(std::memory_order_relaxed)) return;
   std::unique_lock<std::mutex> lock(a.policy_mu, std::try_to_lock);
   if (!lock.owns_lock()) return;  // another thread is deciding for this region
