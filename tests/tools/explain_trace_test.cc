@@ -1,6 +1,6 @@
 // Tests of `tierjit explain --trace`: the demo MLP replayed on its Zipf trace (500 requests, 7
 // shapes) in adaptive mode with synchronous compilation names both regions, the summary and the
-// decision log; a hot trace (batch 2048) shows compiled versions (tier >= 1) with their guards;
+// decision log; a hot trace on the demo chain shows compiled versions (tier >= 1) with guards;
 // pinned and interpret-only replays; option errors as one line and exit 2.
 #include <gtest/gtest.h>
 
@@ -45,7 +45,7 @@ TEST(ExplainTrace, ZipfTraceNamesTheRegionsAndTheDecisions) {
   EXPECT_TRUE(has(replay, R"(region 1 'gemm_1': matmul_epilogue, tier \d, 500 calls\n  ops:      Gemm\n)")) << replay;
   EXPECT_TRUE(has(replay, R"(\nsummary: 500 calls, \d+ compiles \(tier 0: 0, tier 1: \d+, tier 2: \d+)")) << replay;
   EXPECT_TRUE(has(replay, R"(, 0 megamorphic regions\n)")) << replay;
-  EXPECT_TRUE(has(replay, R"(decision log \(last \d+ of \d+ records kept; times from session creation\):\n  \+\d+\.\d{3} ms region 0 'gemm_0': (declined|promoted) tier 0 -> 1)"))
+  EXPECT_TRUE(has(replay, R"(decision log \(last \d+ of \d+ records kept; times from session creation\):\n  \+\d+\.\d{3} ms region 0 'gemm_0': (declined|promoted) tier 0 -> [12])"))
       << replay;
 }
 
@@ -74,23 +74,24 @@ class ExplainTraceCli : public cli_testing::CliRunnerTest {
   ExplainTraceCli() : CliRunnerTest("tierjit_explain_trace_") {}
 };
 
-// A hot trace (large batches: a compile pays within the policy's window) promotes gemm_0: its
-// versions are compiled (tier >= 1) and each shows its guard.
+// A hot trace (large batches: a compile pays within the policy's window) on the demo chain
+// (models/demo_chain.onnx, one elementwise region; the demo MLP's Gemm regions stay on oneDNN)
+// promotes it: its versions are compiled (tier >= 1) and each shows its guard.
 TEST_F(ExplainTraceCli, HotTraceShowsCompiledVersionsAndGuards) {
   std::string text;
-  for (int i = 0; i < 24; ++i) text += "x=2048x64\n";
+  for (int i = 0; i < 24; ++i) text += "x=256x1024\n";
   ExplainOptions o;
-  o.model = demo();
+  o.model = std::string(TIERJIT_SOURCE_DIR) + "/models/demo_chain.onnx";
   o.trace = write("hot.txt", text);
   std::string replay = after_replay(explain(o));
-  EXPECT_TRUE(has(replay, R"(region 0 'gemm_0': matmul_epilogue, tier [12], 24 calls\n)")) << replay;
+  EXPECT_TRUE(has(replay, R"(region 0 'elementwise_0': elementwise, tier [12], 24 calls\n)")) << replay;
   EXPECT_TRUE(has(replay, R"(versions: tier [12] (generic|exact) float32\[)")) << replay;
-  // The generic version checks dtypes and ranks; an exact one every dim of x and the weights.
-  EXPECT_TRUE(has(replay, R"(tier [12] generic float32\[\?,\?\], float32\[\?,\?\], float32\[\?\] guard: dtypes and ranks only)") ||
-              has(replay, R"(tier 2 exact float32\[2048,64\], float32\[128,64\], float32\[128\] guard: input 0 dim 0 == 2048, input 0 dim 1 == 64, input 1 dim 0 == 128)"))
+  // The generic version checks dtypes and ranks; an exact one every dim of x and the bias.
+  EXPECT_TRUE(has(replay, R"(tier [12] generic float32\[\?,\?\], float32\[\?\] guard: dtypes and ranks only)") ||
+              has(replay, R"(tier 2 exact float32\[256,1024\], float32\[1024\] guard: input 0 dim 0 == 256, input 0 dim 1 == 1024, input 1 dim 0 == 1024)"))
       << replay;
   EXPECT_TRUE(has(replay, R"(compiles \(tier 0: 0, tier 1: \d+, tier 2: \d+)")) << replay;
-  EXPECT_TRUE(has(replay, R"(region 0 'gemm_0': compiled tier [12])")) << replay;
+  EXPECT_TRUE(has(replay, R"(region 0 'elementwise_0': compiled tier [12])")) << replay;
 }
 
 TEST_F(ExplainTraceCli, ErrorsAreOneLine) {
