@@ -100,6 +100,28 @@ TEST(VecMath, TanhUlpSweep) {
   RecordProperty("max_ulp", std::to_string(e));
 }
 
+// sigmoid = exp(-|x|) (1 ulp) then a division: bound 2.5 ulp over [-100, 100] (relative to the
+// double result; tiny results near -100 are ~1e-44, subnormal, where ulp_error uses 2^-149).
+TEST(VecMath, SigmoidUlpSweep) {
+  float wx = 0;
+  const double e = max_ulp(sigmoid_f32, [](double x) { return 1.0 / (1.0 + std::exp(-x)); },
+                           -100.f, 100.f, 97, &wx);
+  EXPECT_LE(e, 2.5) << "at x = " << wx;
+  RecordProperty("max_ulp", std::to_string(e));
+  std::vector<float> x = {kNaN, kInf, -kInf, 0.f, -0.f, 1000.f, -1000.f, 2.f, -2.f};
+  std::vector<float> y(x.size());
+  sigmoid_f32(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_EQ(y[1], 1.f);
+  EXPECT_EQ(y[2], 0.f);
+  EXPECT_EQ(y[3], 0.5f);
+  EXPECT_EQ(y[4], 0.5f);
+  EXPECT_EQ(y[5], 1.f);
+  EXPECT_EQ(y[6], 0.f);
+  EXPECT_NEAR(y[7], 0.880797077977882f, 2e-7f);
+  EXPECT_NEAR(y[8], 0.119202922022118f, 2e-8f);
+}
+
 TEST(VecMath, SpecialValues) {
   std::vector<float> x = {kNaN, kInf, -kInf, 0.f, -0.f, 100.f, -200.f, 1e-30f, -1e-30f};
   std::vector<float> y(x.size());

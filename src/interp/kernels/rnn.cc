@@ -5,10 +5,12 @@
 // Source: ONNX operator spec, LSTM 1/7/14, GRU 1/3/7/14, RNN 1/7/14.
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "interp/kernels/dnnl_util.h"
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/nn_kernels.h"
+#include "interp/kernels/vec_math.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -24,6 +26,10 @@ struct Activation {
 template <class T>
 void apply(const Activation& a, T* v, int64_t n) {
   const T al = static_cast<T>(a.alpha), be = static_cast<T>(a.beta);
+  if constexpr (std::is_same_v<T, float>) {  // the gate activations, 8 lanes at a time (SLEEF)
+    if (a.kind == Activation::kSigmoid) return vm::sigmoid_f32(v, v, n);
+    if (a.kind == Activation::kTanh) return vm::tanh_f32(v, v, n);
+  }
   switch (a.kind) {
     case Activation::kSigmoid: for (int64_t i = 0; i < n; ++i) v[i] = T(1) / (T(1) + std::exp(-v[i])); break;
     case Activation::kTanh: for (int64_t i = 0; i < n; ++i) v[i] = std::tanh(v[i]); break;

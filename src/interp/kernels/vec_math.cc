@@ -67,6 +67,18 @@ void exp_f32(const float* x, float* y, int64_t n) {
 void erf_f32(const float* x, float* y, int64_t n) { apply8(x, y, n, erf8); }
 
 
+void sigmoid_f32(const float* x, float* y, int64_t n) {
+  apply8(x, y, n, [](__m256 v) {
+    const __m256 one = _mm256_set1_ps(1.f);
+    const __m256 abs = _mm256_andnot_ps(_mm256_set1_ps(-0.f), v);
+    const __m256 e = Sleef_expf8_u10(_mm256_sub_ps(_mm256_setzero_ps(), abs));
+    const __m256 d = _mm256_add_ps(one, e);
+    const __m256 pos = _mm256_div_ps(one, d), neg = _mm256_div_ps(e, d);
+    // x >= 0 (false for NaN, whose e and so neg are NaN too).
+    return _mm256_blendv_ps(neg, pos, _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ));
+  });
+}
+
 void tanh_f32(const float* x, float* y, int64_t n) {
   apply8(x, y, n, [](__m256 v) { return Sleef_tanhf8_u10(v); });
 }

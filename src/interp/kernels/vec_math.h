@@ -21,6 +21,10 @@ double exp_shifted_sum_f32(const float* x, float shift, float* y, int64_t n);
 void erf_f32(const float* x, float* y, int64_t n);
 /// y[i] = tanh(x[i]) (ONNX Tanh, opset 6/13); y may equal x.
 void tanh_f32(const float* x, float* y, int64_t n);
+/// y[i] = 1 / (1 + exp(-x[i])) (ONNX Sigmoid, the RNN/LSTM/GRU gate activation), in the
+/// overflow-free form: e = exp(-|x|), x >= 0 ? 1 / (1 + e) : e / (1 + e); sigmoid(+-inf) = 1, 0;
+/// measured error in tests/interp/vec_math_test.cc. y may equal x.
+void sigmoid_f32(const float* x, float* y, int64_t n);
 
 /// Largest element of x[0..n) (n >= 1), or NaN when any element is NaN. Zeros of either sign
 /// compare equal, so the sign of a zero maximum is unspecified.
