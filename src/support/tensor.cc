@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "support/buffer_pool.h"
 #include "support/check.h"
 #include "support/float16.h"
 
@@ -33,8 +34,7 @@ TensorStorage::TensorStorage(DType dtype, size_t num_elements)
   nbytes_ = bytes;
   size_t alloc = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   if (alloc == 0) alloc = kTensorAlignment;
-  data_ = std::aligned_alloc(kTensorAlignment, alloc);
-  if (data_ == nullptr) throw std::bad_alloc();
+  data_ = support::buffer_alloc(alloc);  // large ones pooled off the malloc heap (buffer_pool.h)
   if (dtype == DType::kString) {
     auto* s = static_cast<std::string*>(data_);
     for (size_t i = 0; i < num_elements; ++i) new (s + i) std::string();
@@ -46,7 +46,8 @@ TensorStorage::~TensorStorage() {
     auto* s = static_cast<std::string*>(data_);
     for (size_t i = 0; i < num_elements_; ++i) s[i].~basic_string();
   }
-  std::free(data_);
+  size_t alloc = (nbytes_ + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  support::buffer_free(data_, alloc == 0 ? kTensorAlignment : alloc);
 }
 
 Tensor Tensor::empty(DType dtype, Shape shape) {

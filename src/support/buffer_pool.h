@@ -1,0 +1,43 @@
+// Process-wide pool of large tensor buffers (every TensorStorage of at least kPooledMinBytes, and
+// the Plans' arenas): page-aligned anonymous mappings kept for reuse in size classes, off the
+// malloc heap. Per-call tensors of changing sizes (a served model's batch dim) otherwise land on
+// glibc's heap above its dynamic mmap threshold, where they fragment it and keep freed pages
+// resident (docs/runtime.md, "Memory under shape churn"). The free buffers kept are bounded in
+// bytes; anything beyond is unmapped at once, so resident memory follows the live tensors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tierjit::support {
+
+/// Requests of at least this many bytes are pooled; smaller ones use aligned_alloc.
+inline constexpr size_t kPooledMinBytes = size_t{128} << 10;
+
+/// A buffer of at least `bytes` bytes, 64-byte aligned (page-aligned when pooled): the most
+/// recently kept buffer of the smallest size class that has one, from the request's class up to
+/// twice its size (8 classes per power of two), else a fresh mapping (zero pages, faulted in on
+/// first touch). Throws std::bad_alloc when the system has no memory.
+void* buffer_alloc(size_t bytes);
+
+/// Returns a buffer from buffer_alloc(bytes) (the same `bytes`). It is kept for reuse while the
+/// kept bytes stay within the budget (see buffer_pool_stats), else unmapped. Thread-safe.
+void buffer_free(void* p, size_t bytes);
+
+struct BufferPoolStats {
+  uint64_t pooled_allocs = 0;  ///< buffer_alloc calls served by the pool (>= kPooledMinBytes)
+  uint64_t reuses = 0;         ///< ... of them served by a kept buffer
+  uint64_t maps = 0, unmaps = 0;
+  size_t in_use_bytes = 0;     ///< pooled bytes handed out now (size classes)
+  size_t peak_in_use_bytes = 0;
+  size_t kept_bytes = 0;       ///< free buffers kept for reuse
+  /// Bound on kept_bytes: max(64 MiB, 2 x peak_in_use_bytes), at most 1 GiB — enough to serve
+  /// a repeat of the largest call seen without a fresh mapping, with room for other sizes.
+  size_t budget_bytes = 0;
+};
+BufferPoolStats buffer_pool_stats();
+
+/// Unmaps every kept buffer (live ones are untouched); e.g. after a burst of large requests.
+void buffer_pool_release_kept();
+
+}  // namespace tierjit::support
