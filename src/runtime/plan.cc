@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "support/buffer_pool.h"
 #include "support/check.h"
 
 namespace tierjit::runtime {
@@ -132,11 +133,15 @@ Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, 
   return Status();
 }
 
+// A call's frame, buffer array and (small) arena, pooled per plan. A large arena
+// (>= support::kPooledMinBytes) is not kept here: each call borrows one from the process-wide
+// buffer pool, so idle plans hold no large memory and plans of other shapes reuse the same bytes.
 struct Plan::CallState {
   interp::Frame frame;
   void* arena = nullptr;
+  size_t arena_bytes = 0;
   std::vector<void*> buffers;
-  ~CallState() { std::free(arena); }
+  ~CallState() { support::buffer_free(arena, arena_bytes); }
 };
 
 void Plan::CallStateDeleter::operator()(CallState* s) const { delete s; }
@@ -234,7 +239,9 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
     for (const PlanOperand& op : st.outputs) offset_of[op.value] = op.arena_offset;
   }
   p->arena_bytes_ = arena.total();
-  bytes += static_cast<size_t>(p->arena_bytes_);
+  // A small arena stays with the plan's pooled call state; a large one is borrowed per call.
+  if (p->arena_bytes_ < static_cast<int64_t>(support::kPooledMinBytes))
+    bytes += static_cast<size_t>(p->arena_bytes_);
   p->bytes_ = bytes;
   p->clone_output_.assign(layout.output_ids.size(), 0);
   for (size_t i = 0; i < layout.output_ids.size(); ++i) {
@@ -271,16 +278,17 @@ Plan::CallStatePtr Plan::acquire() const {
   }
   CallStatePtr s(new CallState);
   interp::init_frame(s->frame, *layout_->graph);
-  if (arena_bytes_ > 0) {
-    s->arena = std::aligned_alloc(kAlign, static_cast<size_t>(arena_bytes_));
-    if (!s->arena) throw std::bad_alloc();
-  }
   s->buffers.resize(max_buffers_);
   return s;
 }
 
 void Plan::release(CallStatePtr state) const {
   for (uint32_t id : layout_->dynamic_ids) state->frame.values[id] = Tensor();
+  if (state->arena_bytes >= support::kPooledMinBytes) {  // large: back to the buffer pool
+    support::buffer_free(state->arena, state->arena_bytes);
+    state->arena = nullptr;
+    state->arena_bytes = 0;
+  }
   std::lock_guard<std::mutex> lock(pool_mu_);
   if (pool_.size() < pool_cap_) pool_.push_back(std::move(state));
 }
@@ -294,6 +302,10 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
     CallStatePtr* s;
     ~Return() { p->release(std::move(*s)); }
   } ret{this, &cs};
+  if (arena_bytes_ > 0 && !cs->arena) {
+    cs->arena_bytes = static_cast<size_t>(arena_bytes_);
+    cs->arena = support::buffer_alloc(cs->arena_bytes);
+  }
   std::vector<Tensor>& vals = cs->frame.values;
   for (size_t i = 0; i < feeds.size(); ++i) vals[layout_->feed_ids[i]] = feeds[i];
   char* arena = static_cast<char*>(cs->arena);

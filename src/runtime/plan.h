@@ -2,8 +2,10 @@
 // from the first tier-0 run of that signature), per region the resolved version (tier 0, compiled
 // code, or plan-time values of a shape-only region) and a memory plan: liveness-based offsets in
 // one 64-byte-aligned arena for the intermediates that compiled regions write and only compiled
-// regions read. Each call takes its own arena + frame from a small per-plan pool, so concurrent
-// calls never share one. PlanCache: the plans of a Session, an LRU bounded in plans and bytes.
+// regions read. Each call takes its own frame (and a small arena) from a small per-plan pool, a
+// large arena from the process-wide buffer pool (support/buffer_pool.h), so concurrent calls
+// never share one and idle plans hold no large buffers. PlanCache: the plans of a Session, an
+// LRU bounded in plans and bytes.
 #pragma once
 
 #include <atomic>
@@ -121,7 +123,8 @@ class Plan {
   const std::vector<PlanStep>& steps() const { return steps_; }
   size_t compiled_steps() const { return compiled_steps_; }
   int64_t arena_bytes() const { return arena_bytes_; }
-  /// Bytes this plan holds: shapes, steps, plan-time values, one arena, its code objects.
+  /// Bytes this plan holds: shapes, steps, plan-time values, its code objects, and its arena when
+  /// small (< support::kPooledMinBytes; a large one is borrowed from the buffer pool per call).
   size_t bytes() const { return bytes_; }
   const Shape& shape(uint32_t value) const { return shapes_[value]; }
   /// Set when a call found a data-dependent shape: the signature runs at tier 0 from then on.
