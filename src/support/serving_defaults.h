@@ -7,7 +7,11 @@
 //    (before main), so the CLI re-executes itself once with it set.
 //  - glibc malloc: per-request tensors above the dynamic mmap threshold page-fault fresh mmaps on
 //    every call (24-31% of tier-0 samples on convnet_small and bert_tiny); a fixed 32 MiB mmap
-//    threshold and 256 MiB trim threshold keep them on reused heap pages.
+//    threshold and 256 MiB trim threshold keep them on reused heap pages. Since tensor buffers
+//    of 128 KiB and more come from tierjit's own pool (support/buffer_pool.h: reused, bounded,
+//    off the heap, in every embedding of the library), this setting only covers the other large
+//    temporaries (kernels' scratch vectors, oneDNN's buffers). The Session does not apply it:
+//    the library changes no process-wide setting (docs/runtime.md, "Memory under shape churn").
 #pragma once
 
 namespace tierjit::support {
