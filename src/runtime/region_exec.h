@@ -85,7 +85,8 @@ kir::LowerOptions lower_options(const passes::Region& region, const std::vector<
 uint64_t compile_key(const passes::Region& region, const kir::LowerOptions& options);
 
 /// The prepared copies of `region`'s constant inputs that `layouts` (kir::LoweredRegion::
-/// input_layouts) ask for; an empty Tensor where the input is read as is. Errors: kInternal when
+/// input_layouts) ask for; an empty Tensor where the input is read as is. Copies are shared
+/// process-wide by every version asking for the same constant in the same layout (bounded). Errors: kInternal when
 /// a non-constant input is asked for, prepare_input's errors; each prefixed "lowering: ".
 Expected<std::vector<Tensor>> prepare_inputs(const passes::Region& region,
                                              const std::vector<kir::InputLayout>& layouts);
