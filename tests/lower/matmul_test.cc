@@ -272,17 +272,18 @@ namespace tierjit::lower_testing {
 namespace {
 
 TEST(LowerMatMul, TwoThreads) {
-  // Enough work (M*N*K >= 2^20) for the parallel loop over N panels / dot-product blocks / rows.
+  // Enough work (M*N*K >= 2^22) for the parallel loop over N panels / dot-product blocks / rows.
   DiffOptions o = gemm_opts(129);
   o.threads = 2;
-  check_matmul(129, 129, 200, o);
+  check_matmul(257, 129, 200, o);
   o = gemm_opts(1000);
   o.threads = 2;
   GraphBuilder b;  // B transposed, 3 rows: the dot-product form
   ir::Value* a = b.input("a", DType::kFloat32, dims({S("M"), C(1000)}));
-  b.output(b.node(OpKind::Gemm, {a, b.constant("w", random_f32({400, 1000}, 5))}, "gemm",
+  b.output(b.node(OpKind::Gemm, {a, b.constant("w", random_f32({1500, 1000}, 5))}, "gemm",
                   {{"transB", attr_int(1)}}));
   b.infer();
+  o.prepare_constants = false;  // keep B transposed in place: the dot-product form
   expect_all_levels_match(b.g, {random_f32({3, 1000}, 8)}, o);
 }
 
@@ -304,8 +305,9 @@ TEST(LowerMatMul, ParallelLoopOnlyWithThreadsAndWork) {
     EXPECT_TRUE(r.ok()) << r.status().message();
     return r.ok() ? kir::to_string(r->fn) : std::string();
   };
-  EXPECT_NE(lowered(128, 2).find("parallel"), std::string::npos);
-  EXPECT_EQ(lowered(128, 1).find("parallel"), std::string::npos);
+  EXPECT_NE(lowered(256, 2).find("parallel"), std::string::npos);  // 2^24 multiply-adds
+  EXPECT_EQ(lowered(256, 1).find("parallel"), std::string::npos);
+  EXPECT_EQ(lowered(128, 2).find("parallel"), std::string::npos);  // 2^21 < 2^22
   EXPECT_EQ(lowered(16, 2).find("parallel"), std::string::npos);  // 4096 multiply-adds
 }
 

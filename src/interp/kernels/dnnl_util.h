@@ -11,10 +11,12 @@
 
 namespace tierjit::interp::nn {
 
-/// Multiply-accumulates below which sgemm and dnnl_conv_f32 run on one thread (2^21: tens of
-/// microseconds on one core), where waking and joining an OpenMP team costs about as much as it
-/// saves, and its idle threads spin afterwards unless OMP_WAIT_POLICY=passive.
-inline constexpr int64_t kParallelMacs = int64_t{1} << 21;
+/// Multiply-accumulates below which sgemm, dnnl_matmul_f32 and dnnl_conv_f32 run on one thread
+/// (2^22: ~20 us on one core), where waking and joining an OpenMP team costs about as much as it
+/// saves (with OMP_WAIT_POLICY=passive and a busy second core, more: mlp 8x256 at 2 threads took
+/// 0.058 ms p50 with 2^21, 0.042 ms with 2^22), and its idle threads spin afterwards unless
+/// OMP_WAIT_POLICY=passive. The generated GEMM uses the same bound (kir/lower/gemm_kernel.cc).
+inline constexpr int64_t kParallelMacs = int64_t{1} << 22;
 
 /// Sets omp_set_num_threads(threads) for the calling thread if it differs (oneDNN reads it).
 void set_dnnl_threads(int threads);

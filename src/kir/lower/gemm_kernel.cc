@@ -90,8 +90,9 @@ constexpr int64_t kDotMaxM = 16;
 constexpr int64_t kDotR = 4;
 constexpr int64_t kDotRJ = 4;
 constexpr int64_t kDotJ = 8;
-// Minimum M * N * K (multiply-adds) for a parallel loop (a parallel region costs a few µs).
-constexpr double kParallelMinWork = 1 << 20;
+// Minimum M * N * K (multiply-adds) for a parallel loop: a parallel region costs a few µs idle,
+// more when the second core is busy; the same bound as tier 0's oneDNN calls (kParallelMacs).
+constexpr double kParallelMinWork = 1 << 22;
 
 // Where the microkernel reads its B panel: row q of the panel starts at base + q * stride.
 struct BSrc {
