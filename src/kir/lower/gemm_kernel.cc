@@ -119,12 +119,28 @@ class Gen {
       work *= const_of(d, &v) ? static_cast<double>(v) : 1e3;
     }
     par_ = s.threads > 1 && work >= kParallelMinWork ? ForKind::kParallel : ForKind::kSerial;
+    // A run-time size: the parallel loop only when this call's M * N * K is large enough (one
+    // body per answer), so generic code serving batch 1 does not start a team on every call.
+    bool all_const = true;
+    for (const Expr& d : {s.m, s.n, s.k}) all_const = all_const && d->as<IntImm>() != nullptr;
+    par_dynamic_ = par_ == ForKind::kParallel && !all_const;
   }
 
   int64_t a_floats() const { return round_up(t_.mc * t_.kc, 16); }
   int64_t b_floats() const { return t_.nc * t_.kc; }
 
   Stmt packed() {
+    if (!par_dynamic_) return packed_body();
+    Stmt parallel = packed_body();
+    par_ = ForKind::kSerial;
+    Stmt serial = packed_body();
+    par_ = ForKind::kParallel;
+    Expr work = c_mul(c_mul(s_.m, s_.n), s_.k);
+    return if_then_else(compare(CmpOp::kGe, work, ci(static_cast<int64_t>(kParallelMinWork))),
+                        parallel, serial);
+  }
+
+  Stmt packed_body() {
     // Few rows: B is read in place (packing it would cost as much as the product); only a
     // partial last panel is packed. Needs unit column stride (B not transposed).
     Stmt body = n_blocks(false);
@@ -567,6 +583,7 @@ class Gen {
   Expr ap_, bp_;
   bool full_m_ = false, full_n_ = false;
   ForKind par_ = ForKind::kSerial;
+  bool par_dynamic_ = false;
 };
 
 }  // namespace
