@@ -1,7 +1,7 @@
-// oneDNN matrix products (see dnnl_util.h): a mutex-protected cache of matmul primitives keyed by
-// geometry, bias, weight constness and thread count. Constant weights run in the primitive's
-// preferred (packed) layout, reordered once (dnnl_internal.h); other weights run in place.
-// oneDNN exceptions are caught here and become a Status.
+// oneDNN matrix products (see dnnl_util.h): a least-recently-used cache of matmul primitives
+// keyed by geometry, bias, weight constness and thread count. Constant weights run in the
+// primitive's preferred (packed) layout, reordered once (dnnl_internal.h); other weights run in
+// place.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -76,26 +76,14 @@ Status dnnl_matmul_f32(const MatMulGeometry& g, const float* a, const float* b,
         for (int64_t j = 0; j < g.n; ++j) y[i * g.n + j] += bias[j];
     return Status();
   }
-  static std::mutex mu;
-  static std::map<MatMulKey, std::shared_ptr<MatMulEntry>> cache;
+  static PrimitiveCache<MatMulKey, MatMulEntry> cache(kPrimitiveCacheEntries);
   // Small products on one thread (kParallelMacs); the thread count is part of the key, so a
   // cached primitive always runs with the thread count it was created with.
   const int used_threads = g.m * g.n * g.k < kParallelMacs ? 1 : std::max(threads, 1);
   set_dnnl_threads(used_threads);
   try {
     const MatMulKey key{g, bias != nullptr, constant_b != nullptr, used_threads};
-    std::shared_ptr<MatMulEntry> e;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      auto it = cache.find(key);
-      if (it != cache.end()) e = it->second;
-    }
-    if (!e) {
-      e = make_matmul(key);
-      std::lock_guard<std::mutex> lock(mu);
-      if (cache.size() > 4096) cache.clear();  // bound memory under shape churn
-      cache.emplace(key, e);
-    }
+    std::shared_ptr<MatMulEntry> e = cache.get(key, [&] { return make_matmul(key); });
     dnnl::engine& eng = cpu_engine();
     dnnl::stream s(eng);
     dnnl::memory bm = e->b_md == e->user_b_md

@@ -1,6 +1,6 @@
-// oneDNN convolutions (see dnnl_util.h): a mutex-protected cache of convolution primitives keyed
-// by geometry, run on per-thread reused buffers (dnnl_internal.h). oneDNN exceptions are caught
-// here and become a Status.
+// oneDNN convolutions (see dnnl_util.h): a least-recently-used cache of convolution primitives
+// keyed by geometry, run on per-thread reused buffers (dnnl_internal.h). oneDNN exceptions are
+// caught here and become a Status.
 #include "interp/kernels/dnnl_util.h"
 
 #include <map>
@@ -114,8 +114,7 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias) {
 
 Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
                      const Tensor* constant_w, const float* bias, float* y, int threads) {
-  static std::mutex mu;
-  static std::map<ConvKey, std::shared_ptr<ConvEntry>> cache;
+  static PrimitiveCache<ConvKey, ConvEntry> cache(kPrimitiveCacheEntries);
   int64_t macs = g.batch * g.out_channels * (g.in_channels / g.group);
   for (size_t i = 0; i < g.kernel.size(); ++i) macs *= g.kernel[i] * g.out_spatial[i];
   // Small convolutions on one thread (kParallelMacs); the count is a function of the geometry,
@@ -123,18 +122,7 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
   set_dnnl_threads(macs < kParallelMacs ? 1 : threads);
   try {
     ConvKey key{g, bias != nullptr};
-    std::shared_ptr<ConvEntry> e;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      auto it = cache.find(key);
-      if (it != cache.end()) e = it->second;
-    }
-    if (!e) {
-      e = make_conv(g, bias != nullptr);
-      std::lock_guard<std::mutex> lock(mu);
-      if (cache.size() > 4096) cache.clear();  // bound memory under shape churn
-      cache.emplace(key, e);
-    }
+    std::shared_ptr<ConvEntry> e = cache.get(key, [&] { return make_conv(g, bias != nullptr); });
     dnnl::engine& eng = cpu_engine();
     dnnl::stream s(eng);
     dnnl::memory user_src(e->user_src_md, eng, const_cast<float*>(x));
