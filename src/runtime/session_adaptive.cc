@@ -230,6 +230,12 @@ void Session::Impl::submit_compile(AdaptiveRegion& a, const std::shared_ptr<cons
   if (!sub.ticket) a.in_flight.store(false);  // queue shutting down
 }
 
+double Session::Impl::speedup_over_tier0(runtime::RegionKind kind, int tier) const {
+  double s = 1;  // the product of the predicted steps 0 -> 1 -> ... -> tier
+  for (int t = 0; t < tier; ++t) s *= policy->speedups().speedup(kind, t);
+  return s;
+}
+
 void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>& plan, size_t s,
                                      int to_tier, bool exact_only) {
   const runtime::PlanStep& st = plan->steps()[s];
@@ -253,7 +259,7 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
       if (req.spec.level == runtime::SpecLevel::kExact) exact_here = exact_here || req.spec.key() == here;
       else other = true;
     }
-    const bool generic_pays = policy->speedups().speedup(a.info.kind, 0) > 1;
+    const bool generic_pays = speedup_over_tier0(a.info.kind, to_tier) > 1;
     const bool generic = (other || !exact_here) && generic_pays;
     if (exact_here && specialized + 1 + (generic ? 1 : 0) <= cap) levels.push_back(kir::ShapeLevel::kExact);
     if (generic) levels.push_back(kir::ShapeLevel::kGeneric);
@@ -311,7 +317,7 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
     d.message = fmt::format(
         "tier {}: no version worth compiling for {} (generic code predicted {:.3g}x tier 0; no "
         "exact slot or share); exact versions follow when a shape gets hot",
-        to_tier, st.region_sig.to_string(), policy->speedups().speedup(a.info.kind, 0));
+        to_tier, st.region_sig.to_string(), speedup_over_tier0(a.info.kind, to_tier));
     log.record(std::move(d));
   }
   const int from_tier = a.tier.load(std::memory_order_acquire);
