@@ -6,6 +6,8 @@
 // the last requests' outputs equal an interpret-only session's (rtol 1e-3, atol 1e-4: compiled
 // float code reassociates sums). Runtime: whole traces (500 requests; the 224x224 CNNs' 60), the
 // drift comes late in them; about 20 s for the zoo on a 2-core machine, capped by kRequests.
+// ShortTraceTest replays every short trace of every zoo model (static, zipf, drift) the same way
+// (default cap 8) and checks EVERY request's outputs against tier 0 as it goes.
 // Without the shared folder the tests skip, except with CI=true, where they fail. DriftHot runs
 // the same checks on the committed demo MLP (its Gemm regions stay on tier 0's oneDNN: the policy
 // predicts generic and exact GEMM code no faster) and on an elementwise chain that compiles, whose
@@ -18,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -89,14 +92,25 @@ SessionOptions drift_options(int cap) {
 /// the drift criterion: versions per region, total compiles, the last kCompared requests against
 /// tier 0. Returns the region reports.
 std::vector<RegionReport> check_drift(const std::string& name, const std::string& model, const cli::Trace& trace,
-                                      const SessionOptions& so = drift_options(kCap), std::string* log = nullptr) {
+                                      const SessionOptions& so = drift_options(kCap), std::string* log = nullptr,
+                                      bool compare_every = false) {
   const int cap = so.version_cap;
   Session session(model, so);
   cli::ReplayFeeds replay = cli::make_replay_feeds(trace, session.inputs(), {}, 0, so.memory_limit_bytes, model);
   const size_t n = trace.requests.size();
   std::vector<NamedTensors> last;
+  SessionOptions every_opts;
+  every_opts.mode = ExecutionMode::kInterpretOnly;
+  std::unique_ptr<Session> every_ref = compare_every ? std::make_unique<Session>(model, every_opts) : nullptr;
   for (size_t i = 0; i < n; ++i) {
     NamedTensors out = session.run(replay.feeds[replay.feed_of[i]]);
+    if (every_ref) {  // every request against tier 0, as it happens (versions change mid-trace)
+      NamedTensors want = every_ref->run(replay.feeds[replay.feed_of[i]]);
+      EXPECT_EQ(want.size(), out.size());
+      for (size_t o = 0; o < want.size() && o < out.size(); ++o)
+        EXPECT_EQ(compare(out[o].second, want[o].second), "")
+            << name << " request " << i + 1 << " (" << replay.key_of[i] << ") output '" << want[o].first << "'";
+    }
     if (i + kCompared >= n) last.push_back(std::move(out));
   }
 
@@ -137,6 +151,44 @@ std::vector<RegionReport> check_drift(const std::string& name, const std::string
   }
   return reports;
 }
+
+/// Every short trace of every zoo model (static, zipf, drift), each request's outputs against
+/// tier 0 (issue 4: "a test on short traces checks every output against tier 0").
+struct ZooTrace {
+  std::string model, kind;
+};
+std::vector<ZooTrace> zoo_traces() {
+  std::vector<ZooTrace> out;
+  for (const std::string& m : zoo())
+    for (const char* kind : {"static", "zipf", "drift"})
+      if (m != "none" && fs::exists(shared_dir() / "bench" / "traces" / (m + "." + kind + ".txt")))
+        out.push_back({m, kind});
+  if (out.empty()) out.push_back({"none", "none"});
+  return out;
+}
+
+class ShortTraceTest : public ::testing::TestWithParam<ZooTrace> {};
+
+TEST_P(ShortTraceTest, EveryOutputMatchesTier0) {
+  const ZooTrace& t = GetParam();
+  if (t.model == "none") {
+    if (in_ci()) FAIL() << shared_dir() << ": no zoo models with traces (CI=true)";
+    GTEST_SKIP() << shared_dir() << " has no zoo models with traces";
+  }
+  const std::string model = (shared_dir() / "models" / (t.model + ".onnx")).string();
+  const std::string trace_path =
+      (shared_dir() / "bench" / "traces" / (t.model + "." + t.kind + ".txt")).string();
+  cli::Trace trace = cli::read_trace_file(trace_path).value();
+  const size_t keep = fs::file_size(model) > (size_t{10} << 20) ? kRequestsLarge : kRequests;
+  if (trace.requests.size() > keep) trace.requests.resize(keep);
+  SessionOptions so = drift_options(8);  // the default cap; synchronous compiles: deterministic
+  check_drift(t.model + "." + t.kind, model, trace, so, nullptr, /*compare_every=*/true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, ShortTraceTest, ::testing::ValuesIn(zoo_traces()),
+                         [](const ::testing::TestParamInfo<ZooTrace>& p) {
+                           return p.param.model + "_" + p.param.kind;
+                         });
 
 class DriftTest : public ::testing::TestWithParam<std::string> {};
 
