@@ -354,11 +354,27 @@ PYBIND11_MODULE(_tierjit, m) {
                      "Byte budget of compiled code and plans in memory.")
       .def_readwrite("max_plans", &SessionOptions::max_plans,
                      "Plans (one per input signature) kept at most.")
+      .def_readwrite("benefit_horizon_windows", &SessionOptions::benefit_horizon_windows,
+                     "Windows of 64 model calls a compile is expected to serve, at least (1).")
+      .def_readwrite("lindy_horizon", &SessionOptions::lindy_horizon,
+                     "The expected calls grow with the session's age (declined regions are "
+                     "weighed again).")
+      .def_readwrite("demotion_epsilon", &SessionOptions::demotion_epsilon,
+                     "Guard-failure rate (0..1) over a region's last 64 calls that demotes it.")
+      .def_readwrite("demotion_cold_calls", &SessionOptions::demotion_cold_calls,
+                     "Calls of a region without using a specialized version before it is "
+                     "freed; 0 = never.")
+      .def_readwrite("slower_margin", &SessionOptions::slower_margin,
+                     "New code slower than the tier below by more than this fraction is "
+                     "removed; negative = never.")
       .def_property_readonly_static("_fields", [](py::object) {
         return std::vector<std::string>{"intra_op_threads", "memory_limit_bytes", "mode",
                                         "pinned_tier", "synchronous_compilation", "verify",
                                         "compile_threads", "theta0", "gamma", "version_cap",
-                                        "theta_spec", "code_cache_bytes", "max_plans"};
+                                        "theta_spec", "code_cache_bytes", "max_plans",
+                                        "benefit_horizon_windows", "lindy_horizon",
+                                        "demotion_epsilon", "demotion_cold_calls",
+                                        "slower_margin"};
       });
 
   py::class_<Session>(m, "CoreSession")
@@ -374,6 +390,15 @@ PYBIND11_MODULE(_tierjit, m) {
       .def("decision_log_json", &Session::decision_log_json,
            "Every compile and tier decision with its reason, as a JSON array.")
       .def("metrics_json", &Session::metrics_json, "The runtime's metrics as a JSON object.")
+      .def(
+          "wait_for_compiles",
+          [](const Session& s, int64_t timeout_ms) {
+            py::gil_scoped_release release;
+            return s.wait_for_compiles(timeout_ms);
+          },
+          py::arg("timeout_ms") = -1,
+          "Blocks until no compile is queued or running (timeout in ms, -1 = none); True when "
+          "idle, False on timeout.")
       .def("run", &python::run, py::arg("feeds"),
            "Runs on {name: contiguous-or-not numpy array}; returns [(name, array)] in model order.");
 

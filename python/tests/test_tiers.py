@@ -26,6 +26,21 @@ def test_new_fields_have_defaults_and_types():
     assert "mode=" in repr(o)
 
 
+def test_policy_fields_and_wait_for_compiles(demo_model):
+    o = tierjit.SessionOptions()
+    assert o.benefit_horizon_windows == 1.0 and o.lindy_horizon is True
+    assert o.demotion_epsilon == pytest.approx(0.3) and o.demotion_cold_calls == 256
+    assert o.slower_margin == pytest.approx(0.1)
+    o.lindy_horizon = False
+    o.demotion_cold_calls = 0
+    with pytest.raises(TypeError):
+        o.lindy_horizon = "yes"
+    s = tierjit.InferenceSession(demo_model, sess_options=o)
+    x = np.ones((4, 64), dtype=np.float32)
+    s.run(None, {s.get_inputs()[0].name: x})
+    assert s.wait_for_compiles(10000) is True
+
+
 @pytest.mark.parametrize("tier", [1, 2, 3])
 def test_pinned_tiers_match_interpret_only(demo_model, tier):
     x = np.random.default_rng(tier).standard_normal((5, 64)).astype(np.float32)

@@ -334,6 +334,13 @@ class InferenceSession:
     def get_modelmeta(self):
         raise NotImplementedError("tierjit does not read model metadata (get_modelmeta) yet")
 
+    # --- tierjit's own ---------------------------------------------------------------------------
+    def wait_for_compiles(self, timeout_ms=-1):
+        """Blocks until no background compile is queued or running (timeout_ms: milliseconds,
+        -1 = no limit). Returns True when idle, False on timeout. For tests and benchmark
+        reports; serving never needs to wait."""
+        return self._session.wait_for_compiles(int(timeout_ms))
+
     # --- running --------------------------------------------------------------------------------
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model.
