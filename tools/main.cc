@@ -170,9 +170,10 @@ int run_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Serving defaults (support/serving_defaults.h): idle OpenMP threads sleep (re-executes once
-  // unless OMP_WAIT_POLICY/GOMP_SPINCOUNT is set), per-request tensors reuse heap pages.
-  tierjit::support::reexec_with_passive_openmp(argv);
+  // Serving defaults (support/serving_defaults.h): idle OpenMP threads spin briefly, then sleep
+  // (re-executes once unless OMP_WAIT_POLICY/GOMP_SPINCOUNT is set), per-request tensors reuse
+  // heap pages.
+  tierjit::support::reexec_with_serving_openmp(argv);
   tierjit::support::set_malloc_for_serving();
   try {
     return run_main(argc, argv);

@@ -13,9 +13,9 @@ bool openmp_wait_policy_unset() {
   return std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr;
 }
 
-void reexec_with_passive_openmp(char** argv) {
+void reexec_with_serving_openmp(char** argv) {
   if (!openmp_wait_policy_unset() || std::getenv("TIERJIT_REEXECUTED") != nullptr) return;
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  setenv("GOMP_SPINCOUNT", kServingSpinCount, 1);
   setenv("TIERJIT_REEXECUTED", "1", 1);
   execv("/proc/self/exe", argv);
   // exec failed (no /proc?): carry on with the policy libgomp already read.
