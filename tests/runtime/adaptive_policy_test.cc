@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "chain_model.h"
 #include "onnx/model_builder.h"
 #include "tierjit/session.h"
 
@@ -23,33 +24,8 @@ namespace {
 
 using namespace onnx_test;  // NOLINT
 
-constexpr int32_t kF32 = onnx::TensorProto_DataType_FLOAT;
-
-// x[N, 1024] -> Mul(x, x) -> Add(bias) -> Tanh -> Sigmoid -> Mul(x) -> y: one elementwise region
-// (5 nodes: tier-1 compile predicted 2000 + 300·5 = 3500 us). About 4 ns per element at tier 0.
-std::string write_chain(const TempDir& dir) {
-  onnx::GraphProto g;
-  add_input(g, "x", kF32, {"N", 1024});
-  std::vector<float> bias(1024);
-  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.001f * static_cast<float>(i % 97);
-  add_float_init(g, "bias", {1024}, bias);
-  add_node(g, "Mul", {"x", "x"}, {"a"});
-  add_node(g, "Add", {"a", "bias"}, {"b"});
-  add_node(g, "Tanh", {"b"}, {"c"});
-  add_node(g, "Sigmoid", {"c"}, {"d"});
-  add_node(g, "Mul", {"d", "x"}, {"y"});
-  add_output(g, "y", kF32, {"N", 1024});
-  dir.write("chain.onnx", serialize(make_model(g)));
-  return dir.file("chain.onnx");
-}
-
-Tensor random_input(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-2.f, 2.f);
-  Tensor t = Tensor::empty(DType::kFloat32, {n, 1024});
-  for (float& v : t.span<float>()) v = u(rng);
-  return t;
-}
+using runtime_testing::random_input;
+using runtime_testing::write_chain;
 
 /// Elements of `got` outside rtol 1e-4 / atol 1e-5 of `want` (shape mismatch: -1).
 int64_t mismatches(const Tensor& got, const Tensor& want) {
