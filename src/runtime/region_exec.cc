@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -88,11 +89,14 @@ namespace {
 // Prepared copies shared by every version that asks for the same constant in the same layout
 // (one exact version per hot shape must not multiply a layer's weights: six shapes of the mlp
 // made 9 MB of copies, more than L2, and cycling shapes ran 2.8x slower). Keyed by the
-// constant's storage, which each entry keeps alive so the address cannot be reused. Bounded.
+// constant's storage (each entry keeps it alive so the address cannot be reused), dtype and
+// shape (folded Reshape / Flatten / Slice constants share storage with another shape). Bounded.
 class PreparedCache {
  public:
   Expected<Tensor> get(const Tensor& constant, kir::InputLayout layout) {
-    const Key key{constant.raw_data(), static_cast<int>(layout)};
+    // Storage, shape and dtype: folded Reshape / Flatten / Slice constants share B's storage
+    // with another shape, and must not get B's prepared copy.
+    const Key key{constant.raw_data(), static_cast<int>(layout), constant.dtype(), constant.shape()};
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = items_.find(key);
@@ -115,7 +119,7 @@ class PreparedCache {
 
  private:
   static constexpr size_t kBudgetBytes = size_t{256} << 20;
-  using Key = std::pair<const void*, int>;
+  using Key = std::tuple<const void*, int, DType, Shape>;
   struct Item {
     Tensor source;  // keeps the constant's storage (the key's address) alive
     Tensor prepared;
