@@ -120,6 +120,20 @@ TEST_F(OnnxTestCmd, ExpectedFailuresXfailAndXpass) {
   EXPECT_EQ(x.last_line(), "1 passed, 1 failed, 0 skipped");
 }
 
+// `?name`: a nondeterministic test (random operator) that may pass by chance: its pass is no
+// XPASS, its failure an XFAIL, and rewriting the list keeps the entry with its '?'.
+TEST_F(OnnxTestCmd, MayPassEntriesAreNotXpass) {
+  std::string list = write_list("?test_good  # random output\n?test_bad  # random output\n");
+  Result r = run(suite() + " --expected-failures '" + list + "' --write-expected-failures '" + list + "'");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.find("XPASS test_good"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", 0 XPASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("XFAIL test_bad:"), std::string::npos) << r.out;
+  std::string text = slurp(list);
+  EXPECT_NE(text.find("?test_good  # random output"), std::string::npos) << text;
+  EXPECT_NE(text.find("?test_bad  # "), std::string::npos) << text;
+}
+
 TEST_F(OnnxTestCmd, WriteExpectedFailuresMergesOtherSuites) {
   std::string list = write_list("# header kept\ntest_good  # stale\ntest_other_suite  # kept\n");
   Result r = run(suite() + " --expected-failures '" + list + "' --write-expected-failures '" + list + "'");
