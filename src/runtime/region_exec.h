@@ -36,6 +36,8 @@ struct CompiledRegion {
   /// once when the version is compiled; counted in bytes().
   std::vector<Tensor> prepared_inputs;
   bool has_prepared_inputs = false;
+  /// Sets prepared_inputs (one per region input, empty Tensor = as is; prepare_inputs()'s
+  /// result) and whether any is set.
   void set_prepared_inputs(std::vector<Tensor> prepared) {
     prepared_inputs = std::move(prepared);
     has_prepared_inputs = false;
