@@ -121,11 +121,7 @@ TEST(GraphImport, OmittedOptionalsAreNullAndUnusedOutputsKeepTheirValue) {
   add_float_init(g, "hi", {}, {6});
   add_node(g, "Dropout", {"y"}, {"z", "mask"});  // mask is never used
   add_node(g, "TopK", {"z", "k"}, {"", "idx"});  // values output omitted
-  auto* k = g.add_initializer();
-  k->set_name("k");
-  k->set_data_type(TP::INT64);
-  k->add_dims(1);
-  k->add_int64_data(2);
+  add_int64_init(g, "k", {2});
   add_output(g, "idx", TP::INT64, {2});
   auto m = load(make_model(g));
   ASSERT_TRUE(m.ok()) << m.status().message();

@@ -116,6 +116,17 @@ inline onnx::TensorProto* add_float_init(onnx::GraphProto& g, const std::string&
   return t;
 }
 
+/// 1-D int64 initializer of `values` (axes, shapes, starts/ends, k) in int64_data encoding.
+inline onnx::TensorProto* add_int64_init(onnx::GraphProto& g, const std::string& name,
+                                         const std::vector<int64_t>& values) {
+  auto* t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto_DataType_INT64);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+  return t;
+}
+
 /// A model around `g` importing the default domain at `opset` (IR version 8).
 inline onnx::ModelProto make_model(const onnx::GraphProto& g, int64_t opset = 17) {
   onnx::ModelProto m;

@@ -19,7 +19,6 @@ namespace {
 using namespace onnx_test;  // NOLINT
 
 constexpr int32_t kF32 = onnx::TensorProto_DataType_FLOAT;
-constexpr int32_t kI64 = onnx::TensorProto_DataType_INT64;
 
 std::vector<float> iota_values(size_t n, float scale) {
   std::vector<float> v(n);
@@ -42,11 +41,7 @@ std::string write_mixed_model(const TempDir& dir) {
   add_node(g, "Add", {"mm", "b2"}, {"mb"});
   add_node(g, "Tanh", {"mb"}, {"t"});
   attr_int(add_node(g, "Softmax", {"t"}, {"y"}), "axis", -1);
-  auto* axes = g.add_initializer();
-  axes->set_name("axes");
-  axes->set_data_type(kI64);
-  axes->add_dims(1);
-  axes->add_int64_data(1);
+  add_int64_init(g, "axes", {1});
   attr_int(add_node(g, "ReduceSum", {"x", "axes"}, {"s"}), "keepdims", 1);
   add_node(g, "Sigmoid", {"s"}, {"z"});
   add_output(g, "y", kF32, {"N", 5});

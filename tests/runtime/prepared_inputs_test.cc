@@ -18,15 +18,6 @@ namespace {
 using namespace onnx_test;  // NOLINT
 
 constexpr int32_t kF32 = onnx::TensorProto_DataType_FLOAT;
-constexpr int32_t kI64 = onnx::TensorProto_DataType_INT64;
-
-void add_int64_init(onnx::GraphProto& g, const std::string& name, const std::vector<int64_t>& v) {
-  onnx::TensorProto* t = g.add_initializer();
-  t->set_name(name);
-  t->set_data_type(kI64);
-  t->add_dims(static_cast<int64_t>(v.size()));
-  for (int64_t x : v) t->add_int64_data(x);
-}
 
 std::vector<float> values(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
