@@ -10,6 +10,7 @@
 
 #include "interp/kernels/dnnl_internal.h"
 #include "interp/kernels/dnnl_util.h"
+#include "support/cpu_load.h"
 
 namespace tierjit::interp::nn {
 namespace dnnl_glue {
@@ -118,6 +119,12 @@ dnnl::memory weights_in_layout(const dnnl::memory::desc& user_md, const dnnl::me
 }
 
 }  // namespace dnnl_glue
+
+int parallel_threads(int64_t macs, int threads) {
+  if (threads <= 1 || macs < kPrimitiveMinMacs) return 1;
+  if (macs >= kParallelMacs || support::spare_cores_for(threads)) return threads;
+  return 1;
+}
 
 void set_dnnl_threads(int threads) {
   if (threads < 1) threads = 1;

@@ -17,10 +17,6 @@ namespace {
 
 using namespace dnnl_glue;
 
-// Below this many multiply-adds a primitive call's fixed cost (~0.6 us: stream, memory objects,
-// cache lookup) exceeds dnnl_sgemm's: 32x64x32 took 0.7 us by sgemm, 1.3 us by a primitive.
-constexpr int64_t kPrimitiveMinMacs = int64_t{1} << 16;
-
 struct MatMulKey {
   MatMulGeometry g;
   bool has_bias = false, constant_b = false;
@@ -77,9 +73,10 @@ Status dnnl_matmul_f32(const MatMulGeometry& g, const float* a, const float* b,
     return Status();
   }
   static PrimitiveCache<MatMulKey, MatMulEntry> cache(kPrimitiveCacheEntries);
-  // Small products on one thread (kParallelMacs); the thread count is part of the key, so a
-  // cached primitive always runs with the thread count it was created with.
-  const int used_threads = g.m * g.n * g.k < kParallelMacs ? 1 : std::max(threads, 1);
+  // Mid-sized products use the team only while no other process needs the spare cores
+  // (parallel_threads); the thread count is part of the key, so a cached primitive always runs
+  // with the thread count it was created with.
+  const int used_threads = parallel_threads(g.m * g.n * g.k, threads);
   set_dnnl_threads(used_threads);
   try {
     const MatMulKey key{g, bias != nullptr, constant_b != nullptr, used_threads};

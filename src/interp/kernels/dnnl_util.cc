@@ -54,11 +54,12 @@ struct ConvEntry {
 struct ConvKey {
   ConvGeometry g;
   bool has_bias;
+  int threads = 1;  // a primitive runs with the OpenMP thread count it was created with
   bool operator<(const ConvKey& o) const {
     auto tie = [](const ConvKey& k) {
       return std::tie(k.g.batch, k.g.in_channels, k.g.out_channels, k.g.group, k.g.in_spatial,
                       k.g.out_spatial, k.g.kernel, k.g.strides, k.g.dilations, k.g.pad_begin,
-                      k.g.pad_end, k.has_bias);
+                      k.g.pad_end, k.has_bias, k.threads);
     };
     return tie(*this) < tie(o);
   }
@@ -117,11 +118,10 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
   static PrimitiveCache<ConvKey, ConvEntry> cache(kPrimitiveCacheEntries);
   int64_t macs = g.batch * g.out_channels * (g.in_channels / g.group);
   for (size_t i = 0; i < g.kernel.size(); ++i) macs *= g.kernel[i] * g.out_spatial[i];
-  // Small convolutions on one thread (kParallelMacs); the count is a function of the geometry,
-  // so a cached primitive always runs with the thread count it was created with.
-  set_dnnl_threads(macs < kParallelMacs ? 1 : threads);
+  const int used_threads = parallel_threads(macs, threads);
+  set_dnnl_threads(used_threads);
   try {
-    ConvKey key{g, bias != nullptr};
+    ConvKey key{g, bias != nullptr, used_threads};
     std::shared_ptr<ConvEntry> e = cache.get(key, [&] { return make_conv(g, bias != nullptr); });
     dnnl::engine& eng = cpu_engine();
     dnnl::stream s(eng);

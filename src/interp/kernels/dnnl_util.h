@@ -11,12 +11,24 @@
 
 namespace tierjit::interp::nn {
 
-/// Multiply-accumulates below which sgemm, dnnl_matmul_f32 and dnnl_conv_f32 run on one thread
-/// (2^22: ~20 us on one core), where waking and joining an OpenMP team costs about as much as it
-/// saves (with OMP_WAIT_POLICY=passive and a busy second core, more: mlp 8x256 at 2 threads took
-/// 0.058 ms p50 with 2^21, 0.042 ms with 2^22), and its idle threads spin afterwards unless
-/// OMP_WAIT_POLICY=passive. The generated GEMM uses the same bound (kir/lower/gemm_kernel.cc).
+/// Multiply-accumulates below which sgemm runs on one thread (2^22: ~20 us on one core), and
+/// from which dnnl_matmul_f32 and dnnl_conv_f32 always use the team. Below it, waking and joining
+/// an OpenMP team costs about as much as it saves when the second core is busy (with
+/// OMP_WAIT_POLICY=passive: mlp 8x256 at 2 threads took 0.058 ms p50 with 2^21, 0.042 ms with
+/// 2^22). The generated GEMM uses the same bound (kir/lower/gemm_kernel.cc).
 inline constexpr int64_t kParallelMacs = int64_t{1} << 22;
+
+/// Multiply-accumulates below which dnnl_matmul_f32 calls sgemm (a primitive call's fixed cost,
+/// ~0.6 us, exceeds sgemm's: 32x64x32 took 0.7 us by sgemm, 1.3 us by a primitive) and
+/// oneDNN calls run on one thread.
+inline constexpr int64_t kPrimitiveMinMacs = int64_t{1} << 16;
+
+/// Threads for a oneDNN call of `macs` multiply-adds given `threads` intra-op threads: 1 below
+/// kPrimitiveMinMacs; `threads` from kParallelMacs up; in between `threads` only while no other
+/// process needs the spare cores (support::spare_cores_for), else 1. On an idle second core the
+/// team made mlp's 1x256 / 8x256 / 32x256 calls 0.025 / 0.042 / 0.116 -> 0.019 / 0.030 / 0.088 ms;
+/// with one foreign busy process it made them up to 4x slower.
+int parallel_threads(int64_t macs, int threads);
 
 /// Sets omp_set_num_threads(threads) for the calling thread if it differs (oneDNN reads it).
 void set_dnnl_threads(int threads);
@@ -41,8 +53,8 @@ struct MatMulGeometry {
 /// on the mlp's layers, without sgemm's multi-millisecond first calls per new shape).
 /// `constant_b`, when non-null, is the tensor holding `b` and promises its contents never change
 /// (a graph initializer): b is then kept packed in the primitive's preferred layout across calls
-/// (weights_in_layout). Products below kParallelMacs run on one thread; below 2^16
-/// multiply-adds dnnl_sgemm runs instead (less fixed cost). Requires m, n, k > 0.
+/// (weights_in_layout). Below kPrimitiveMinMacs multiply-adds dnnl_sgemm runs instead (less
+/// fixed cost); above, one thread or `threads` as ThreadChoice measured. Requires m, n, k > 0.
 /// Errors: oneDNN failures as kInternal.
 Status dnnl_matmul_f32(const MatMulGeometry& g, const float* a, const float* b,
                        const Tensor* constant_b, const float* bias, float* y, int threads);

@@ -1,0 +1,86 @@
+// Foreign CPU load from /proc/stat (see cpu_load.h): machine busy time minus this process's CPU
+// time, per second of wall time, refreshed lazily by whichever caller finds the sample stale.
+#include "support/cpu_load.h"
+
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+
+namespace tierjit::support {
+namespace {
+
+constexpr double kPeriodSeconds = 0.1;
+
+double seconds(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Busy seconds of all cores since boot (user + nice + system + irq + softirq + steal), or < 0.
+double machine_busy_seconds() {
+  std::FILE* f = std::fopen("/proc/stat", "r");
+  if (!f) return -1;
+  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+                     steal = 0;
+  const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice,
+                            &system, &idle, &iowait, &irq, &softirq, &steal);
+  std::fclose(f);
+  if (n < 4) return -1;
+  static const double tick = 1.0 / static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK)));
+  return static_cast<double>(user + nice + system + irq + softirq + steal) * tick;
+}
+
+struct Sampler {
+  std::mutex mu;               // held by the one caller refreshing the sample
+  std::atomic<double> due{0};  // monotonic seconds after which the sample is stale
+  std::atomic<double> foreign{0};
+  double wall = 0, busy = -1, own = 0;  // the previous reading (under mu)
+
+  double get() {
+    const double now = seconds(CLOCK_MONOTONIC);
+    if (now >= due.load(std::memory_order_relaxed)) {
+      std::unique_lock<std::mutex> lock(mu, std::try_to_lock);
+      if (lock.owns_lock() && now >= due.load(std::memory_order_relaxed)) refresh(now);
+    }
+    return foreign.load(std::memory_order_relaxed);
+  }
+
+  void refresh(double now) {
+    const double b = machine_busy_seconds(), o = seconds(CLOCK_PROCESS_CPUTIME_ID);
+    if (busy >= 0 && b >= 0 && now > wall) {
+      const double f = ((b - busy) - (o - own)) / (now - wall);
+      foreign.store(std::max(0.0, f), std::memory_order_relaxed);
+    }
+    wall = now, busy = b, own = o;
+    due.store(now + kPeriodSeconds, std::memory_order_relaxed);
+  }
+};
+
+}  // namespace
+
+double foreign_busy_cores() {
+  static Sampler sampler;
+  return sampler.get();
+}
+
+int usable_cores() {
+  static const int cores = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  }();
+  return cores;
+}
+
+bool spare_cores_for(int threads) {
+  return foreign_busy_cores() <= static_cast<double>(usable_cores() - threads) + 0.5;
+}
+
+}  // namespace tierjit::support

@@ -1,0 +1,26 @@
+// How busy the machine's other processes keep its cores, sampled from /proc/stat at most every
+// 100 ms: kernels use it to decide whether a mid-sized product may wake a second thread. On an
+// idle 2-core machine two threads made mlp's 1x256 layers 25% faster (0.025 -> 0.019 ms per
+// call); with one foreign busy process the same calls took 4x longer (the team waits for a
+// descheduled thread). Measuring each kernel's two choices instead did not work: a parallel call
+// after serial ones pays a sleeping thread's wake-up (40-70 us, vs 6-11 us serial), so only a
+// steady choice shows its real cost (docs/performance.md, "Thread choice").
+#pragma once
+
+namespace tierjit::support {
+
+/// Cores' worth of CPU time used by processes other than this one over the last sampling period
+/// (>= 100 ms, refreshed lazily by the calls themselves; the first call of a process answers 0).
+/// E.g. 1.0 when another process keeps one core busy. 0 when /proc/stat cannot be read.
+/// Thread-safe and cheap (one relaxed atomic load, plus a /proc/stat read every 100 ms).
+double foreign_busy_cores();
+
+/// Cores this process may run on (its CPU affinity mask; at least 1).
+int usable_cores();
+
+/// True when `threads` threads of this process can run at once without displacing other
+/// processes' work: foreign_busy_cores() <= usable_cores() - threads + 0.5 (half a core of
+/// foreign work is tolerated, e.g. a shell, a monitoring daemon).
+bool spare_cores_for(int threads);
+
+}  // namespace tierjit::support

@@ -1,0 +1,90 @@
+// support/cpu_load: foreign load counts other processes' CPU time and not this process's.
+#include "support/cpu_load.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <chrono>
+#include <thread>
+
+namespace tierjit::support {
+namespace {
+
+// Calls foreign_busy_cores() for `ms` milliseconds (the sample refreshes every 100 ms) and
+// returns its last answer, which covers the last full period.
+double foreign_after(int ms) {
+  double v = 0;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < end) {
+    v = foreign_busy_cores();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return foreign_busy_cores() > v ? foreign_busy_cores() : v;
+}
+
+TEST(CpuLoad, UsableCoresIsPositive) { EXPECT_GE(usable_cores(), 1); }
+
+TEST(CpuLoad, BusyChildProcessIsForeign) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    volatile unsigned long x = 0;
+    for (;;) x = x + 1;  // spins until killed
+  }
+  const double busy = foreign_after(350);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  // The child keeps one core busy: at least most of a core is foreign (more if others run).
+  EXPECT_GE(busy, 0.6);
+  EXPECT_FALSE(spare_cores_for(usable_cores() + 1));  // never more threads than cores
+}
+
+// Busy seconds of all cores since boot, from /proc/stat's first line (as the library reads it).
+double machine_busy_seconds() {
+  std::FILE* f = std::fopen("/proc/stat", "r");
+  if (!f) return -1;
+  unsigned long long v[8] = {};
+  const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                            &v[3], &v[4], &v[5], &v[6], &v[7]);
+  std::fclose(f);
+  if (n < 4) return -1;
+  return static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) /
+         static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+TEST(CpuLoad, OwnThreadsAreNotForeign) {
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    volatile unsigned long x = 0;
+    while (!stop.load(std::memory_order_relaxed)) x = x + 1;
+  });
+  (void)foreign_after(150);  // a sample boundary inside the spinning window
+  const double b0 = machine_busy_seconds(), c0 = process_cpu_seconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  const double foreign = foreign_after(250);
+  const double b1 = machine_busy_seconds(), c1 = process_cpu_seconds();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stop = true;
+  spinner.join();
+  if (b0 < 0) GTEST_SKIP() << "/proc/stat unreadable";
+  // The whole machine was busy `all` cores' worth, this process `own` of them (the spinner):
+  // the foreign share leaves `own` out. Tolerance: the library's sample windows are not this
+  // window, and other processes' load may change in between.
+  const double all = (b1 - b0) / wall, own = (c1 - c0) / wall;
+  EXPECT_LE(foreign, all - 0.5 * own + 0.1) << "machine busy " << all << " cores, own " << own;
+  EXPECT_GE(foreign, 0.0);
+}
+
+}  // namespace
+}  // namespace tierjit::support
