@@ -1,7 +1,8 @@
 // Process-wide pool of large tensor buffers (see buffer_pool.h): size classes of 8 per power of
 // two (at most 12.5% rounding), a deque of kept buffers per class (reuse takes the newest of the
 // smallest class that fits, up to 2x the request; the budget evicts the oldest kept anywhere),
-// one mutex.
+// one mutex. Small buffers: a per-thread cache of aligned_alloc'd buffers in size classes (64-byte
+// steps up to 1 KiB, then 4 per power of two), bounded in bytes, freed when the thread exits.
 #include "support/buffer_pool.h"
 
 #include <sys/mman.h>
@@ -88,14 +89,108 @@ void* map_bytes(size_t bytes) {
   return p;
 }
 
+// ---- per-thread cache of small buffers ------------------------------------------------------
+
+constexpr size_t kSmallStep = 64;           // classes 64, 128, ..., 1024 bytes
+constexpr int kSmallLinearClasses = 16;     // ... then 4 per power of two, 1280 .. 128 KiB
+constexpr int kSmallStepsPerOctave = 4;
+constexpr int kSmallFirstOctave = 10;       // 2^10 = 1 KiB, the last linear class
+constexpr int kSmallClasses =
+    kSmallLinearClasses + (kMinOctave - kSmallFirstOctave) * kSmallStepsPerOctave;
+constexpr int kSmallSlots = 32;             // kept buffers per class at most
+
+/// Size class of a small request (bytes < kPooledMinBytes) and its size (a multiple of 64).
+int small_class_of(size_t bytes, size_t* class_bytes) {
+  if (bytes <= kSmallStep * kSmallLinearClasses) {
+    const size_t steps = std::max<size_t>((bytes + kSmallStep - 1) / kSmallStep, 1);
+    *class_bytes = steps * kSmallStep;
+    return static_cast<int>(steps) - 1;
+  }
+  const int octave = std::bit_width(bytes - 1) - 1;  // 2^octave < bytes <= 2^(octave+1)
+  const size_t step = (size_t{1} << octave) / kSmallStepsPerOctave;
+  const size_t steps = (bytes + step - 1) / step;  // 5..8 steps of 2^octave / 4
+  *class_bytes = steps * step;
+  return kSmallLinearClasses + (octave - kSmallFirstOctave) * kSmallStepsPerOctave +
+         static_cast<int>(steps) - kSmallStepsPerOctave - 1;
+}
+
+struct SmallCache {
+  std::array<std::array<void*, kSmallSlots>, kSmallClasses> slots;
+  std::array<uint8_t, kSmallClasses> count{};
+  SmallBufferCacheStats stats;
+
+  void release() {
+    for (int c = 0; c < kSmallClasses; ++c) {
+      for (int i = 0; i < count[c]; ++i) std::free(slots[c][i]);
+      count[c] = 0;
+    }
+    stats.kept_bytes = 0;
+    stats.kept_buffers = 0;
+  }
+};
+
+// The calling thread's cache: created on first use, released when the thread exits. Afterwards
+// (tensors freed by later thread-exit or static destructors) small buffers go straight to free().
+thread_local bool t_small_cache_gone = false;
+
+struct SmallCacheHolder {
+  SmallCache* cache = new SmallCache;
+  ~SmallCacheHolder() {
+    cache->release();
+    delete cache;
+    t_small_cache_gone = true;
+  }
+};
+
+SmallCache* small_cache() {
+  if (t_small_cache_gone) return nullptr;
+  thread_local SmallCacheHolder holder;
+  return holder.cache;
+}
+
+void* small_alloc(size_t bytes) {
+  size_t class_bytes = 0;
+  const int c = small_class_of(bytes, &class_bytes);
+  if (SmallCache* sc = small_cache()) {
+    if (sc->count[c] > 0) {
+      ++sc->stats.hits;
+      --sc->stats.kept_buffers;
+      sc->stats.kept_bytes -= class_bytes;
+      return sc->slots[c][--sc->count[c]];
+    }
+    ++sc->stats.misses;
+  }
+  void* p = std::aligned_alloc(64, class_bytes);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void small_free(void* p, size_t bytes) {
+  size_t class_bytes = 0;
+  const int c = small_class_of(bytes, &class_bytes);
+  SmallCache* sc = small_cache();
+  if (sc && sc->count[c] < kSmallSlots && sc->stats.kept_bytes + class_bytes <= kSmallCacheBytesPerThread) {
+    sc->slots[c][sc->count[c]++] = p;
+    sc->stats.kept_bytes += class_bytes;
+    ++sc->stats.kept_buffers;
+    return;
+  }
+  std::free(p);
+}
+
 }  // namespace
 
+SmallBufferCacheStats small_buffer_cache_stats() {
+  SmallCache* sc = small_cache();
+  return sc ? sc->stats : SmallBufferCacheStats{};
+}
+
+void small_buffer_cache_release() {
+  if (SmallCache* sc = small_cache()) sc->release();
+}
+
 void* buffer_alloc(size_t bytes) {
-  if (bytes < kPooledMinBytes) {
-    void* p = std::aligned_alloc(64, std::max<size_t>((bytes + 63) / 64 * 64, 64));
-    if (!p) throw std::bad_alloc();
-    return p;
-  }
+  if (bytes < kPooledMinBytes) return small_alloc(bytes);
   size_t class_bytes = 0;
   const int c = class_of(bytes, &class_bytes);
   if (c < 0) return map_bytes(class_bytes);
@@ -125,7 +220,7 @@ void* buffer_alloc(size_t bytes) {
 void buffer_free(void* p, size_t bytes) {
   if (!p) return;
   if (bytes < kPooledMinBytes) {
-    std::free(p);
+    small_free(p, bytes);
     return;
   }
   size_t class_bytes = 0;

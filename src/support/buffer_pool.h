@@ -11,18 +11,40 @@
 
 namespace tierjit::support {
 
-/// Requests of at least this many bytes are pooled; smaller ones use aligned_alloc.
+/// Requests of at least this many bytes are pooled; smaller ones come from the calling thread's
+/// small-buffer cache (below), else aligned_alloc.
 inline constexpr size_t kPooledMinBytes = size_t{128} << 10;
+
+/// Free small buffers (< kPooledMinBytes) each thread keeps for reuse, bytes at most.
+inline constexpr size_t kSmallCacheBytesPerThread = size_t{2} << 20;
 
 /// A buffer of at least `bytes` bytes, 64-byte aligned (page-aligned when pooled): the most
 /// recently kept buffer of the smallest size class that has one, from the request's class up to
 /// twice its size (8 classes per power of two), else a fresh mapping (zero pages, faulted in on
-/// first touch). Throws std::bad_alloc when the system has no memory.
+/// first touch). Below kPooledMinBytes: the last buffer of the request's size class (64-byte
+/// steps up to 1 KiB, then 4 classes per power of two) that this thread freed and kept, else
+/// aligned_alloc of the class's size. Size 0 gets a 64-byte buffer. Throws std::bad_alloc when
+/// the system has no memory.
 void* buffer_alloc(size_t bytes);
 
-/// Returns a buffer from buffer_alloc(bytes) (the same `bytes`). It is kept for reuse while the
-/// kept bytes stay within the budget (see buffer_pool_stats), else unmapped. Thread-safe.
+/// Returns a buffer from buffer_alloc(bytes) (the same `bytes`), from any thread. A pooled one is
+/// kept for reuse while the kept bytes stay within the budget (see buffer_pool_stats), else
+/// unmapped. A small one is kept by the calling thread's cache while it holds at most 32 of its
+/// class and kSmallCacheBytesPerThread bytes, else freed; a thread's cache is freed when the
+/// thread exits. Thread-safe.
 void buffer_free(void* p, size_t bytes);
+
+/// The calling thread's small-buffer cache (buffers below kPooledMinBytes).
+struct SmallBufferCacheStats {
+  uint64_t hits = 0;         ///< small buffer_alloc calls served by a kept buffer
+  uint64_t misses = 0;       ///< ... served by aligned_alloc
+  size_t kept_bytes = 0;     ///< free buffers kept now (size classes), <= kSmallCacheBytesPerThread
+  size_t kept_buffers = 0;
+};
+SmallBufferCacheStats small_buffer_cache_stats();
+
+/// Frees every small buffer the calling thread's cache keeps.
+void small_buffer_cache_release();
 
 struct BufferPoolStats {
   uint64_t pooled_allocs = 0;  ///< buffer_alloc calls served by the pool (>= kPooledMinBytes)

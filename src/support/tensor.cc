@@ -16,14 +16,12 @@ namespace tierjit {
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
+  bool saturated = false;  // a zero dim still makes the product 0
   for (int64_t d : shape) {
     if (d == 0) return 0;
+    saturated = saturated || __builtin_mul_overflow(n, d, &n);
   }
-  for (int64_t d : shape) {
-    if (d > 0 && n > std::numeric_limits<int64_t>::max() / d) return std::numeric_limits<int64_t>::max();
-    n *= d;
-  }
-  return n;
+  return saturated ? std::numeric_limits<int64_t>::max() : n;
 }
 
 std::string shape_to_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
