@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "interp/kernels/conv_fusion.h"
 #include "interp/registry.h"
 #include "support/check.h"
 
@@ -29,6 +30,9 @@ Status KernelContext::check_size(DType dtype, const Shape& shape) const {
 
 Expected<Tensor*> KernelContext::output(size_t i, DType dtype, Shape shape) {
   TJ_CHECK(i < outputs_.size());
+  // Preset by the executor (an activation fused in place after a Conv): reuse it.
+  if (outputs_[i].defined() && outputs_[i].dtype() == dtype && outputs_[i].shape() == shape)
+    return &outputs_[i];
   TJ_RETURN_IF_ERROR(check_size(dtype, shape));
   outputs_[i] = Tensor::empty(dtype, std::move(shape));
   return &outputs_[i];
@@ -106,6 +110,103 @@ Status run_node(const ir::Node& node, Frame& frame, const ExecOptions& options,
   return Status();
 }
 
+// ---- Conv + activation fusion ------------------------------------------------------------------
+// A Conv whose only output has exactly one use, by an activation node later in the same node
+// list (conv_fusion_for() says which activations and how), is not a graph output and is read by
+// no subgraph, runs together with that activation at the Conv's position: the activation's
+// other inputs are constants, so it can run there. The Conv's output value then holds the
+// activation's output tensor (same shape and dtype; only shapes are read from it afterwards, e.g.
+// by a recording), and the activation node is skipped when reached.
+
+bool has_subgraphs(const ir::Graph& g) {
+  for (const auto& n : g.nodes())
+    for (const auto& [name, a] : n->attributes())
+      if (a.g || !a.graphs.empty()) return true;
+  return false;
+}
+
+// fused[i] = index of the activation fused into Conv nodes[i], kSkip for that activation,
+// -1 otherwise; empty when nothing fuses.
+constexpr int kSkip = -2;
+
+void plan_conv_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& g,
+                      std::vector<int>& fused) {
+  fused.clear();
+  int subgraphs = -1;  // unknown until a candidate needs it
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node& conv = *nodes[i];
+    if (conv.op() != ir::OpKind::Conv || conv.num_outputs() != 1) continue;
+    const ir::Value* v = conv.output(0);
+    if (!v || v->users().size() != 1) continue;
+    const ir::Node* act = v->users()[0];
+    if (act->input(0) != v || !conv_fusion_for(*act)) continue;
+    bool other_use = false;
+    for (size_t k = 1; k < act->num_inputs(); ++k) other_use = other_use || act->input(k) == v;
+    if (other_use || std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end())
+      continue;
+    size_t j = i + 1;
+    while (j < nodes.size() && nodes[j] != act) ++j;
+    if (j == nodes.size()) continue;
+    if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
+    if (subgraphs) return;  // captures are not in users(): keep it simple, fuse nothing
+    if (fused.empty()) fused.assign(nodes.size(), -1);
+    fused[i] = static_cast<int>(j);
+    fused[j] = kSkip;
+  }
+}
+
+// Runs Conv `conv` and activation `act` fused (see above).
+Status run_conv_fused(const ir::Node& conv, const ir::Node& act, Frame& frame,
+                      const ExecOptions& options, const SubgraphRunner& runner,
+                      std::vector<const Tensor*>& in_ptrs, std::vector<Tensor>& outs) {
+  const std::optional<ConvFusion> f = conv_fusion_for(act);
+  in_ptrs.clear();
+  for (ir::Value* v : conv.inputs()) in_ptrs.push_back(v ? &frame.values[v->id()] : nullptr);
+  outs.assign(1, Tensor());
+  bool applied = false;
+  {
+    KernelContext ctx(conv, in_ptrs, outs, options, &runner);
+    if (f->mode == ConvFusion::Mode::kPostOp) {
+      TJ_ASSIGN_OR_RETURN(applied, nn::run_conv_with_post_op(ctx, f->post));
+    } else {
+      KernelFn fn = KernelRegistry::global().find(conv.op());
+      if (!fn) return unsupported("{}: no tier-0 kernel", conv.describe());
+      TJ_RETURN_IF_ERROR(fn(ctx));
+    }
+  }
+  if (!outs[0].defined()) return internal_error("{}: kernel produced no output 0", conv.describe());
+  Tensor y = std::move(outs[0]);
+  if (!applied) {
+    // The activation's kernel, writing over the Conv's output (preset output 0).
+    KernelFn fn = KernelRegistry::global().find(act.op());
+    if (!fn) return unsupported("{}: no tier-0 kernel", act.describe());
+    in_ptrs.clear();
+    in_ptrs.push_back(&y);
+    for (size_t k = 1; k < act.num_inputs(); ++k)
+      in_ptrs.push_back(act.input(k) ? &frame.values[act.input(k)->id()] : nullptr);
+    outs.assign(1, y);
+    KernelContext ctx(act, in_ptrs, outs, options, &runner);
+    TJ_RETURN_IF_ERROR(fn(ctx));
+    if (!outs[0].defined()) return internal_error("{}: kernel produced no output 0", act.describe());
+    y = std::move(outs[0]);
+  }
+  frame.values[conv.output(0)->id()] = y;
+  frame.values[act.output(0)->id()] = std::move(y);
+  return Status();
+}
+
+// Runs nodes[ni], or its fused pair, or nothing for a fused activation.
+Status run_planned(std::span<const ir::Node* const> nodes, size_t ni, const std::vector<int>& fused,
+                   Frame& frame, const ExecOptions& options, const SubgraphRunner& runner,
+                   std::vector<const Tensor*>& in_ptrs, std::vector<Tensor>& outs) {
+  const int f = fused.empty() ? -1 : fused[ni];
+  if (f == kSkip) return Status();
+  if (f >= 0)
+    return run_conv_fused(*nodes[ni], *nodes[static_cast<size_t>(f)], frame, options, runner,
+                          in_ptrs, outs);
+  return run_node(*nodes[ni], frame, options, runner, in_ptrs, outs);
+}
+
 }  // namespace
 
 void init_frame(Frame& frame, const ir::Graph& graph) {
@@ -127,8 +228,10 @@ Status run_nodes(std::span<const ir::Node* const> nodes, Frame& frame, const Exe
   };
   std::vector<const Tensor*> in_ptrs;
   std::vector<Tensor> outs;
-  for (const ir::Node* node : nodes)
-    TJ_RETURN_IF_ERROR(run_node(*node, frame, options, runner, in_ptrs, outs));
+  std::vector<int> fused;
+  if (frame.graph) plan_conv_fusion(nodes, *frame.graph, fused);
+  for (size_t ni = 0; ni < nodes.size(); ++ni)
+    TJ_RETURN_IF_ERROR(run_planned(nodes, ni, fused, frame, options, runner, in_ptrs, outs));
   return Status();
 }
 
@@ -187,8 +290,12 @@ Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tens
   };
   std::vector<const Tensor*> in_ptrs;
   std::vector<Tensor> outs;
+  std::vector<const ir::Node*> node_ptrs(nodes.size());
+  for (size_t ni = 0; ni < nodes.size(); ++ni) node_ptrs[ni] = nodes[ni].get();
+  std::vector<int> fused;
+  plan_conv_fusion(node_ptrs, graph, fused);
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
-    TJ_RETURN_IF_ERROR(run_node(*nodes[ni], frame, options, runner, in_ptrs, outs));
+    TJ_RETURN_IF_ERROR(run_planned(node_ptrs, ni, fused, frame, options, runner, in_ptrs, outs));
     for (ir::Value* v : nodes[ni]->inputs())
       if (v && last_use[v->id()] == static_cast<int>(ni) && !v->is_constant())
         frame.values[v->id()] = Tensor();

@@ -1,6 +1,9 @@
 // Tier-0 executor: runs a Graph node by node with the reference kernels of the op registry.
 // Frees each intermediate after its last use. Subgraphs (If/Loop/Scan bodies) run through the
 // same function with the calling frame as parent, so their outer-scope reads resolve.
+// A float32 Conv whose only use is an activation later in the same node list (Relu, Clip,
+// LeakyRelu, Sigmoid, Tanh; interp/kernels/conv_fusion.h) runs fused with it, bit-identical to
+// the two kernels apart; the Conv's output value then holds the activation's output tensor.
 #pragma once
 
 #include <span>

@@ -52,6 +52,8 @@ class KernelContext {
   bool wants_output(size_t i) const { return i < outputs_.size() && node_.output(i) != nullptr; }
 
   /// Allocates output i (uninitialized) after checking its size against the memory limit.
+  /// If the executor preset output i to a tensor of this dtype and shape (an activation run in
+  /// place on a Conv's output, executor.cc), returns that tensor instead.
   Expected<Tensor*> output(size_t i, DType dtype, Shape shape);
   /// Sets output i to an existing tensor (e.g. a view of an input: Reshape, Identity).
   void set_output(size_t i, Tensor t) { outputs_[i] = std::move(t); }

@@ -55,17 +55,19 @@ struct ConvKey {
   ConvGeometry g;
   bool has_bias;
   int threads = 1;  // a primitive runs with the OpenMP thread count it was created with
+  ConvPostOp post;  // baked into the primitive (oneDNN 2.x post-op parameters are not runtime)
   bool operator<(const ConvKey& o) const {
     auto tie = [](const ConvKey& k) {
       return std::tie(k.g.batch, k.g.in_channels, k.g.out_channels, k.g.group, k.g.in_spatial,
                       k.g.out_spatial, k.g.kernel, k.g.strides, k.g.dilations, k.g.pad_begin,
-                      k.g.pad_end, k.has_bias, k.threads);
+                      k.g.pad_end, k.has_bias, k.threads, k.post.kind, k.post.alpha,
+                      k.post.beta);
     };
     return tie(*this) < tie(o);
   }
 };
 
-std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias) {
+std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const ConvPostOp& post) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   const size_t rank = g.in_spatial.size() + 2;
@@ -99,6 +101,13 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias) {
                                     dst_q, strides, dil, pad_l, pad_r);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (post.kind != ConvPostOp::Kind::kNone) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, post.kind == ConvPostOp::Kind::kClip ? dnnl::algorithm::eltwise_clip
+                                                                   : dnnl::algorithm::eltwise_relu,
+                       post.alpha, post.beta);
+    attr.set_post_ops(ops);
+  }
   dnnl::convolution_forward::primitive_desc pd(d, attr, cpu_engine());
   e->scratch_md = pd.scratchpad_desc();
   e->src_md = pd.src_desc();
@@ -115,14 +124,20 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias) {
 
 Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
                      const Tensor* constant_w, const float* bias, float* y, int threads) {
+  return dnnl_conv_f32(g, x, w, constant_w, bias, y, threads, ConvPostOp{});
+}
+
+Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
+                     const Tensor* constant_w, const float* bias, float* y, int threads,
+                     const ConvPostOp& post) {
   static PrimitiveCache<ConvKey, ConvEntry> cache(kPrimitiveCacheEntries);
   int64_t macs = g.batch * g.out_channels * (g.in_channels / g.group);
   for (size_t i = 0; i < g.kernel.size(); ++i) macs *= g.kernel[i] * g.out_spatial[i];
   const int used_threads = parallel_threads(macs, threads);
   set_dnnl_threads(used_threads);
   try {
-    ConvKey key{g, bias != nullptr, used_threads};
-    std::shared_ptr<ConvEntry> e = cache.get(key, [&] { return make_conv(g, bias != nullptr); });
+    ConvKey key{g, bias != nullptr, used_threads, post};
+    std::shared_ptr<ConvEntry> e = cache.get(key, [&] { return make_conv(g, bias != nullptr, post); });
     dnnl::engine& eng = cpu_engine();
     dnnl::stream s(eng);
     dnnl::memory user_src(e->user_src_md, eng, const_cast<float*>(x));

@@ -68,11 +68,30 @@ struct ConvGeometry {
   bool operator==(const ConvGeometry&) const = default;
 };
 
+/// An elementwise activation oneDNN applies to each convolution output before storing it (an
+/// eltwise post-op), so Conv followed by that activation is one pass over the output (tier 0's
+/// Conv + activation fusion, interp/kernels/conv_fusion.h). Only forms whose oneDNN result equals
+/// tier 0's activation kernel bit for bit, NaN and signed zeros included, are offered:
+/// kClip: min(max(y, alpha), beta), NaN -> alpha (oneDNN eltwise_clip; Relu is alpha = 0,
+///   beta = +inf, matching tier 0's Relu, which maps NaN and -0 to +0).
+/// kLeakyRelu: y > 0 ? y : alpha * y with alpha > 0 (oneDNN eltwise_relu; NaN stays NaN).
+struct ConvPostOp {
+  enum class Kind : uint8_t { kNone, kClip, kLeakyRelu };
+  Kind kind = Kind::kNone;
+  float alpha = 0, beta = 0;
+  bool operator==(const ConvPostOp&) const = default;
+};
+
 /// y = conv(x, w) + bias (bias may be nullptr), float32 via a cached oneDNN primitive.
 /// `constant_w`, when non-null, is the weight tensor (holding `w`) and promises that its
 /// contents never change (a graph initializer): its reordered copy is then cached across calls.
 /// Requires every dim > 0. Errors: oneDNN failures as kInternal.
 Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
                      const Tensor* constant_w, const float* bias, float* y, int threads);
+
+/// As above with `post` applied to every output element (ConvPostOp; kNone: none).
+Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
+                     const Tensor* constant_w, const float* bias, float* y, int threads,
+                     const ConvPostOp& post);
 
 }  // namespace tierjit::interp::nn

@@ -1,0 +1,41 @@
+// Tier-0 Conv + activation fusion: which activation nodes may run inside the Conv that feeds
+// them, and the Conv entry point that applies one as a oneDNN post-op. The executor
+// (interp/executor.cc) finds the pairs; results equal the unfused kernels bit for bit.
+#pragma once
+
+#include <optional>
+
+#include "interp/kernel.h"
+#include "interp/kernels/dnnl_util.h"
+
+namespace tierjit::interp {
+
+/// How an activation node fuses with the Conv producing its input 0.
+/// kPostOp: oneDNN applies `post` while storing the convolution (one pass over the output).
+/// kInPlace: the activation's own tier-0 kernel runs right after the Conv, writing into the
+///   Conv's output buffer (no second tensor; used where oneDNN's version of the activation
+///   differs from tier 0's: Clip keeps NaN at tier 0 but oneDNN's clip maps it to min; oneDNN's
+///   logistic and tanh use other approximations and do not keep NaN).
+struct ConvFusion {
+  enum class Mode { kPostOp, kInPlace };
+  Mode mode = Mode::kInPlace;
+  nn::ConvPostOp post;
+};
+
+/// The fusion of activation node `act` into a preceding Conv, or nullopt if it has none.
+/// Fusible (ONNX opsets <= 17): Relu (post-op clip [0, +inf]); LeakyRelu with alpha > 0
+/// (post-op; alpha <= 0 or NaN in place); Clip (any opset, min/max absent or constants; in
+/// place); Sigmoid and Tanh (in place). Every input but input 0 must be absent or a constant.
+/// Static: the Conv's dtype and path are checked when it runs (run_conv_with_post_op).
+std::optional<ConvFusion> conv_fusion_for(const ir::Node& act);
+
+namespace nn {
+
+/// Runs the Conv node ctx.node() (as its tier-0 kernel does) with `post` applied to the output
+/// when the convolution runs on oneDNN with float32 data; returns whether `post` was applied.
+/// When false, output 0 holds the plain convolution and the caller runs the activation.
+/// Errors: as the Conv kernel.
+Expected<bool> run_conv_with_post_op(KernelContext& ctx, const ConvPostOp& post);
+
+}  // namespace nn
+}  // namespace tierjit::interp
