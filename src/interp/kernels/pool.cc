@@ -81,46 +81,102 @@ Expected<PoolSetup> setup_pool(const KernelContext& ctx, const Tensor& x, bool c
   return s;
 }
 
-// One kernel row of a 2x2 stride-2 max pool for columns j in [j0, j1): folds row[2j] then
-// row[2j + 1] into a[j] (a[j] = row[2j] first when `first`), in the tap order of the scalar loop;
-// _mm256_max_ps(v, a) is exactly `v > a ? v : a`, NaN included. 8 columns at a time, the last
-// (partial) group as an overlapping full group: the step is idempotent (folding the same two taps
-// again leaves a[j] unchanged), so overlapped columns stay exact. Rows of 4-7 columns use 4 lanes.
-// Reads stay below row[2 * j1], which the caller keeps within the image row. Returns the first
-// column not done (j0 when the row has fewer than 4 columns).
-int64_t max_k2s2_row(const float* row, float* a, int64_t j0, int64_t j1, bool first) {
-  const int64_t n = j1 - j0;
-  if (n >= 8) {
-    auto group = [&](int64_t j) {
-      const __m256 lo = _mm256_loadu_ps(row + 2 * j), hi = _mm256_loadu_ps(row + 2 * j + 8);
-      // shuffle: [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6]; permute the 64-bit pairs into order.
-      auto order = [](__m256 v) {
-        const __m256d pairs = _mm256_castps_pd(v);
-        return _mm256_castpd_ps(_mm256_permute4x64_pd(pairs, _MM_SHUFFLE(3, 1, 2, 0)));
-      };
-      const __m256 even = order(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
-      const __m256 odd = order(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
-      const __m256 acc = first ? even : _mm256_max_ps(even, _mm256_loadu_ps(a + j));
-      _mm256_storeu_ps(a + j, _mm256_max_ps(odd, acc));
+// ---- float32 window rows of width 2 or 3, stride 1 or 2, no dilation (AVX2) ----------------------
+// One output row's interior columns (whole window row in bounds) computed in registers: for each
+// group of 8 (or 4) adjacent outputs, the taps of every window row are loaded as vectors and
+// folded in the row-major tap order of the scalar loop (max: _mm256_max_ps(v, a) is exactly
+// `v > a ? v : a`, NaN included; average: 0 + t0 + t1 + ... then / n), so results are bit for bit
+// those of the per-column loop. A partial last group is redone as an overlapping full group
+// (it rewrites equal values).
+
+struct Lanes8 {
+  using R = __m256;
+  static constexpr int64_t kLanes = 8;
+  static R load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
+  static R max(R v, R a) { return _mm256_max_ps(v, a); }
+  static R add(R a, R b) { return _mm256_add_ps(a, b); }
+  static R div(R a, R b) { return _mm256_div_ps(a, b); }
+  static R set1(float v) { return _mm256_set1_ps(v); }
+  // p[0..15] -> even = p[0], p[2], ..., p[14]; odd = p[1], p[3], ..., p[15].
+  static void deinterleave(const float* p, R& even, R& odd) {
+    const R lo = load(p), hi = load(p + 8);
+    auto order = [](R v) {  // [a0 a2 b0 b2 | a4 a6 b4 b6] -> [a0 a2 a4 a6 | b0 b2 b4 b6]
+      return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
     };
-    int64_t j = j0;
-    for (; j + 8 <= j1; j += 8) group(j);
-    if (j < j1) group(j1 - 8);
-    return j1;
+    even = order(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+    odd = order(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
   }
-  if (n >= 4) {
-    auto group = [&](int64_t j) {
-      const __m128 lo = _mm_loadu_ps(row + 2 * j), hi = _mm_loadu_ps(row + 2 * j + 4);
-      const __m128 even = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
-      const __m128 odd = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
-      const __m128 acc = first ? even : _mm_max_ps(even, _mm_loadu_ps(a + j));
-      _mm_storeu_ps(a + j, _mm_max_ps(odd, acc));
-    };
-    group(j0);
-    group(j1 - 4);
-    return j1;
+};
+
+struct Lanes4 {
+  using R = __m128;
+  static constexpr int64_t kLanes = 4;
+  static R load(const float* p) { return _mm_loadu_ps(p); }
+  static void store(float* p, R v) { _mm_storeu_ps(p, v); }
+  static R max(R v, R a) { return _mm_max_ps(v, a); }
+  static R add(R a, R b) { return _mm_add_ps(a, b); }
+  static R div(R a, R b) { return _mm_div_ps(a, b); }
+  static R set1(float v) { return _mm_set1_ps(v); }
+  static void deinterleave(const float* p, R& even, R& odd) {
+    const R lo = load(p), hi = load(p + 4);
+    even = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    odd = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
   }
-  return j0;
+};
+
+// Outputs [j, j + lanes) of one output row. rows[r] + c is input column c - pw of window row r.
+// Reads columns j * kSw + [0, (lanes - 1) * kSw + kKw) of each row only.
+template <class V, int kKw, int kSw, bool kMax>
+typename V::R window_group(const float* const* rows, int64_t nrows, int64_t j) {
+  typename V::R acc{};
+  for (int64_t r = 0; r < nrows; ++r) {
+    const float* base = rows[r] + j * kSw;
+    typename V::R taps[kKw];
+    if constexpr (kSw == 1) {
+      for (int t = 0; t < kKw; ++t) taps[t] = V::load(base + t);
+    } else {
+      V::deinterleave(base, taps[0], taps[1]);
+      if constexpr (kKw == 3) {
+        typename V::R skip;
+        V::deinterleave(base + 1, skip, taps[2]);  // odd lanes of base[1..]: base[2], base[4], ...
+      }
+    }
+    for (int t = 0; t < kKw; ++t) {
+      if (r == 0 && t == 0) acc = kMax ? taps[0] : V::add(V::set1(0.0f), taps[0]);
+      else acc = kMax ? V::max(taps[t], acc) : V::add(acc, taps[t]);
+    }
+  }
+  return acc;
+}
+
+// y[j] for j in [j0, j1) (j1 - j0 >= V::kLanes); average divides by n.
+template <class V, int kKw, int kSw, bool kMax>
+void window_row(const float* const* rows, int64_t nrows, int64_t j0, int64_t j1, float n, float* y) {
+  auto one = [&](int64_t j) {
+    typename V::R v = window_group<V, kKw, kSw, kMax>(rows, nrows, j);
+    if constexpr (!kMax) v = V::div(v, V::set1(n));
+    V::store(y + j, v);
+  };
+  int64_t j = j0;
+  for (; j + V::kLanes <= j1; j += V::kLanes) one(j);
+  if (j < j1) one(j1 - V::kLanes);
+}
+
+using WindowRowFn = void (*)(const float* const*, int64_t, int64_t, int64_t, float, float*);
+
+template <class V, bool kMax>
+WindowRowFn pick_window_row(int64_t kw, int64_t sw) {
+  if (kw == 2) return sw == 1 ? window_row<V, 2, 1, kMax> : window_row<V, 2, 2, kMax>;
+  return sw == 1 ? window_row<V, 3, 1, kMax> : window_row<V, 3, 2, kMax>;
+}
+
+// The vector row function for this geometry and interior width, or nullptr.
+WindowRowFn window_row_for(bool is_max, int64_t kw, int64_t sw, int64_t dw, int64_t width) {
+  if (dw != 1 || (kw != 2 && kw != 3) || (sw != 1 && sw != 2) || width < 4) return nullptr;
+  if (width >= 8)
+    return is_max ? pick_window_row<Lanes8, true>(kw, sw) : pick_window_row<Lanes8, false>(kw, sw);
+  return is_max ? pick_window_row<Lanes4, true>(kw, sw) : pick_window_row<Lanes4, false>(kw, sw);
 }
 
 // 2-D max / average pooling without the generic window walk (the common CNN case).
@@ -138,7 +194,6 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
   // Each output still folds its taps in row-major order, so results equal the per-column loop's.
   const int64_t kw = s.win.kernel[1], sw = s.win.strides[1], dw = s.win.dilations[1],
                 pw = s.win.pad_begin[1];
-  [[maybe_unused]] const bool k2s2_max = is_max && kw == 2 && sw == 2 && dw == 1;
   int64_t j_lo = 0, j_hi = 0;
   if (!indices) {
     j_lo = std::min(ow, (pw + sw - 1) / sw);
@@ -146,34 +201,43 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
     j_hi = last < 0 ? 0 : std::min(ow, last / sw + 1);
     if (j_hi < j_lo) j_hi = j_lo;
   }
+  constexpr int64_t kMaxRows = 16;  // window rows the vector path takes (pointers on the stack)
+  WindowRowFn vec_row = nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    if (s.win.kernel[0] <= kMaxRows) vec_row = window_row_for(is_max, kw, sw, dw, j_hi - j_lo);
 #pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (work > (1 << 16))
   for (int64_t pl = 0; pl < s.planes; ++pl) {
     const T* xp = x + pl * ih * iw;
     T* yp = y + pl * oh * ow;
-    std::vector<C> acc(static_cast<size_t>(j_hi - j_lo));
+    std::vector<C> acc(vec_row ? 0 : static_cast<size_t>(j_hi - j_lo));
     for (int64_t i = 0; i < oh; ++i) {
       const int64_t h0 = ah.begin[i], h1 = ah.begin[i + 1];
       const bool fast = j_hi > j_lo && h1 > h0;
-      if (fast) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (fast && vec_row) {
+          const float* rows[kMaxRows];
+          for (int64_t th = h0; th < h1; ++th) rows[th - h0] = xp + ah.coords[th] * iw - pw;
+          const int64_t n = include_pad ? ah.padded[i] * kw : (h1 - h0) * kw;
+          vec_row(rows, h1 - h0, j_lo, j_hi, static_cast<float>(n), yp + i * ow);
+        }
+      }
+      if (fast && !vec_row) {
         C* a = acc.data() - j_lo;  // a[j] for j in [j_lo, j_hi)
         bool first = true;
         for (int64_t th = h0; th < h1; ++th) {
           const T* row = xp + ah.coords[th] * iw - pw;
-          int64_t jv = j_lo;  // columns [j_lo, jv) done by the AVX2 2x2-stride-2 max below
-          if constexpr (std::is_same_v<T, float>)
-            if (k2s2_max) jv = max_k2s2_row(row, a, j_lo, j_hi, first);
           for (int64_t t = 0; t < kw; ++t) {
             const T* r = row + t * dw;
             if (first) {
-              for (int64_t j = jv; j < j_hi; ++j)  // C(0) + v: a sum of -0 is +0, as below
+              for (int64_t j = j_lo; j < j_hi; ++j)  // C(0) + v: a sum of -0 is +0, as below
                 a[j] = is_max ? load(r[j * sw]) : C(0) + load(r[j * sw]);
             } else if (is_max) {
-              for (int64_t j = jv; j < j_hi; ++j) {
+              for (int64_t j = j_lo; j < j_hi; ++j) {
                 const C v = load(r[j * sw]);
                 a[j] = v > a[j] ? v : a[j];
               }
             } else {
-              for (int64_t j = jv; j < j_hi; ++j) a[j] += load(r[j * sw]);
+              for (int64_t j = j_lo; j < j_hi; ++j) a[j] += load(r[j * sw]);
             }
             first = false;
           }
