@@ -128,7 +128,8 @@ struct Lanes4 {
 // Outputs [j, j + lanes) of one output row. rows[r] + c is input column c - pw of window row r.
 // Reads columns j * kSw + [0, (lanes - 1) * kSw + kKw) of each row only.
 template <class V, int kKw, int kSw, bool kMax>
-typename V::R window_group(const float* const* rows, int64_t nrows, int64_t j) {
+[[gnu::always_inline]] inline typename V::R window_group(const float* const* rows, int64_t nrows,
+                                                         int64_t j) {
   typename V::R acc{};
   for (int64_t r = 0; r < nrows; ++r) {
     const float* base = rows[r] + j * kSw;
@@ -150,9 +151,16 @@ typename V::R window_group(const float* const* rows, int64_t nrows, int64_t j) {
   return acc;
 }
 
-// y[j] for j in [j0, j1) (j1 - j0 >= V::kLanes); average divides by n.
+// Window rows at most (row pointers on the stack).
+constexpr int64_t kMaxWindowRows = 16;
+
+// y[j] for j in [j0, j1) (j1 - j0 >= V::kLanes) of one output row whose window rows are input
+// rows hcoords[0..nrows) of plane x (width iw, left pad pw); average divides by n.
 template <class V, int kKw, int kSw, bool kMax>
-void window_row(const float* const* rows, int64_t nrows, int64_t j0, int64_t j1, float n, float* y) {
+void window_row(const float* x, int64_t iw, int64_t pw, const int64_t* hcoords, int64_t nrows,
+                int64_t j0, int64_t j1, float n, float* y) {
+  const float* rows[kMaxWindowRows];
+  for (int64_t r = 0; r < nrows; ++r) rows[r] = x + hcoords[r] * iw - pw;
   auto one = [&](int64_t j) {
     typename V::R v = window_group<V, kKw, kSw, kMax>(rows, nrows, j);
     if constexpr (!kMax) v = V::div(v, V::set1(n));
@@ -163,7 +171,8 @@ void window_row(const float* const* rows, int64_t nrows, int64_t j0, int64_t j1,
   if (j < j1) one(j1 - V::kLanes);
 }
 
-using WindowRowFn = void (*)(const float* const*, int64_t, int64_t, int64_t, float, float*);
+using WindowRowFn = void (*)(const float*, int64_t, int64_t, const int64_t*, int64_t, int64_t,
+                             int64_t, float, float*);
 
 template <class V, bool kMax>
 WindowRowFn pick_window_row(int64_t kw, int64_t sw) {
@@ -201,10 +210,9 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
     j_hi = last < 0 ? 0 : std::min(ow, last / sw + 1);
     if (j_hi < j_lo) j_hi = j_lo;
   }
-  constexpr int64_t kMaxRows = 16;  // window rows the vector path takes (pointers on the stack)
   WindowRowFn vec_row = nullptr;
   if constexpr (std::is_same_v<T, float>)
-    if (s.win.kernel[0] <= kMaxRows) vec_row = window_row_for(is_max, kw, sw, dw, j_hi - j_lo);
+    if (s.win.kernel[0] <= kMaxWindowRows) vec_row = window_row_for(is_max, kw, sw, dw, j_hi - j_lo);
 #pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (work > (1 << 16))
   for (int64_t pl = 0; pl < s.planes; ++pl) {
     const T* xp = x + pl * ih * iw;
@@ -215,10 +223,9 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
       const bool fast = j_hi > j_lo && h1 > h0;
       if constexpr (std::is_same_v<T, float>) {
         if (fast && vec_row) {
-          const float* rows[kMaxRows];
-          for (int64_t th = h0; th < h1; ++th) rows[th - h0] = xp + ah.coords[th] * iw - pw;
           const int64_t n = include_pad ? ah.padded[i] * kw : (h1 - h0) * kw;
-          vec_row(rows, h1 - h0, j_lo, j_hi, static_cast<float>(n), yp + i * ow);
+          vec_row(xp, iw, pw, ah.coords.data() + h0, h1 - h0, j_lo, j_hi, static_cast<float>(n),
+                  yp + i * ow);
         }
       }
       if (fast && !vec_row) {
