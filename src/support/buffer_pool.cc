@@ -169,7 +169,8 @@ void small_free(void* p, size_t bytes) {
   size_t class_bytes = 0;
   const int c = small_class_of(bytes, &class_bytes);
   SmallCache* sc = small_cache();
-  if (sc && sc->count[c] < kSmallSlots && sc->stats.kept_bytes + class_bytes <= kSmallCacheBytesPerThread) {
+  if (sc && sc->count[c] < kSmallSlots &&
+      sc->stats.kept_bytes + class_bytes <= kSmallCacheBytesPerThread) {
     sc->slots[c][sc->count[c]++] = p;
     sc->stats.kept_bytes += class_bytes;
     ++sc->stats.kept_buffers;

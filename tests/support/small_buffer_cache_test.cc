@@ -103,7 +103,8 @@ TEST(SmallBufferCache, KeptBytesAndBuffersAreBounded) {
   // Many large small buffers: at most kSmallCacheBytesPerThread bytes are kept.
   live.clear();
   const size_t bytes = 100 * 1024;  // 112 KiB class
-  for (size_t i = 0; i < 2 * kSmallCacheBytesPerThread / bytes; ++i) live.push_back(buffer_alloc(bytes));
+  for (size_t i = 0; i < 2 * kSmallCacheBytesPerThread / bytes; ++i)
+    live.push_back(buffer_alloc(bytes));
   for (void* p : live) buffer_free(p, bytes);
   const SmallBufferCacheStats s = small_buffer_cache_stats();
   EXPECT_LE(s.kept_bytes, kSmallCacheBytesPerThread);

@@ -327,19 +327,42 @@ void binary_apply(const A* a, const B* b, O* o, const BroadcastPlan<2>& p, int t
   }
 }
 
+/// True when `small` (leading 1s dropped) equals the trailing dims of `big`, rank(small) <=
+/// rank(big) and small has elements: `small` broadcasts to `big` as rows of numel(small).
+inline bool is_trailing_block(const Shape& small, const Shape& big) {
+  if (small.size() > big.size()) return false;
+  size_t s = 0;
+  while (s < small.size() && small[s] == 1) ++s;
+  const size_t n = small.size() - s;
+  return std::equal(small.begin() + static_cast<std::ptrdiff_t>(s), small.end(),
+                    big.end() - static_cast<std::ptrdiff_t>(n)) &&
+         shape_numel(small) > 0;
+}
+
 /// Broadcast plan of two shapes to their numpy broadcast; false if incompatible.
 inline bool plan_binary(const Shape& a, const Shape& b, Shape* out, BroadcastPlan<2>* plan) {
-  // Fast paths (the plans make_plan builds for them): equal shapes, and b one element of rank
-  // <= a's (a scalar constant) -- one run over every element.
+  // Fast paths without make_plan's temporaries, for the common cases: equal shapes, one operand
+  // a single element (a scalar constant), one operand a trailing block of the other (a bias
+  // row). Each plan walks the same elements as make_plan's (values do not depend on the plan).
   const bool same = a == b;
-  if (same || (b.size() <= a.size() && shape_numel(b) == 1)) {
-    *out = a;
+  const bool a_big = same || is_trailing_block(b, a);
+  if (a_big || is_trailing_block(a, b)) {
+    const Shape& big = a_big ? a : b;
+    const int64_t n = shape_numel(big), block = same ? n : shape_numel(a_big ? b : a);
+    *out = big;
     *plan = BroadcastPlan<2>();
-    const int64_t n = shape_numel(a);
-    if (n != 1) {  // one element: make_plan's plan (a run of 1, both strides 0)
+    if (n == 1) return true;  // one element: a run of 1 with both strides 0, as make_plan
+    if (block == 1 || block == n) {  // one run over every element
       plan->inner = n;
-      plan->inner_stride = {1, same ? 1 : 0};
+      plan->inner_stride = {a_big || block == n ? 1 : 0, !a_big || block == n ? 1 : 0};
+      return true;
     }
+    plan->inner = block;  // rows of `block` elements; the small operand restarts every row
+    plan->inner_stride = {1, 1};
+    plan->rows = n / block;
+    plan->outer = {plan->rows};
+    plan->outer_strides[0] = {a_big ? block : 0};
+    plan->outer_strides[1] = {a_big ? 0 : block};
     return true;
   }
   auto s = broadcast_shapes(a, b);

@@ -170,7 +170,8 @@ Status operand_values(const KernelContext& ctx, const Tensor& t, const char* wha
       return Status();
     }
   }
-  if (!broadcast_shapes(t.shape(), shape) || tr > rank || *broadcast_shapes(t.shape(), shape) != shape)
+  if (tr > rank || !broadcast_shapes(t.shape(), shape) ||
+      *broadcast_shapes(t.shape(), shape) != shape)
     return ctx.fail("{} shape {} does not broadcast to input 0 shape {}", what,
                     shape_to_string(t.shape()), shape_to_string(shape));
   const std::vector<int64_t> st = broadcast_strides(t.shape(), shape);
@@ -268,13 +269,8 @@ Status layer_norm_kernel(KernelContext& ctx) {
       }
     };
     const int64_t blocks = (v.outer + kRowBlock - 1) / kRowBlock;
-    const int threads = ctx.options().intra_op_threads;
-    if (threads > 1 && v.outer * R > kParallelWork) {
-#pragma omp parallel for num_threads(threads)
-      for (int64_t j = 0; j < blocks; ++j) block(j * kRowBlock);
-    } else {  // no OpenMP region: entering one costs ~0.3 us even when it runs on one thread
-      for (int64_t j = 0; j < blocks; ++j) block(j * kRowBlock);
-    }
+    parallel_for_if(v.outer * R > kParallelWork, ctx.options().intra_op_threads, blocks,
+                    [&](int64_t j) { block(j * kRowBlock); });
     auto write_stats = [](Tensor* t, const std::vector<double>& vals) {
       if (!t) return;
       for (size_t i = 0; i < vals.size(); ++i) {
@@ -332,6 +328,7 @@ Status write_channel_output(KernelContext& ctx, size_t k, DType dt,
 /// is_test, spatial and consumed_inputs otherwise ignored. Errors: operand sizes, rank < 2.
 Status batch_norm_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
+  const int threads = ctx.options().intra_op_threads;
   const ir::Node& node = ctx.node();
   if (x->rank() < 2)
     return ctx.fail("input 0 'X' must have rank >= 2 ([N, C, ...]), got shape {}",
@@ -362,18 +359,18 @@ Status batch_norm_kernel(KernelContext& ctx) {
     const T* xp = x->data<T>();
     std::vector<double> bmean(mean), bvar(var);
     if (training && N * S > 0) {
-#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (x->numel() > kParallelWork)
-      for (int64_t c = 0; c < C; ++c) row_stats(xp + c * S, N, C * S, S, bmean[c], bvar[c]);
+      parallel_for_if(x->numel() > kParallelWork, threads, C, [&](int64_t c) {
+        row_stats(xp + c * S, N, C * S, S, bmean[c], bvar[c]);
+      });
     }
     TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, x->dtype(), x->shape()));
     T* yp = y->data<T>();
-#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (x->numel() > kParallelWork)
-    for (int64_t nc = 0; nc < N * C; ++nc) {
+    parallel_for_if(x->numel() > kParallelWork, threads, N * C, [&](int64_t nc) {
       const int64_t c = nc % C;
       const double a = scale[c] / std::sqrt(bvar[c] + eps);
       affine_row(xp + nc * S, yp + nc * S, S, static_cast<CT>(a),
                  static_cast<CT>(bias[c] - bmean[c] * a));
-    }
+    });
     if (!extra_outputs) return Status();
     std::vector<double> rmean(mean), rvar(var);
     if (training) {
@@ -395,6 +392,7 @@ Status batch_norm_kernel(KernelContext& ctx) {
 /// Y = (X - mean_nc) / sqrt(var_nc + eps) * scale[c] + B[c], statistics over D1..Dk.
 Status instance_norm_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
+  const int threads = ctx.options().intra_op_threads;
   if (x->rank() < 2)
     return ctx.fail("input 0 'input' must have rank >= 2 ([N, C, ...]), got shape {}",
                     shape_to_string(x->shape()));
@@ -409,14 +407,13 @@ Status instance_norm_kernel(KernelContext& ctx) {
     const T* xp = x->data<T>();
     T* yp = y->data<T>();
     if (S == 0) return Status();
-#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (x->numel() > kParallelWork)
-    for (int64_t nc = 0; nc < N * C; ++nc) {
+    parallel_for_if(x->numel() > kParallelWork, threads, N * C, [&](int64_t nc) {
       const int64_t c = nc % C;
       double m, v;
       row_stats(xp + nc * S, 1, 0, S, m, v);
       const double a = scale[c] / std::sqrt(v + eps);
       affine_row(xp + nc * S, yp + nc * S, S, static_cast<CT>(a), static_cast<CT>(bias[c] - m * a));
-    }
+    });
     return Status();
   });
 }

@@ -227,8 +227,7 @@ void reduce_ori(const Op& op, const T* x, T* y, int64_t O, int64_t R, int64_t I,
     return;
   }
   if (I == 1) {
-#pragma omp parallel for num_threads(threads) if (O * R > kParallelWork)
-    for (int64_t o = 0; o < O; ++o) {
+    parallel_for_if(O * R > kParallelWork, threads, O, [&](int64_t o) {
       const T* row = x + o * R;
       double m = kNoShift;
       if constexpr (Op::kNeedsMax) {
@@ -236,7 +235,7 @@ void reduce_ori(const Op& op, const T* x, T* y, int64_t O, int64_t R, int64_t I,
         for (int64_t r = 0; r < R; ++r) m = max_shift(m, row[r]);
       }
       y[o] = op.finish(accumulate_row(op, row, R, m), R, m);
-    }
+    });
     return;
   }
   for_each_column_block(O, R, I, threads, [&](int64_t o, int64_t j0, int64_t jn) {
@@ -273,8 +272,7 @@ template <class Op, class T>
 void reduce_gather(const Op& op, const T* x, T* y, const std::vector<int64_t>& koff,
                    const std::vector<int64_t>& roff, int threads) {
   const int64_t K = static_cast<int64_t>(koff.size()), R = static_cast<int64_t>(roff.size());
-#pragma omp parallel for num_threads(threads) if (K * R > kParallelWork)
-  for (int64_t k = 0; k < K; ++k) {
+  parallel_for_if(K * R > kParallelWork, threads, K, [&](int64_t k) {
     const T* base = x + koff[k];
     double m = 0;
     if constexpr (Op::kNeedsMax) {
@@ -284,7 +282,7 @@ void reduce_gather(const Op& op, const T* x, T* y, const std::vector<int64_t>& k
     auto a = op.init();
     for (int64_t r = 0; r < R; ++r) a = op.step(a, base[roff[r]], m);
     y[k] = op.finish(a, R, m);
-  }
+  });
 }
 
 /// Reduces `x` over the axes marked in `reduce_mask` into `y` (already allocated, numel = product

@@ -98,12 +98,11 @@ inline constexpr int64_t kColumnBlock = 64;
 template <class F>
 inline void for_each_column_block(int64_t O, int64_t R, int64_t I, int threads, const F& body) {
   const int64_t blocks = (I + kColumnBlock - 1) / kColumnBlock;
-#pragma omp parallel for num_threads(threads) if (O * R * I > kParallelWork)
-  for (int64_t task = 0; task < O * blocks; ++task) {
+  parallel_for_if(O * R * I > kParallelWork, threads, O * blocks, [&](int64_t task) {
     const int64_t o = task / blocks;
     const int64_t j0 = (task % blocks) * kColumnBlock;
     body(o, j0, std::min(kColumnBlock, I - j0));
-  }
+  });
 }
 
 /// Offsets (in elements) of every index of the sub-shape `dims` (row-major), given their strides.

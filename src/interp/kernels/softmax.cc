@@ -20,8 +20,7 @@ template <SoftKind K, class T>
 void soft_rows(const T* x, T* y, int64_t O, int64_t R, int threads) {
   using C = ComputeOf<T>;
   constexpr bool kInPlace = std::is_same_v<T, C>;  // y can hold exp(x - m) between passes
-#pragma omp parallel for num_threads(threads) if (O * R > kParallelWork)
-  for (int64_t o = 0; o < O; ++o) {
+  parallel_for_if(O * R > kParallelWork, threads, O, [&](int64_t o) {
     const T* xr = x + o * R;
     T* yr = y + o * R;
     if constexpr (K == SoftKind::kHardmax) {
@@ -35,13 +34,13 @@ void soft_rows(const T* x, T* y, int64_t O, int64_t R, int threads) {
         }
       }
       for (int64_t r = 0; r < R; ++r) yr[r] = store_as<T>(C(r == arg ? 1 : 0));
-      continue;
+      return;
     }
     if constexpr (std::is_same_v<T, float> && K == SoftKind::kSoftmax) {  // vectorized
       const float m = vm::max_f32(xr, R);
       const float inv = static_cast<float>(1.0 / vm::exp_shifted_sum_f32(xr, m, yr, R));
       for (int64_t r = 0; r < R; ++r) yr[r] *= inv;
-      continue;
+      return;
     }
     C m = load_as<C>(xr[0]);
     bool nan = false;
@@ -68,7 +67,7 @@ void soft_rows(const T* x, T* y, int64_t O, int64_t R, int threads) {
       const C log_s = static_cast<C>(std::log(s));
       for (int64_t r = 0; r < R; ++r) yr[r] = store_as<T>((load_as<C>(xr[r]) - m) - log_s);
     }
-  }
+  });
 }
 
 /// y = f(x) along the middle axis of [O, R, I]; T the element type, C the compute type.

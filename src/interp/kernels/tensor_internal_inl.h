@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "interp/kernels/parallel_for.h"
+
 namespace tierjit::interp {
 
 template <class T>
@@ -45,8 +47,7 @@ void strided_copy(T* dst, std::vector<int64_t> dst_strides, const T* src,
   const bool runs = db == 1 && sb == 1;
   constexpr int64_t kTile = 32;
   const bool big = outer * a * b > (int64_t{1} << 17) && threads > 1;  // as kParallelWork
-#pragma omp parallel for num_threads(threads) if (big) schedule(static)
-  for (int64_t o = 0; o < outer; ++o) {
+  parallel_for_if(big, threads, outer, [&](int64_t o) {
     int64_t doff = 0, soff = 0, rem = o;
     for (size_t d = n - 2; d-- > 0;) {
       int64_t idx = rem % dims[d];
@@ -58,7 +59,7 @@ void strided_copy(T* dst, std::vector<int64_t> dst_strides, const T* src,
     const T* sp = src + soff;
     if (runs) {
       for (int64_t i = 0; i < a; ++i) copy_run(dp + i * da, sp + i * sa, b);
-      continue;
+      return;
     }
     for (int64_t i0 = 0; i0 < a; i0 += kTile) {
       const int64_t i1 = std::min(a, i0 + kTile);
@@ -71,7 +72,7 @@ void strided_copy(T* dst, std::vector<int64_t> dst_strides, const T* src,
         }
       }
     }
-  }
+  });
 }
 
 }  // namespace tierjit::interp
