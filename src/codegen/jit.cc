@@ -8,9 +8,17 @@
 #include <mutex>
 
 #include "codegen/codegen_internal.h"
+#include "support/cpu_load.h"
 
 // libgomp's entry for `#pragma omp parallel` (parallel For loops call it; see llvm_emit.cc).
 extern "C" void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
+
+// Team size for a kir::ForKind::kParallelWhenIdle loop, as GOMP_parallel's num_threads: 0 (the
+// default team) while no other process needs the spare cores, else 1 (run on the caller).
+extern "C" unsigned tierjit_idle_team_threads() {
+  const int team = omp_get_max_threads();
+  return team <= 1 || tierjit::support::spare_cores_for(team) ? 0 : 1;
+}
 
 namespace tierjit::codegen {
 
@@ -48,6 +56,7 @@ Expected<Jit*> Jit::instance() {
         {lljit->mangleAndIntern("GOMP_parallel"), sym(&GOMP_parallel)},
         {lljit->mangleAndIntern("omp_get_thread_num"), sym(&omp_get_thread_num)},
         {lljit->mangleAndIntern("omp_get_num_threads"), sym(&omp_get_num_threads)},
+        {lljit->mangleAndIntern("tierjit_idle_team_threads"), sym(&tierjit_idle_team_threads)},
     };
     if (llvm::Error err =
             lljit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(omp)))) {

@@ -6,6 +6,7 @@
 // ~K * 2^-24 * sum |a_k b_k| in the worst case; with |a|, |b| < 1 we use atol = 1e-6 * K plus
 // rtol = 1e-4 (observed errors are ~100x smaller). Epilogues with erf/tanh add codegen's few ulp.
 #include "lower_test_util.h"
+#include "support/cpu_load.h"
 
 namespace tierjit::lower_testing {
 namespace {
@@ -287,6 +288,28 @@ TEST(LowerMatMul, TwoThreads) {
   expect_all_levels_match(b.g, {random_f32({3, 1000}, 8)}, o);
 }
 
+// Mid-sized products (2^16 .. 2^22 multiply-adds) run their parallel_when_idle loop on two
+// threads while the cores are idle and on one while they are busy: the same values either way
+// (the machine's load is forced with support::override_foreign_busy_cores).
+TEST(LowerMatMul, ParallelWhenIdleLoopsMatchTier0IdleAndBusy) {
+  for (double foreign : {0.0, 8.0}) {
+    SCOPED_TRACE("foreign load " + std::to_string(foreign));
+    support::override_foreign_busy_cores(foreign);
+    DiffOptions o = gemm_opts(129);
+    o.threads = 2;
+    check_matmul(33, 129, 100, o);  // blocked form at M = 33, dot/direct forms below 17 rows
+    check_matmul(9, 129, 257, o);
+    GraphBuilder b;  // B transposed, 5 rows: the dot-product form, 5 x 600 x 300 = 900k
+    ir::Value* a = b.input("a", DType::kFloat32, dims({S("M"), C(300)}));
+    b.output(b.node(OpKind::Gemm, {a, b.constant("w", random_f32({600, 300}, 5))}, "gemm",
+                    {{"transB", attr_int(1)}}));
+    b.infer();
+    o.prepare_constants = false;
+    expect_all_levels_match(b.g, {random_f32({5, 300}, 8)}, o);
+  }
+  support::override_foreign_busy_cores(-1);
+}
+
 TEST(LowerMatMul, ParallelLoopOnlyWithThreadsAndWork) {
   auto lowered = [](int64_t n, int threads) {
     GraphBuilder b;
@@ -305,10 +328,16 @@ TEST(LowerMatMul, ParallelLoopOnlyWithThreadsAndWork) {
     EXPECT_TRUE(r.ok()) << r.status().message();
     return r.ok() ? kir::to_string(r->fn) : std::string();
   };
-  EXPECT_NE(lowered(256, 2).find("parallel"), std::string::npos);  // 2^24 multiply-adds
+  // 2^24 multiply-adds: always parallel; 2^21 and 2^18: parallel while the cores are idle
+  // (ForKind::kParallelWhenIdle, printed "parallel_when_idle"); 4096: serial.
+  const std::string big = lowered(256, 2), mid = lowered(128, 2), small_mid = lowered(64, 2);
+  EXPECT_NE(big.find("parallel "), std::string::npos);
+  EXPECT_EQ(big.find("parallel_when_idle"), std::string::npos);
   EXPECT_EQ(lowered(256, 1).find("parallel"), std::string::npos);
-  EXPECT_EQ(lowered(128, 2).find("parallel"), std::string::npos);  // 2^21 < 2^22
-  EXPECT_EQ(lowered(16, 2).find("parallel"), std::string::npos);  // 4096 multiply-adds
+  EXPECT_NE(mid.find("parallel_when_idle"), std::string::npos);
+  EXPECT_EQ(mid.find("parallel "), std::string::npos);
+  EXPECT_NE(small_mid.find("parallel_when_idle"), std::string::npos);
+  EXPECT_EQ(lowered(16, 2).find("parallel"), std::string::npos);
 }
 
 }  // namespace

@@ -90,9 +90,12 @@ constexpr int64_t kDotMaxM = 16;
 constexpr int64_t kDotR = 4;
 constexpr int64_t kDotRJ = 4;
 constexpr int64_t kDotJ = 8;
-// Minimum M * N * K (multiply-adds) for a parallel loop: a parallel region costs a few µs idle,
-// more when the second core is busy; the same bound as tier 0's oneDNN calls (kParallelMacs).
+// M * N * K (multiply-adds) from which the N loop always runs in parallel, and from which it
+// runs in parallel only while the other cores are idle (ForKind::kParallelWhenIdle): a parallel
+// region costs a few µs idle, more when the second core is busy; the same bounds as tier 0's
+// oneDNN calls (kParallelMacs, kPrimitiveMinMacs in interp/kernels/dnnl_util.h).
 constexpr double kParallelMinWork = 1 << 22;
+constexpr double kParallelWhenIdleMinWork = 1 << 16;
 
 // Where the microkernel reads its B panel: row q of the panel starts at base + q * stride.
 struct BSrc {
@@ -118,11 +121,13 @@ class Gen {
       int64_t v = 0;
       work *= const_of(d, &v) ? static_cast<double>(v) : 1e3;
     }
-    par_ = s.threads > 1 && work >= kParallelMinWork ? ForKind::kParallel : ForKind::kSerial;
+    par_ = s.threads <= 1 || work < kParallelWhenIdleMinWork ? ForKind::kSerial
+           : work < kParallelMinWork                        ? ForKind::kParallelWhenIdle
+                                                            : ForKind::kParallel;
     // A run-time size: see packed() (only the blocked body of many rows runs in parallel).
     bool all_const = true;
     for (const Expr& d : {s.m, s.n, s.k}) all_const = all_const && d->as<IntImm>() != nullptr;
-    par_dynamic_ = par_ == ForKind::kParallel && !all_const;
+    par_dynamic_ = is_parallel(par_) && !all_const;
   }
 
   /// Only the few-rows body (the caller guarantees M <= 16 at run time), or only the blocked
