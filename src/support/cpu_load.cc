@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 namespace tierjit::support {
@@ -62,11 +63,26 @@ struct Sampler {
   }
 };
 
+// < 0: measure. Starts at TIERJIT_FOREIGN_LOAD when set to a number >= 0.
+std::atomic<double> g_override{[] {
+  const char* e = std::getenv("TIERJIT_FOREIGN_LOAD");
+  if (!e || !*e) return -1.0;
+  char* end = nullptr;
+  const double v = std::strtod(e, &end);
+  return end && *end == '\0' && v >= 0 ? v : -1.0;
+}()};
+
 }  // namespace
 
 double foreign_busy_cores() {
+  const double forced = g_override.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced;
   static Sampler sampler;
   return sampler.get();
+}
+
+void override_foreign_busy_cores(double cores) {
+  g_override.store(cores, std::memory_order_relaxed);
 }
 
 int usable_cores() {

@@ -13,7 +13,13 @@ namespace tierjit::support {
 /// (>= 100 ms, refreshed lazily by the calls themselves; the first call of a process answers 0).
 /// E.g. 1.0 when another process keeps one core busy. 0 when /proc/stat cannot be read.
 /// Thread-safe and cheap (one relaxed atomic load, plus a /proc/stat read every 100 ms).
+/// The environment variable TIERJIT_FOREIGN_LOAD=<cores> (a number >= 0) replaces the
+/// measurement, e.g. 0 on a machine whose cores are the server's alone.
 double foreign_busy_cores();
+
+/// Makes foreign_busy_cores() answer `cores` from now on (tests: to force the parallel or the
+/// serial path of a kernel); a negative value returns to measuring.
+void override_foreign_busy_cores(double cores);
 
 /// Cores this process may run on (its CPU affinity mask; at least 1).
 int usable_cores();
