@@ -68,8 +68,10 @@ Status conv_f32(const KernelContext& ctx, const ConvGeometry& g, const float* x,
   set_dnnl_threads(ctx.options().intra_op_threads);  // also for the sgemm in conv_ref
   const int64_t spatial_in = shape_numel(g.in_spatial);
   if (g.in_spatial.size() <= 3 && g.in_channels > 0 && spatial_in > 0) {
-    if (post_applied) *post_applied = true;
-    return dnnl_conv_f32(g, x, w, constant_w, bias, y, ctx.options().intra_op_threads, post);
+    const bool fuse = post.kind != ConvPostOp::Kind::kNone && dnnl_conv_fuses_post_ops(g);
+    if (post_applied) *post_applied = fuse;
+    return dnnl_conv_f32(g, x, w, constant_w, bias, y, ctx.options().intra_op_threads,
+                         fuse ? post : ConvPostOp{});
   }
   conv_ref<float>(g, x, w, y);
   if (bias) add_channel_bias(g, bias, y);

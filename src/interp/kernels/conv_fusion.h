@@ -14,8 +14,12 @@ namespace tierjit::interp {
 /// kPostOp: oneDNN applies `post` while storing the convolution (one pass over the output).
 /// kInPlace: the activation's own tier-0 kernel runs right after the Conv, writing into the
 ///   Conv's output buffer (no second tensor; used where oneDNN's version of the activation
-///   differs from tier 0's: Clip keeps NaN at tier 0 but oneDNN's clip maps it to min; oneDNN's
-///   logistic and tanh use other approximations and do not keep NaN).
+///   differs from tier 0's: Clip keeps NaN at tier 0 but oneDNN's clip maps it to min, and a
+///   zero's sign may differ when a bound is 0; oneDNN's logistic and tanh use other
+///   approximations and do not keep NaN), and where the post-op is not applied (1x1 kernels,
+///   dtypes other than float32). A Clip post-op applied only when the Conv provably yields no
+///   NaN (finite inputs, bounded sums) measured no faster on mobilenet_v2 (the input scan and
+///   oneDNN's depthwise kernel with a post-op cost what the separate pass saved).
 struct ConvFusion {
   enum class Mode { kPostOp, kInPlace };
   Mode mode = Mode::kInPlace;
@@ -32,7 +36,8 @@ std::optional<ConvFusion> conv_fusion_for(const ir::Node& act);
 namespace nn {
 
 /// Runs the Conv node ctx.node() (as its tier-0 kernel does) with `post` applied to the output
-/// when the convolution runs on oneDNN with float32 data; returns whether `post` was applied.
+/// when the convolution runs on oneDNN with float32 data and a kernel that fuses post-ops
+/// (nn::dnnl_conv_fuses_post_ops: not 1x1); returns whether `post` was applied.
 /// When false, output 0 holds the plain convolution and the caller runs the activation.
 /// Errors: as the Conv kernel.
 Expected<bool> run_conv_with_post_op(KernelContext& ctx, const ConvPostOp& post);
