@@ -125,28 +125,41 @@ struct Lanes4 {
   }
 };
 
+// The kKw taps of outputs [j, j + lanes) in one window row (`base` = the row at column j * kSw);
+// reads columns [0, (lanes - 1) * kSw + kKw) of base only.
+template <class V, int kKw, int kSw>
+[[gnu::always_inline]] inline void row_taps(const float* base, typename V::R& t0,
+                                            typename V::R& t1, typename V::R& t2) {
+  if constexpr (kSw == 1) {
+    t0 = V::load(base);
+    t1 = V::load(base + 1);
+    if constexpr (kKw == 3) t2 = V::load(base + 2);
+  } else {
+    V::deinterleave(base, t0, t1);
+    if constexpr (kKw == 3) {
+      typename V::R skip;
+      V::deinterleave(base + 1, skip, t2);  // odd lanes of base[1..]: base[2], base[4], ...
+    }
+  }
+}
+
 // Outputs [j, j + lanes) of one output row. rows[r] + c is input column c - pw of window row r.
-// Reads columns j * kSw + [0, (lanes - 1) * kSw + kKw) of each row only.
+// Taps fold in row-major order; the first is the start value (max) or added to +0 (average).
 template <class V, int kKw, int kSw, bool kMax>
 [[gnu::always_inline]] inline typename V::R window_group(const float* const* rows, int64_t nrows,
                                                          int64_t j) {
-  typename V::R acc{};
-  for (int64_t r = 0; r < nrows; ++r) {
-    const float* base = rows[r] + j * kSw;
-    typename V::R taps[kKw];
-    if constexpr (kSw == 1) {
-      for (int t = 0; t < kKw; ++t) taps[t] = V::load(base + t);
-    } else {
-      V::deinterleave(base, taps[0], taps[1]);
-      if constexpr (kKw == 3) {
-        typename V::R skip;
-        V::deinterleave(base + 1, skip, taps[2]);  // odd lanes of base[1..]: base[2], base[4], ...
-      }
-    }
-    for (int t = 0; t < kKw; ++t) {
-      if (r == 0 && t == 0) acc = kMax ? taps[0] : V::add(V::set1(0.0f), taps[0]);
-      else acc = kMax ? V::max(taps[t], acc) : V::add(acc, taps[t]);
-    }
+  using R = typename V::R;
+  auto fold = [](R acc, R v) { return kMax ? V::max(v, acc) : V::add(acc, v); };
+  R t0{}, t1{}, t2{};
+  row_taps<V, kKw, kSw>(rows[0] + j * kSw, t0, t1, t2);
+  R acc = kMax ? t0 : V::add(V::set1(0.0f), t0);
+  acc = fold(acc, t1);
+  if constexpr (kKw == 3) acc = fold(acc, t2);
+  for (int64_t r = 1; r < nrows; ++r) {
+    row_taps<V, kKw, kSw>(rows[r] + j * kSw, t0, t1, t2);
+    acc = fold(acc, t0);
+    acc = fold(acc, t1);
+    if constexpr (kKw == 3) acc = fold(acc, t2);
   }
   return acc;
 }
@@ -154,38 +167,45 @@ template <class V, int kKw, int kSw, bool kMax>
 // Window rows at most (row pointers on the stack).
 constexpr int64_t kMaxWindowRows = 16;
 
-// y[j] for j in [j0, j1) (j1 - j0 >= V::kLanes) of one output row whose window rows are input
-// rows hcoords[0..nrows) of plane x (width iw, left pad pw); average divides by n.
+// Output rows [i0, i1) of one plane (x: input plane of width iw, left pad pw; y: output plane of
+// width ow), columns [j0, j1) (j1 - j0 >= V::kLanes). Every row's window must have an input row
+// (ah.begin[i] < ah.begin[i + 1]); average divides by the tap count (with include_pad, the taps
+// inside the padded image).
 template <class V, int kKw, int kSw, bool kMax>
-void window_row(const float* x, int64_t iw, int64_t pw, const int64_t* hcoords, int64_t nrows,
-                int64_t j0, int64_t j1, float n, float* y) {
-  const float* rows[kMaxWindowRows];
-  for (int64_t r = 0; r < nrows; ++r) rows[r] = x + hcoords[r] * iw - pw;
-  auto one = [&](int64_t j) {
-    typename V::R v = window_group<V, kKw, kSw, kMax>(rows, nrows, j);
-    if constexpr (!kMax) v = V::div(v, V::set1(n));
-    V::store(y + j, v);
-  };
-  int64_t j = j0;
-  for (; j + V::kLanes <= j1; j += V::kLanes) one(j);
-  if (j < j1) one(j1 - V::kLanes);
+void window_rows(const float* x, int64_t iw, int64_t pw, const AxisTaps& ah, bool include_pad,
+                 int64_t i0, int64_t i1, int64_t ow, int64_t j0, int64_t j1, float* y) {
+  for (int64_t i = i0; i < i1; ++i) {
+    const int64_t h0 = ah.begin[i], nrows = ah.begin[i + 1] - h0;
+    const float* rows[kMaxWindowRows];
+    for (int64_t r = 0; r < nrows; ++r) rows[r] = x + ah.coords[h0 + r] * iw - pw;
+    const float n = static_cast<float>((include_pad ? ah.padded[i] : nrows) * kKw);
+    float* yrow = y + i * ow;
+    auto one = [&](int64_t j) {
+      typename V::R v = window_group<V, kKw, kSw, kMax>(rows, nrows, j);
+      if constexpr (!kMax) v = V::div(v, V::set1(n));
+      V::store(yrow + j, v);
+    };
+    int64_t j = j0;
+    for (; j + V::kLanes <= j1; j += V::kLanes) one(j);
+    if (j < j1) one(j1 - V::kLanes);
+  }
 }
 
-using WindowRowFn = void (*)(const float*, int64_t, int64_t, const int64_t*, int64_t, int64_t,
-                             int64_t, float, float*);
+using WindowRowsFn = void (*)(const float*, int64_t, int64_t, const AxisTaps&, bool, int64_t,
+                              int64_t, int64_t, int64_t, int64_t, float*);
 
 template <class V, bool kMax>
-WindowRowFn pick_window_row(int64_t kw, int64_t sw) {
-  if (kw == 2) return sw == 1 ? window_row<V, 2, 1, kMax> : window_row<V, 2, 2, kMax>;
-  return sw == 1 ? window_row<V, 3, 1, kMax> : window_row<V, 3, 2, kMax>;
+WindowRowsFn pick_window_rows(int64_t kw, int64_t sw) {
+  if (kw == 2) return sw == 1 ? window_rows<V, 2, 1, kMax> : window_rows<V, 2, 2, kMax>;
+  return sw == 1 ? window_rows<V, 3, 1, kMax> : window_rows<V, 3, 2, kMax>;
 }
 
-// The vector row function for this geometry and interior width, or nullptr.
-WindowRowFn window_row_for(bool is_max, int64_t kw, int64_t sw, int64_t dw, int64_t width) {
+// The vector function for this geometry and interior width, or nullptr.
+WindowRowsFn window_rows_for(bool is_max, int64_t kw, int64_t sw, int64_t dw, int64_t width) {
   if (dw != 1 || (kw != 2 && kw != 3) || (sw != 1 && sw != 2) || width < 4) return nullptr;
   if (width >= 8)
-    return is_max ? pick_window_row<Lanes8, true>(kw, sw) : pick_window_row<Lanes8, false>(kw, sw);
-  return is_max ? pick_window_row<Lanes4, true>(kw, sw) : pick_window_row<Lanes4, false>(kw, sw);
+    return is_max ? pick_window_rows<Lanes8, true>(kw, sw) : pick_window_rows<Lanes8, false>(kw, sw);
+  return is_max ? pick_window_rows<Lanes4, true>(kw, sw) : pick_window_rows<Lanes4, false>(kw, sw);
 }
 
 // 2-D max / average pooling without the generic window walk (the common CNN case).
@@ -210,23 +230,28 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
     j_hi = last < 0 ? 0 : std::min(ow, last / sw + 1);
     if (j_hi < j_lo) j_hi = j_lo;
   }
-  WindowRowFn vec_row = nullptr;
+  WindowRowsFn vec_row = nullptr;
   if constexpr (std::is_same_v<T, float>)
-    if (s.win.kernel[0] <= kMaxWindowRows) vec_row = window_row_for(is_max, kw, sw, dw, j_hi - j_lo);
+    if (s.win.kernel[0] <= kMaxWindowRows) vec_row = window_rows_for(is_max, kw, sw, dw, j_hi - j_lo);
+  // The whole plane in one call when no column is on the border and every window has a row.
+  bool whole_plane = vec_row && j_lo == 0 && j_hi == ow;
+  for (int64_t i = 0; i < oh && whole_plane; ++i) whole_plane = ah.begin[i] < ah.begin[i + 1];
 #pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (work > (1 << 16))
   for (int64_t pl = 0; pl < s.planes; ++pl) {
     const T* xp = x + pl * ih * iw;
     T* yp = y + pl * oh * ow;
+    if constexpr (std::is_same_v<T, float>) {
+      if (whole_plane) {
+        vec_row(xp, iw, pw, ah, include_pad, 0, oh, ow, 0, ow, yp);
+        continue;
+      }
+    }
     std::vector<C> acc(vec_row ? 0 : static_cast<size_t>(j_hi - j_lo));
     for (int64_t i = 0; i < oh; ++i) {
       const int64_t h0 = ah.begin[i], h1 = ah.begin[i + 1];
       const bool fast = j_hi > j_lo && h1 > h0;
       if constexpr (std::is_same_v<T, float>) {
-        if (fast && vec_row) {
-          const int64_t n = include_pad ? ah.padded[i] * kw : (h1 - h0) * kw;
-          vec_row(xp, iw, pw, ah.coords.data() + h0, h1 - h0, j_lo, j_hi, static_cast<float>(n),
-                  yp + i * ow);
-        }
+        if (fast && vec_row) vec_row(xp, iw, pw, ah, include_pad, i, i + 1, ow, j_lo, j_hi, yp);
       }
       if (fast && !vec_row) {
         C* a = acc.data() - j_lo;  // a[j] for j in [j_lo, j_hi)
