@@ -383,15 +383,14 @@ class Emitter {
   Status loop(const kir::For& f) {
     TJ_ASSIGN_OR_RETURN(llvm::Value * lo, expr(f.min));
     TJ_ASSIGN_OR_RETURN(llvm::Value * ext, expr(f.extent));
-    if (kir::is_parallel(f.for_kind)) return parallel_loop(f, lo, ext);
+    if (f.for_kind == kir::ForKind::kParallel) return parallel_loop(f, lo, ext);
     return loop_range(f, lo, ext);
   }
 
   // A parallel loop through libgomp's ABI: the body is outlined into `void fn.par(ptr ctx)`,
   // where ctx holds every variable and buffer pointer in scope plus the range; each OpenMP
-  // thread runs a contiguous chunk. GOMP_parallel(fn, ctx, threads, 0) with threads 0 (the
-  // default team) for kParallel, and tierjit_idle_team_threads() (0, or 1 while other processes
-  // need the spare cores) for kParallelWhenIdle.
+  // thread runs a contiguous chunk. GOMP_parallel(fn, ctx, tierjit_team_threads(), 0): 0 (the
+  // default team), or 1 while other processes or background compiles hold the spare cores.
   Status parallel_loop(const kir::For& f, llvm::Value* lo, llvm::Value* ext) {
     std::vector<std::pair<std::string, llvm::Value*>> cvars(vars_.begin(), vars_.end());
     std::vector<std::pair<std::string, Buffer>> cbufs(buffers_.begin(), buffers_.end());
@@ -466,10 +465,8 @@ class Emitter {
     llvm::FunctionCallee gomp = m_.getOrInsertFunction(
         "GOMP_parallel",
         llvm::FunctionType::get(b_.getVoidTy(), {ptr_ty, ptr_ty, i32, i32}, false));
-    llvm::Value* threads = b_.getInt32(0);
-    if (f.for_kind == kir::ForKind::kParallelWhenIdle)
-      threads = b_.CreateCall(
-          m_.getOrInsertFunction("tierjit_idle_team_threads", llvm::FunctionType::get(i32, false)));
+    llvm::Value* threads = b_.CreateCall(
+        m_.getOrInsertFunction("tierjit_team_threads", llvm::FunctionType::get(i32, false)));
     b_.CreateCall(gomp, {outlined, ctx_mem, threads, b_.getInt32(0)});
     return Status();
   }

@@ -46,8 +46,7 @@ int intrinsic_arity(Intrinsic op) {
   }
 }
 std::string_view for_kind_name(ForKind k) {
-  static constexpr std::string_view kNames[] = {"serial", "parallel", "vectorized", "unrolled",
-                                                  "parallel_when_idle"};
+  static constexpr std::string_view kNames[] = {"serial", "parallel", "vectorized", "unrolled"};
   return kNames[static_cast<int>(k)];
 }
 

@@ -67,14 +67,9 @@ enum class Intrinsic : uint8_t {
 /// serial: plain loop; vectorized: loop-vectorizer hint; unrolled: full-unroll hint;
 /// parallel: runs serially for now (see docs/codegen.md).
 /// How a For loop runs. kParallel: split across the OpenMP team (codegen outlines the body to
-/// GOMP_parallel). kParallelWhenIdle: the same, but on one thread while other processes need
-/// the spare cores (support::spare_cores_for, asked at each run of the loop): for mid-sized work
-/// (2^16 .. 2^22 multiply-adds), which two threads halve on an idle machine and slow down
-/// several-fold when the second core is busy.
-enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled, kParallelWhenIdle };
-
-/// True for kParallel and kParallelWhenIdle.
-inline bool is_parallel(ForKind k) { return k == ForKind::kParallel || k == ForKind::kParallelWhenIdle; }
+/// GOMP_parallel), or run on the calling thread while other processes or this one's background
+/// compiles hold the spare cores (support::spare_cores_for, asked at each run of the loop).
+enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled };
 
 std::string_view binary_op_name(BinaryOp op);
 std::string_view cmp_op_name(CmpOp op);

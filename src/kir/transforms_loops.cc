@@ -20,7 +20,7 @@ class BindingFinder : public Visitor {
   using Visitor::visit;
   void visit(const For& node) override {
     names.insert(node.var);
-    if (is_parallel(node.for_kind)) has_parallel = true;
+    if (node.for_kind == ForKind::kParallel) has_parallel = true;
     Visitor::visit(node);
   }
   void visit(const LetStmt& node) override {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <exception>
 
+#include "support/cpu_load.h"
 #include "support/log.h"
 
 namespace tierjit::runtime {
@@ -190,7 +191,10 @@ void CompileQueue::worker_loop() {
       pending_.erase(pending_.begin());
       ++running_;
     }
-    run_job(*job);
+    {
+      const support::BackgroundBusy busy;  // kernels' teams leave this core to the compile
+      run_job(*job);
+    }
     bool drained = false;
     {
       std::lock_guard lock(mu_);

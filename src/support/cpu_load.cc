@@ -95,8 +95,17 @@ int usable_cores() {
   return cores;
 }
 
+namespace {
+std::atomic<int> g_background{0};
+}  // namespace
+
+BackgroundBusy::BackgroundBusy() { g_background.fetch_add(1, std::memory_order_relaxed); }
+BackgroundBusy::~BackgroundBusy() { g_background.fetch_sub(1, std::memory_order_relaxed); }
+int background_busy_threads() { return g_background.load(std::memory_order_relaxed); }
+
 bool spare_cores_for(int threads) {
-  return foreign_busy_cores() <= static_cast<double>(usable_cores() - threads) + 0.5;
+  return foreign_busy_cores() + background_busy_threads() <=
+         static_cast<double>(usable_cores() - threads) + 0.5;
 }
 
 }  // namespace tierjit::support

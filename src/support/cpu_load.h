@@ -24,9 +24,25 @@ void override_foreign_busy_cores(double cores);
 /// Cores this process may run on (its CPU affinity mask; at least 1).
 int usable_cores();
 
+/// Marks the calling thread busy with background work of this process (a CompileQueue worker
+/// compiling) for the object's lifetime: such a thread occupies a core that an intra-op team
+/// would otherwise get, so spare_cores_for counts it. (On 2 cores, mlp's long trace at 2 threads
+/// spent 40% of its wall time in team threads waiting for a core held by a compile.)
+class BackgroundBusy {
+ public:
+  BackgroundBusy();
+  ~BackgroundBusy();
+  BackgroundBusy(const BackgroundBusy&) = delete;
+  BackgroundBusy& operator=(const BackgroundBusy&) = delete;
+};
+
+/// Threads of this process inside a BackgroundBusy scope now.
+int background_busy_threads();
+
 /// True when `threads` threads of this process can run at once without displacing other
-/// processes' work: foreign_busy_cores() <= usable_cores() - threads + 0.5 (half a core of
-/// foreign work is tolerated, e.g. a shell, a monitoring daemon).
+/// processes' work or this process's background compiles: foreign_busy_cores() +
+/// background_busy_threads() <= usable_cores() - threads + 0.5 (half a core of foreign work is
+/// tolerated, e.g. a shell, a monitoring daemon).
 bool spare_cores_for(int threads);
 
 }  // namespace tierjit::support

@@ -122,7 +122,7 @@ dnnl::memory weights_in_layout(const dnnl::memory::desc& user_md, const dnnl::me
 
 int parallel_threads(int64_t macs, int threads) {
   if (threads <= 1 || macs < kPrimitiveMinMacs) return 1;
-  if (macs >= kParallelMacs || support::spare_cores_for(threads)) return threads;
+  if (support::spare_cores_for(threads)) return threads;
   return 1;
 }
 
@@ -143,7 +143,8 @@ Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
   // Small products run on the calling thread: an OpenMP team costs more than it saves there,
   // and idle team threads spin (see kParallelMacs).
   const int threads = omp_get_max_threads();
-  const bool one_thread = threads > 1 && m * n * k < kParallelMacs;
+  const bool one_thread =
+      threads > 1 && (m * n * k < kParallelMacs || !support::spare_cores_for(threads));
   if (one_thread) omp_set_num_threads(1);
   dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda,
                                 b, ldb, beta, c, ldc);

@@ -11,9 +11,9 @@
 
 namespace tierjit::interp::nn {
 
-/// Multiply-accumulates below which sgemm runs on one thread (2^22: ~20 us on one core), and
-/// from which dnnl_matmul_f32 and dnnl_conv_f32 always use the team. Below it, waking and joining
-/// an OpenMP team costs about as much as it saves when the second core is busy (with
+/// Multiply-accumulates below which sgemm runs on one thread (2^22: ~20 us on one core); above,
+/// it uses the team while the spare cores are free (parallel_threads). Below it, waking and
+/// joining an OpenMP team costs about as much as it saves when the second core is busy (with
 /// OMP_WAIT_POLICY=passive: mlp 8x256 at 2 threads took 0.058 ms p50 with 2^21, 0.042 ms with
 /// 2^22). The generated GEMM uses the same bound (kir/lower/gemm_kernel.cc).
 inline constexpr int64_t kParallelMacs = int64_t{1} << 22;
@@ -24,10 +24,11 @@ inline constexpr int64_t kParallelMacs = int64_t{1} << 22;
 inline constexpr int64_t kPrimitiveMinMacs = int64_t{1} << 16;
 
 /// Threads for a oneDNN call of `macs` multiply-adds given `threads` intra-op threads: 1 below
-/// kPrimitiveMinMacs; `threads` from kParallelMacs up; in between `threads` only while no other
-/// process needs the spare cores (support::spare_cores_for), else 1. On an idle second core the
+/// kPrimitiveMinMacs; above, `threads` only while no other process and no background compile of
+/// this one holds the spare cores (support::spare_cores_for), else 1. On an idle second core the
 /// team made mlp's 1x256 / 8x256 / 32x256 calls 0.025 / 0.042 / 0.116 -> 0.019 / 0.030 / 0.088 ms;
-/// with one foreign busy process it made them up to 4x slower.
+/// with one foreign busy process it made them up to 4x slower, and during compiles mlp's long
+/// trace took 940 ms with the team for products >= 2^22, 750 ms without.
 int parallel_threads(int64_t macs, int threads);
 
 /// Sets omp_set_num_threads(threads) for the calling thread if it differs (oneDNN reads it).

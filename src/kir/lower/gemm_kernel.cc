@@ -90,12 +90,11 @@ constexpr int64_t kDotMaxM = 16;
 constexpr int64_t kDotR = 4;
 constexpr int64_t kDotRJ = 4;
 constexpr int64_t kDotJ = 8;
-// M * N * K (multiply-adds) from which the N loop always runs in parallel, and from which it
-// runs in parallel only while the other cores are idle (ForKind::kParallelWhenIdle): a parallel
-// region costs a few µs idle, more when the second core is busy; the same bounds as tier 0's
-// oneDNN calls (kParallelMacs, kPrimitiveMinMacs in interp/kernels/dnnl_util.h).
-constexpr double kParallelMinWork = 1 << 22;
-constexpr double kParallelWhenIdleMinWork = 1 << 16;
+// Minimum M * N * K (multiply-adds) for a parallel loop (which runs on one thread while the
+// spare cores are busy, see ForKind::kParallel): on an idle second core two threads made mlp's
+// 1x256 / 8x256 / 16x256 calls 0.018 / 0.034 / 0.073 -> 0.011 / 0.024 / 0.037 ms at tier 2. The
+// same bound as tier 0's oneDNN calls (kPrimitiveMinMacs in interp/kernels/dnnl_util.h).
+constexpr double kParallelMinWork = 1 << 16;
 
 // Where the microkernel reads its B panel: row q of the panel starts at base + q * stride.
 struct BSrc {
@@ -121,13 +120,11 @@ class Gen {
       int64_t v = 0;
       work *= const_of(d, &v) ? static_cast<double>(v) : 1e3;
     }
-    par_ = s.threads <= 1 || work < kParallelWhenIdleMinWork ? ForKind::kSerial
-           : work < kParallelMinWork                        ? ForKind::kParallelWhenIdle
-                                                            : ForKind::kParallel;
+    par_ = s.threads > 1 && work >= kParallelMinWork ? ForKind::kParallel : ForKind::kSerial;
     // A run-time size: see packed() (only the blocked body of many rows runs in parallel).
     bool all_const = true;
     for (const Expr& d : {s.m, s.n, s.k}) all_const = all_const && d->as<IntImm>() != nullptr;
-    par_dynamic_ = is_parallel(par_) && !all_const;
+    par_dynamic_ = par_ == ForKind::kParallel && !all_const;
   }
 
   /// Only the few-rows body (the caller guarantees M <= 16 at run time), or only the blocked
