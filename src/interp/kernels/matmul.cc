@@ -2,6 +2,8 @@
 // float32 (and float16/bfloat16 through float32) runs on oneDNN (matmul primitives, sgemm for
 // Gemm's transA/alpha/full-C forms); other dtypes on plain loops.
 // Source: ONNX operator spec, MatMul 1/9/13, Gemm 1/6/7/9/11/13, MatMulInteger 10, QLinearMatMul 10.
+#include <algorithm>
+
 #include "interp/kernels/dnnl_util.h"
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/nn_kernels.h"
@@ -22,6 +24,30 @@ Expected<MatMulPlan> plan_matmul(const KernelContext& ctx, const Shape& sa, cons
   if (sa.empty() || sb.empty())
     return ctx.fail("MatMul operands must have rank >= 1, got {} and {}", shape_to_string(sa),
                     shape_to_string(sb));
+  const size_t ra = sa.size(), rb = sb.size();
+  if (ra >= 2 && (rb == 2 || (rb == ra && std::equal(sa.begin(), sa.end() - 2, sb.begin())))) {
+    // B a matrix (weights), or A and B with equal batch dims (attention): the plan the general
+    // path below builds, without its broadcasting temporaries.
+    MatMulPlan p;
+    p.m = sa[ra - 2];
+    p.k = sa[ra - 1];
+    p.n = sb[rb - 1];
+    if (sb[rb - 2] != p.k)
+      return ctx.fail("inner dims do not match: A {} and B {}", shape_to_string(sa),
+                      shape_to_string(sb));
+    p.out = sa;
+    p.out.back() = p.n;
+    int64_t nb = 1;
+    for (size_t d = 0; d + 2 < ra; ++d) nb *= sa[d];
+    p.a_off.resize(static_cast<size_t>(nb));
+    p.b_off.resize(static_cast<size_t>(nb));
+    for (int64_t t = 0; t < nb; ++t) {
+      p.a_off[t] = t * p.m * p.k;
+      p.b_off[t] = rb == 2 ? 0 : t * p.k * p.n;
+    }
+    p.fold_batch = nb > 1 && rb == 2;
+    return p;
+  }
   Shape a = sa, b = sb;
   const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
   if (a_vec) a.insert(a.begin(), 1);
