@@ -34,9 +34,8 @@ Status lrn_kernel(KernelContext& ctx) {
     T* yp = y->data<T>();
     constexpr int64_t kBlock = 64;
     const int64_t blocks = (S + kBlock - 1) / kBlock;
-#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (x->numel() * size > \
-                                                                         kParallelWork)
-    for (int64_t task = 0; task < N * C * blocks; ++task) {
+    const int threads = ctx.options().intra_op_threads;
+    parallel_for_if(x->numel() * size > kParallelWork, threads, N * C * blocks, [&](int64_t task) {
       const int64_t nc = task / blocks, n = nc / C, c = nc % C;
       const int64_t s0 = (task % blocks) * kBlock, sn = std::min(kBlock, S - s0);
       double sq[kBlock] = {};
@@ -51,7 +50,7 @@ Status lrn_kernel(KernelContext& ctx) {
       for (int64_t s = 0; s < sn; ++s)
         yp[off + s] =
             store_as<T>(load_as<double>(xp[off + s]) / std::pow(bias + alpha / size * sq[s], beta));
-    }
+    });
     return Status();
   });
 }
@@ -93,8 +92,7 @@ Status mvn_kernel(KernelContext& ctx) {
     const T* xp = x->data<T>();
     T* yp = y->data<T>();
     const int64_t K = static_cast<int64_t>(koff.size()), R = static_cast<int64_t>(roff.size());
-#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (K * R > kParallelWork)
-    for (int64_t k = 0; k < K; ++k) {
+    parallel_for_if(K * R > kParallelWork, ctx.options().intra_op_threads, K, [&](int64_t k) {
       const T* xb = xp + koff[k];
       double s = 0, q = 0;
       for (int64_t r = 0; r < R; ++r) s += load_as<double>(xb[roff[r]]);
@@ -107,7 +105,7 @@ Status mvn_kernel(KernelContext& ctx) {
           normalize_variance ? 1.0 / (std::sqrt(q / static_cast<double>(R)) + 1e-9) : 1.0;
       for (int64_t r = 0; r < R; ++r)
         yp[koff[k] + roff[r]] = store_as<T>((load_as<double>(xb[roff[r]]) - mean) * inv);
-    }
+    });
     return Status();
   });
 }
@@ -130,8 +128,8 @@ Status lp_norm_kernel(KernelContext& ctx) {
     const int64_t R = v.reduce, I = v.inner;
     constexpr int64_t kBlock = 64;
     const int64_t blocks = (I + kBlock - 1) / kBlock;
-#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (x->numel() > kParallelWork)
-    for (int64_t task = 0; task < v.outer * blocks; ++task) {
+    const int threads = ctx.options().intra_op_threads;
+    parallel_for_if(x->numel() > kParallelWork, threads, v.outer * blocks, [&](int64_t task) {
       const int64_t o = task / blocks, j0 = (task % blocks) * kBlock, jn = std::min(kBlock, I - j0);
       const int64_t base = o * R * I + j0;
       double acc[kBlock] = {};
@@ -147,7 +145,7 @@ Status lp_norm_kernel(KernelContext& ctx) {
       for (int64_t r = 0; r < R; ++r)
         for (int64_t j = 0; j < jn; ++j)
           yp[base + r * I + j] = store_as<T>(load_as<double>(xp[base + r * I + j]) * acc[j]);
-    }
+    });
     return Status();
   });
 }

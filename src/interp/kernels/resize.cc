@@ -144,14 +144,13 @@ std::vector<double> resize_axis(const ResizeParams& p, const std::vector<double>
   shape[axis] = out_w;
   std::vector<double> out(static_cast<size_t>(outer * out_w * inner));
   const int64_t rows = outer * out_w;
-#pragma omp parallel for num_threads(threads) if (rows * inner * n > 65536)
-  for (int64_t q = 0; q < rows; ++q) {
+  parallel_for_if(rows * inner * n > 65536, threads, rows, [&](int64_t q) {
     const int64_t o = q / out_w, j = q % out_w;
     const double* src = in.data() + o * in_w * inner;
     double* dst = out.data() + q * inner;
     if (extrapolate[j]) {
       std::fill(dst, dst + inner, p.extrapolation);
-      continue;
+      return;
     }
     std::fill(dst, dst + inner, 0.0);
     for (int t = 0; t < n; ++t) {
@@ -160,7 +159,7 @@ std::vector<double> resize_axis(const ResizeParams& p, const std::vector<double>
       const double* s = src + idx[j * n + t] * inner;
       for (int64_t i = 0; i < inner; ++i) dst[i] += c * s[i];
     }
-  }
+  });
   return out;
 }
 
