@@ -26,6 +26,9 @@ std::vector<AxisTaps> make_taps(const Window& w, const std::vector<int64_t>& in)
   std::vector<AxisTaps> ax(in.size());
   for (size_t d = 0; d < in.size(); ++d) {
     AxisTaps& a = ax[d];
+    a.begin.reserve(static_cast<size_t>(w.out[d] + 1));  // one allocation per vector
+    a.coords.reserve(static_cast<size_t>(w.out[d] * w.kernel[d]));
+    a.padded.reserve(static_cast<size_t>(w.out[d]));
     a.begin.push_back(0);
     for (int64_t o = 0; o < w.out[d]; ++o) {
       const int64_t start = o * w.strides[d] - w.pad_begin[d];
