@@ -236,6 +236,10 @@ double Session::Impl::speedup_over_tier0(runtime::RegionKind kind, int tier) con
   return s;
 }
 
+double Session::Impl::generic_speedup_over_tier0(runtime::RegionKind kind, int tier) const {
+  return speedup_over_tier0(kind, tier) * policy->speedups().generic_factor(kind);
+}
+
 void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>& plan, size_t s,
                                      int to_tier, bool exact_only) {
   const runtime::PlanStep& st = plan->steps()[s];
@@ -259,7 +263,7 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
       if (req.spec.level == runtime::SpecLevel::kExact) exact_here = exact_here || req.spec.key() == here;
       else other = true;
     }
-    const bool generic_pays = speedup_over_tier0(a.info.kind, to_tier) > 1;
+    const bool generic_pays = generic_speedup_over_tier0(a.info.kind, to_tier) > 1;
     const bool generic = (other || !exact_here) && generic_pays;
     if (exact_here && specialized + 1 + (generic ? 1 : 0) <= cap) levels.push_back(kir::ShapeLevel::kExact);
     if (generic) levels.push_back(kir::ShapeLevel::kGeneric);
@@ -288,7 +292,6 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
   int installed = 0;
   std::vector<uint64_t> keys;
   std::vector<std::shared_ptr<const runtime::Version>> replaced;
-  const uint64_t now = a.profile.calls();
   for (kir::ShapeLevel level : levels) {
     auto c = compile_version(r, rec, to_tier, level);
     if (!c) continue;
@@ -300,7 +303,9 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
     const uint64_t key = spec.key();
     auto version = runtime::Version::make(to_tier, std::move(spec),
                                           std::make_shared<runtime::CompiledEntry>(std::move(c)), us);
-    version->last_used.store(now, std::memory_order_relaxed);
+    // Installed now: its idle time counts from here, not from when the compile started (a
+    // 100 ms compile spans hundreds of calls, which made fresh versions look cold at once).
+    version->last_used.store(a.profile.calls(), std::memory_order_relaxed);
     for (const auto& v : a.table.versions())
       if (v->key == key && v->tier < to_tier) replaced.push_back(v);
     const runtime::InstallResult ir = a.table.install(std::move(version));
@@ -317,7 +322,7 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
     d.message = fmt::format(
         "tier {}: no version worth compiling for {} (generic code predicted {:.3g}x tier 0; no "
         "exact slot or share); exact versions follow when a shape gets hot",
-        to_tier, st.region_sig.to_string(), speedup_over_tier0(a.info.kind, to_tier));
+        to_tier, st.region_sig.to_string(), generic_speedup_over_tier0(a.info.kind, to_tier));
     log.record(std::move(d));
   }
   const int from_tier = a.tier.load(std::memory_order_acquire);
@@ -421,9 +426,10 @@ void Session::Impl::specialize(AdaptiveRegion& a, const std::shared_ptr<const ru
     return;
   }
   if (!budget_left(a, 1)) return;
-  // Payoff: this shape's calls at this call's speed vs exact tier-`tier` code. Exact over generic
-  // code is estimated by the tier 1 -> 2 step (generic -> exact), over tier 0 by the tiers' product.
-  const double speedup = st.tier >= 1 ? policy->speedups().speedup(a.info.kind, 1)
+  // Payoff: this shape's calls at this call's speed vs exact tier-`tier` code. Exact over
+  // generic code (the call ran a compiled version, which serves it generically) is
+  // 1 / generic_factor; over tier 0 the tiers' product.
+  const double speedup = st.tier >= 1 ? 1.0 / policy->speedups().generic_factor(a.info.kind)
                                       : policy->speedups().speedup_between(a.info.kind, 0, tier);
   const double n = share * policy->expected_calls(a.profile);
   const double c = policy->costs().predict(tier, a.info.size);

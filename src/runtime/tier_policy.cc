@@ -36,6 +36,16 @@ constexpr double kSeedSpeedup[kNumRegionKinds][kNumTiers - 1] = {
     {1.0, 1.0, 1.0},    // shape_only: never compiled
     {1.0, 1.0, 1.0},    // opaque: no lowering
 };
+// t_exact / t_generic at one tier per kind (SpeedupModel::generic_factor):
+//  - matmul_epilogue: the generic tier-2 GEMM (exact-height bodies for 1-4 rows, 8-row tiles
+//    to 16, packed blocks above) on mlp's long Zipf trace, region gemm_1, mean 74.7 us per call
+//    against tier 0's 42.4 us (`TIERJIT_LOG=info tierjit bench ../shared/models/mlp.onnx --trace
+//    ../shared/bench/traces/long/mlp.zipf.txt`), while exact code is 1.17x tier 0: 0.57 / 1.17
+//    ~ 0.5. So a matmul region gets exact versions for its hot shapes and no generic one;
+//  - elementwise and reduction: run-time extents cost index arithmetic and loop tails; not
+//    measured yet, assumed 0.8 (exact code 1.25x generic);
+//  - shape_only, opaque: never compiled.
+constexpr double kGenericFactor[kNumRegionKinds] = {0.8, 0.5, 0.8, 1.0, 1.0};
 // Prior compile cost a + b·nodes in µs per tier (DESIGN targets: tier 1 < 10 ms, tier 2 10–100
 // ms, tier 3 > 100 ms).
 constexpr double kPriorCost[kNumTiers][2] = {{0, 0}, {2000, 300}, {8000, 1500}, {100000, 20000}};
@@ -95,6 +105,10 @@ void SpeedupModel::observe_span(RegionKind kind, int from_tier, int to_tier, dou
   // Attribute the ratio to the last step: divide out the estimates of the steps below it.
   const double below = speedup_between(kind, from_tier, to_tier - 1);
   observe(kind, to_tier - 1, t_before_us, t_after_us * below);
+}
+
+double SpeedupModel::generic_factor(RegionKind kind) const {
+  return kGenericFactor[kind_index(kind)];
 }
 
 CompileCostModel::CompileCostModel() {

@@ -48,6 +48,10 @@ class SpeedupModel {
   /// ratio, less the estimates of the steps below to_tier - 1, is an observation of the last step.
   void observe_span(RegionKind kind, int from_tier, int to_tier, double t_before_us,
                     double t_after_us);
+  /// Speed of generic code (every dim a run-time value) relative to exact code of the same tier,
+  /// t_exact / t_generic (<= 1: generic code is slower), per kind; the tier steps above are
+  /// measured on exact code. Seeded (tier_policy.cc), not yet learned from payoffs.
+  double generic_factor(RegionKind kind) const;
 
  private:
   mutable std::mutex mu_;

@@ -250,6 +250,29 @@ TEST(AdaptivePolicy, ColdVersionsAreDemoted) {
   EXPECT_TRUE(k.records("demoted").empty()) << k.log().dump(1);
 }
 
+// Background compiles span many calls (a few ms of compile, ~10 us calls). A version's idle time
+// counts from its install, not from the compile's start: with three shapes in turn, each version
+// is at most 3 calls idle, so none may be demoted as cold with demotion_cold_calls = 8 (before
+// the fix, a version installed after a compile of more than 8 calls was demoted at once when
+// another shape's call came first).
+TEST(AdaptivePolicy, FreshVersionsAreNotCold) {
+  TempDir dir("policy_fresh");
+  SessionOptions o = eager(8);
+  o.synchronous_compilation = false;
+  o.compile_threads = 1;
+  o.demotion_cold_calls = 8;
+  Harness h(write_chain(dir), o);
+  for (int round = 0; round < 40 && h.session.stats().compiled_regions == 0; ++round)
+    for (int i = 0; i < 51; ++i) h.run(1 + i % 3);
+  for (int round = 0; round < 6; ++round) {  // exact versions land meanwhile
+    for (int i = 0; i < 201; ++i) h.run(1 + i % 3);
+    ASSERT_TRUE(h.session.wait_for_compiles(60000));
+  }
+  for (int i = 0; i < 201; ++i) h.run(1 + i % 3);
+  EXPECT_GE(h.session.stats().compiled_regions, 1u) << h.log().dump(1);
+  EXPECT_TRUE(h.records("demoted", "not run by the last").empty()) << h.log().dump(1);
+}
+
 // Background compiles: wait_for_compiles blocks until the queue is idle (no sleeps); a session
 // without a queue returns at once.
 TEST(AdaptivePolicy, WaitForCompiles) {
