@@ -2,6 +2,8 @@
 // time, per second of wall time, refreshed lazily by whichever caller finds the sample stale.
 #include "support/cpu_load.h"
 
+#include "support/log.h"
+
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,20 +65,30 @@ struct Sampler {
   }
 };
 
-// < 0: measure. Starts at TIERJIT_FOREIGN_LOAD when set to a number >= 0.
-std::atomic<double> g_override{[] {
-  const char* e = std::getenv("TIERJIT_FOREIGN_LOAD");
-  if (!e || !*e) return -1.0;
-  char* end = nullptr;
-  const double v = std::strtod(e, &end);
-  return end && *end == '\0' && v >= 0 ? v : -1.0;
-}()};
+// Set by override_foreign_busy_cores (< 0: not overridden).
+std::atomic<double> g_override{-1};
+
+// TIERJIT_FOREIGN_LOAD as a number of cores >= 0, or -1 (unset or invalid: measure), read on
+// first use (not at load time: the CLI re-executes itself before main's work).
+double env_foreign_load() {
+  static const double v = [] {
+    const char* e = std::getenv("TIERJIT_FOREIGN_LOAD");
+    if (!e || !*e) return -1.0;
+    char* end = nullptr;
+    const double d = std::strtod(e, &end);
+    if (end && *end == '\0' && d >= 0) return d;
+    TJ_LOG_WARN("TIERJIT_FOREIGN_LOAD='{}' is not a number of cores >= 0: ignored, the load is measured", e);
+    return -1.0;
+  }();
+  return v;
+}
 
 }  // namespace
 
 double foreign_busy_cores() {
   const double forced = g_override.load(std::memory_order_relaxed);
   if (forced >= 0) return forced;
+  if (const double env = env_foreign_load(); env >= 0) return env;
   static Sampler sampler;
   return sampler.get();
 }

@@ -14,11 +14,12 @@ namespace tierjit::support {
 /// E.g. 1.0 when another process keeps one core busy. 0 when /proc/stat cannot be read.
 /// Thread-safe and cheap (one relaxed atomic load, plus a /proc/stat read every 100 ms).
 /// The environment variable TIERJIT_FOREIGN_LOAD=<cores> (a number >= 0) replaces the
-/// measurement, e.g. 0 on a machine whose cores are the server's alone.
+/// measurement, e.g. 0 on a machine whose cores are the server's alone; another value is
+/// ignored with a warning.
 double foreign_busy_cores();
 
 /// Makes foreign_busy_cores() answer `cores` from now on (tests: to force the parallel or the
-/// serial path of a kernel); a negative value returns to measuring.
+/// serial path of a kernel); a negative value returns to TIERJIT_FOREIGN_LOAD or measuring.
 void override_foreign_busy_cores(double cores);
 
 /// Cores this process may run on (its CPU affinity mask; at least 1).
