@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "interp/kernels/conv_fusion.h"
+#include "interp/kernels/gelu_fusion.h"
 #include "interp/registry.h"
 #include "support/check.h"
 
@@ -126,14 +127,43 @@ bool has_subgraphs(const ir::Graph& g) {
 }
 
 // fused[i] = index of the activation fused into Conv nodes[i], kSkip for that activation,
+// kGeluChain for the Div starting a fused GELU chain (gelu_fusion.h; its other four nodes kSkip),
 // -1 otherwise; empty when nothing fuses.
 constexpr int kSkip = -2;
+constexpr int kGeluChain = -3;
+
+// Index of `n` in nodes[from..], or nodes.size().
+size_t find_node(std::span<const ir::Node* const> nodes, size_t from, const ir::Node* n) {
+  while (from < nodes.size() && nodes[from] != n) ++from;
+  return from;
+}
 
 void plan_conv_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& g,
                       std::vector<int>& fused) {
   fused.clear();
   int subgraphs = -1;  // unknown until a candidate needs it
   for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i]->op() == ir::OpKind::Div && (fused.empty() || fused[i] == -1)) {
+      // A GELU chain: all five nodes in this list (a region's), in order.
+      if (const std::optional<GeluChain> c = match_gelu_chain(*nodes[i], g)) {
+        size_t at[4], from = i + 1;
+        bool all = true;
+        const ir::Node* rest[4] = {c->erf, c->add, c->mul, c->scale};
+        for (int k = 0; k < 4 && all; ++k) {
+          at[k] = find_node(nodes, from, rest[k]);
+          all = at[k] < nodes.size();
+          from = at[k] + 1;
+        }
+        if (all) {
+          if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
+          if (subgraphs) return;
+          if (fused.empty()) fused.assign(nodes.size(), -1);
+          fused[i] = kGeluChain;
+          for (size_t k : at) fused[k] = kSkip;
+        }
+      }
+      continue;
+    }
     const ir::Node& conv = *nodes[i];
     if (conv.op() != ir::OpKind::Conv || conv.num_outputs() != 1) continue;
     const ir::Value* v = conv.output(0);
@@ -195,12 +225,37 @@ Status run_conv_fused(const ir::Node& conv, const ir::Node& act, Frame& frame,
   return Status();
 }
 
+// Runs the GELU chain starting at Div node `div` (planned by plan_conv_fusion) at the Div's
+// position: fused when x is float32 (and not a scalar widened by a rank-1 constant), else its
+// five nodes one by one. Every intermediate value's slot holds the chain's output (same shape
+// and dtype; only shapes are read from them afterwards, e.g. by a recording).
+Status run_gelu_fused(const ir::Node& div, Frame& frame, const ExecOptions& options,
+                      const SubgraphRunner& runner, std::vector<const Tensor*>& in_ptrs,
+                      std::vector<Tensor>& outs) {
+  const std::optional<GeluChain> c = match_gelu_chain(div, *frame.graph);
+  if (!c) return internal_error("{}: planned GELU chain no longer matches", div.describe());
+  const Tensor& x = frame.values[div.input(0)->id()];
+  bool widened = false;
+  for (const ir::Node* n : {c->div, c->add, c->scale})
+    for (const ir::Value* v : n->inputs()) widened = widened || (v->is_constant() && v->constant().rank() > x.rank());
+  if (!x.defined() || x.dtype() != DType::kFloat32 || widened) {
+    for (const ir::Node* n : {c->div, c->erf, c->add, c->mul, c->scale})
+      TJ_RETURN_IF_ERROR(run_node(*n, frame, options, runner, in_ptrs, outs));
+    return Status();
+  }
+  Tensor y = run_gelu_chain(*c, x, options.intra_op_threads);
+  for (const ir::Node* n : {c->div, c->erf, c->add, c->mul}) frame.values[n->output(0)->id()] = y;
+  frame.values[c->scale->output(0)->id()] = std::move(y);
+  return Status();
+}
+
 // Runs nodes[ni], or its fused pair, or nothing for a fused activation.
 Status run_planned(std::span<const ir::Node* const> nodes, size_t ni, const std::vector<int>& fused,
                    Frame& frame, const ExecOptions& options, const SubgraphRunner& runner,
                    std::vector<const Tensor*>& in_ptrs, std::vector<Tensor>& outs) {
   const int f = fused.empty() ? -1 : fused[ni];
   if (f == kSkip) return Status();
+  if (f == kGeluChain) return run_gelu_fused(*nodes[ni], frame, options, runner, in_ptrs, outs);
   if (f >= 0)
     return run_conv_fused(*nodes[ni], *nodes[static_cast<size_t>(f)], frame, options, runner,
                           in_ptrs, outs);

@@ -1,0 +1,104 @@
+// The fused erf-form GELU chain (see gelu_fusion.h): matching in the graph, and the one-pass
+// kernel. The kernel's per-element operations and their order are those of the Div, Erf
+// (vm::erf_f32, position independent), Add and Mul kernels, so results are bit-identical.
+#include "interp/kernels/gelu_fusion.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "interp/kernels/vec_math.h"
+
+namespace tierjit::interp {
+namespace {
+
+// The only user of `v` if it has exactly one, reads it once, and `v` is not a graph output.
+const ir::Node* sole_user(const ir::Value* v, const ir::Graph& g) {
+  if (!v || v->users().size() != 1) return nullptr;
+  if (std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end()) return nullptr;
+  const ir::Node* u = v->users()[0];
+  int reads = 0;
+  for (const ir::Value* in : u->inputs()) reads += in == v;
+  return reads == 1 && u->num_outputs() == 1 ? u : nullptr;
+}
+
+// A float32 constant of one element and rank <= 1: its value.
+std::optional<float> scalar_constant(const ir::Value* v) {
+  if (!v || !v->is_constant()) return std::nullopt;
+  const Tensor& t = v->constant();
+  if (t.dtype() != DType::kFloat32 || t.numel() != 1 || t.rank() > 1) return std::nullopt;
+  return t.data<float>()[0];
+}
+
+// For a binary node reading `v`: the other input.
+const ir::Value* other_input(const ir::Node& n, const ir::Value* v) {
+  if (n.num_inputs() != 2) return nullptr;
+  return n.input(0) == v ? n.input(1) : n.input(1) == v ? n.input(0) : nullptr;
+}
+
+constexpr int64_t kBlock = 1024;           // elements per pass of the fused loop
+constexpr int64_t kParallelElements = 1 << 16;
+
+}  // namespace
+
+std::optional<GeluChain> match_gelu_chain(const ir::Node& div, const ir::Graph& g) {
+  using ir::OpKind;
+  if (div.op() != OpKind::Div || div.num_inputs() != 2 || div.num_outputs() != 1) return std::nullopt;
+  GeluChain c;
+  c.div = &div;
+  const ir::Value* x = div.input(0);
+  const std::optional<float> c1 = scalar_constant(div.input(1));
+  if (!x || !c1) return std::nullopt;
+  c.c1 = *c1;
+  c.erf = sole_user(div.output(0), g);
+  if (!c.erf || c.erf->op() != OpKind::Erf) return std::nullopt;
+  c.add = sole_user(c.erf->output(0), g);
+  if (!c.add || c.add->op() != OpKind::Add) return std::nullopt;
+  const std::optional<float> c2 = scalar_constant(other_input(*c.add, c.erf->output(0)));
+  if (!c2) return std::nullopt;
+  c.c2 = *c2;
+  c.mul = sole_user(c.add->output(0), g);
+  if (!c.mul || c.mul->op() != OpKind::Mul || other_input(*c.mul, c.add->output(0)) != x)
+    return std::nullopt;
+  c.scale = sole_user(c.mul->output(0), g);
+  if (!c.scale || c.scale->op() != OpKind::Mul) return std::nullopt;
+  const std::optional<float> c3 = scalar_constant(other_input(*c.scale, c.mul->output(0)));
+  if (!c3) return std::nullopt;
+  c.c3 = *c3;
+  return c;
+}
+
+Tensor run_gelu_chain(const GeluChain& c, const Tensor& x, int threads) {
+  Tensor y = Tensor::empty(DType::kFloat32, x.shape());
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  const int64_t n = x.numel(), blocks = (n + kBlock - 1) / kBlock;
+  const float c1 = c.c1, c2 = c.c2, c3 = c.c3;
+#pragma omp parallel for num_threads(std::max(threads, 1)) if (threads > 1 && n >= kParallelElements)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t lo = b * kBlock, len = std::min(kBlock, n - lo);
+    const float* xb = xp + lo;
+    float* yb = yp + lo;
+    alignas(32) float t[kBlock];
+    // IEEE division, addition and multiplication give the same result 8 lanes wide as one at
+    // a time (no reciprocal, no FMA), so this equals the Div, Add and Mul kernels bit for bit.
+    const __m256 v1 = _mm256_set1_ps(c1), v2 = _mm256_set1_ps(c2), v3 = _mm256_set1_ps(c3);
+    int64_t i = 0;
+    for (; i + 8 <= len; i += 8) _mm256_store_ps(t + i, _mm256_div_ps(_mm256_loadu_ps(xb + i), v1));
+    for (; i < len; ++i) t[i] = xb[i] / c1;                          // Div
+    vm::erf_f32(t, t, len);                                           // Erf
+    for (i = 0; i + 8 <= len; i += 8) {
+      const __m256 a = _mm256_add_ps(_mm256_load_ps(t + i), v2);     // Add
+      const __m256 m = _mm256_mul_ps(_mm256_loadu_ps(xb + i), a);    // Mul(x, .)
+      _mm256_storeu_ps(yb + i, _mm256_mul_ps(m, v3));                // Mul(., c3)
+    }
+    for (; i < len; ++i) {
+      const float a = t[i] + c2;
+      const float m = xb[i] * a;
+      yb[i] = m * c3;
+    }
+  }
+  return y;
+}
+
+}  // namespace tierjit::interp
