@@ -55,7 +55,7 @@ struct MatMulGeometry {
 /// `constant_b`, when non-null, is the tensor holding `b` and promises its contents never change
 /// (a graph initializer): b is then kept packed in the primitive's preferred layout across calls
 /// (weights_in_layout). Below kPrimitiveMinMacs multiply-adds dnnl_sgemm runs instead (less
-/// fixed cost); above, one thread or `threads` as ThreadChoice measured. Requires m, n, k > 0.
+/// fixed cost); above, `threads` or one as parallel_threads decides. Requires m, n, k > 0.
 /// Errors: oneDNN failures as kInternal.
 Status dnnl_matmul_f32(const MatMulGeometry& g, const float* a, const float* b,
                        const Tensor* constant_b, const float* bias, float* y, int threads);
