@@ -272,7 +272,14 @@ void init_frame(Frame& frame, const ir::Graph& graph) {
     if (v->is_constant()) frame.values[v->id()] = v->constant();
 }
 
-Status run_nodes(std::span<const ir::Node* const> nodes, Frame& frame, const ExecOptions& options) {
+FusionPlan plan_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& graph) {
+  FusionPlan plan;
+  plan_conv_fusion(nodes, graph, plan.fused);
+  return plan;
+}
+
+Status run_nodes(std::span<const ir::Node* const> nodes, const FusionPlan& fusion, Frame& frame,
+                 const ExecOptions& options) {
   // One pointer captured: fits std::function's small buffer (no allocation per call).
   struct Ctx {
     Frame* frame;
@@ -283,11 +290,16 @@ Status run_nodes(std::span<const ir::Node* const> nodes, Frame& frame, const Exe
   };
   std::vector<const Tensor*> in_ptrs;
   std::vector<Tensor> outs;
-  std::vector<int> fused;
-  if (frame.graph) plan_conv_fusion(nodes, *frame.graph, fused);
+  static const std::vector<int> kNothingFused;
+  const std::vector<int>& fused = frame.graph ? fusion.fused : kNothingFused;
   for (size_t ni = 0; ni < nodes.size(); ++ni)
     TJ_RETURN_IF_ERROR(run_planned(nodes, ni, fused, frame, options, runner, in_ptrs, outs));
   return Status();
+}
+
+Status run_nodes(std::span<const ir::Node* const> nodes, Frame& frame, const ExecOptions& options) {
+  return run_nodes(nodes, frame.graph ? plan_fusion(nodes, *frame.graph) : FusionPlan(), frame,
+                   options);
 }
 
 Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tensor> inputs,

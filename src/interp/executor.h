@@ -42,6 +42,18 @@ void init_frame(Frame& frame, const ir::Graph& graph);
 /// Subgraph bodies run with `frame` as their parent. Errors carry the failing node's description.
 Status run_nodes(std::span<const ir::Node* const> nodes, Frame& frame, const ExecOptions& options);
 
+/// Which nodes of a node list run fused at tier 0 (a Conv and its activation, conv_fusion.h;
+/// the erf-GELU chain, gelu_fusion.h): plan_fusion computes it once per list; run_nodes with a
+/// plan uses it instead of finding the fusions on every call.
+struct FusionPlan {
+  std::vector<int> fused;  ///< per node: the fusion it starts or belongs to; empty: none
+};
+/// The fusions of `nodes` (in topological order, all from `graph`). Pure; cheap (one pass).
+FusionPlan plan_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& graph);
+/// run_nodes with a plan made by plan_fusion(nodes, *frame.graph).
+Status run_nodes(std::span<const ir::Node* const> nodes, const FusionPlan& fusion, Frame& frame,
+                 const ExecOptions& options);
+
 /// Runs `graph`. `inputs` are for graph.inputs() that are not constants (feed_inputs order).
 /// Returns graph.outputs() in order. Errors carry the failing node's description.
 Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tensor> inputs,

@@ -62,6 +62,7 @@ GraphLayout make_layout(const ir::Graph& graph, const passes::Partition& partiti
   for (const auto& v : graph.values())
     if (!v->is_constant()) l.dynamic_ids.push_back(static_cast<uint32_t>(v->id()));
   const int nregions = static_cast<int>(partition.regions.size());
+  for (const passes::Region& r : partition.regions) l.fusion.push_back(interp::plan_fusion(r.nodes, graph));
   l.last_reader.assign(graph.num_value_ids(), -1);
   std::vector<uint8_t> keep(graph.num_value_ids(), 0);
   for (const auto& v : graph.values())
@@ -110,8 +111,9 @@ Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, 
     rec.frame.values[layout.feed_ids[i]] = feeds[i];
     note(layout.feed_ids[i]);
   }
-  for (const passes::Region& r : layout.partition->regions) {
-    TJ_RETURN_IF_ERROR(interp::run_nodes(r.nodes, rec.frame, layout.exec));
+  for (size_t ri = 0; ri < layout.partition->regions.size(); ++ri) {
+    const passes::Region& r = layout.partition->regions[ri];
+    TJ_RETURN_IF_ERROR(interp::run_nodes(r.nodes, layout.fusion[ri], rec.frame, layout.exec));
     for (const ir::Node* n : r.nodes)
       for (const ir::Value* v : n->outputs())
         if (v) note(static_cast<uint32_t>(v->id()));
@@ -187,6 +189,7 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
       st.kind = StepKind::kTier0;
       st.tier = 0;
       st.nodes = r.nodes;
+      st.fusion = &layout.fusion[ri];
       for (const ir::Value* v : r.outputs) st.check_ids.push_back(static_cast<uint32_t>(v->id()));
       st.check = st.check_ids;
     } else {
@@ -316,7 +319,7 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
         for (const auto& [id, t] : st.bound) vals[id] = t;
         break;
       case StepKind::kTier0:
-        TJ_RETURN_IF_ERROR(interp::run_nodes(st.nodes, cs->frame, layout_->exec));
+        TJ_RETURN_IF_ERROR(interp::run_nodes(st.nodes, *st.fusion, cs->frame, layout_->exec));
         for (uint32_t id : st.check)
           if (vals[id].shape() != shapes_[id]) {
             *shape_changed = true;

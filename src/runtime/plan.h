@@ -38,6 +38,8 @@ struct GraphLayout {
   std::vector<std::vector<uint32_t>> release;
   /// Per value: the last region reading it (-1: none), graph outputs = regions.size().
   std::vector<int> last_reader;
+  /// Per region: its tier-0 fusions (interp::plan_fusion), found once instead of every call.
+  std::vector<interp::FusionPlan> fusion;
 };
 GraphLayout make_layout(const ir::Graph& graph, const passes::Partition& partition,
                         const interp::ExecOptions& exec);
@@ -71,6 +73,7 @@ struct PlanStep {
   StepKind kind = StepKind::kTier0;
   int region = -1;
   std::span<const ir::Node* const> nodes;    ///< kTier0
+  const interp::FusionPlan* fusion = nullptr;  ///< kTier0: GraphLayout::fusion of the region
   std::span<const uint32_t> check;           ///< kTier0: outputs whose shape must match the plan
   std::span<const uint32_t> release;         ///< values freed after the step
   std::shared_ptr<const CompiledRegion> compiled;  ///< kCompiled (keeps the code alive)
