@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -74,10 +77,13 @@ double env_foreign_load() {
   static const double v = [] {
     const char* e = std::getenv("TIERJIT_FOREIGN_LOAD");
     if (!e || !*e) return -1.0;
-    char* end = nullptr;
-    const double d = std::strtod(e, &end);
-    if (end && *end == '\0' && d >= 0) return d;
-    TJ_LOG_WARN("TIERJIT_FOREIGN_LOAD='{}' is not a number of cores >= 0: ignored, the load is measured", e);
+    // Decimal only (from_chars: no hex, no leading blanks), finite and >= 0.
+    double d = -1;
+    const char* last = e + std::strlen(e);
+    const auto [ptr, ec] = std::from_chars(e, last, d, std::chars_format::general);
+    if (ec == std::errc() && ptr == last && std::isfinite(d) && d >= 0) return d;
+    TJ_LOG_WARN("TIERJIT_FOREIGN_LOAD='{}' is not a finite decimal number of cores >= 0: "
+                "ignored, the load is measured", e);
     return -1.0;
   }();
   return v;

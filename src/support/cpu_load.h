@@ -13,8 +13,8 @@ namespace tierjit::support {
 /// (>= 100 ms, refreshed lazily by the calls themselves; the first call of a process answers 0).
 /// E.g. 1.0 when another process keeps one core busy. 0 when /proc/stat cannot be read.
 /// Thread-safe and cheap (one relaxed atomic load, plus a /proc/stat read every 100 ms).
-/// The environment variable TIERJIT_FOREIGN_LOAD=<cores> (a number >= 0) replaces the
-/// measurement, e.g. 0 on a machine whose cores are the server's alone; another value is
+/// The environment variable TIERJIT_FOREIGN_LOAD=<cores>, a finite decimal number >= 0, replaces
+/// the measurement (e.g. 0 on a machine whose cores are the server's alone); another value is
 /// ignored with a warning.
 double foreign_busy_cores();
 
