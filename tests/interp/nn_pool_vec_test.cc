@@ -1,6 +1,6 @@
 // Tier-0 2-D float32 MaxPool / AveragePool with window width 2 or 3 and stride 1 or 2 (the AVX2
 // register path of pool.cc) against a plain scalar reference written here: taps folded in
-// row-major order (max: v > best ? v : best, so NaN counts only as a window's first tap; average:
+// row-major order (max: v when v > best or v is NaN, so a NaN anywhere in a window gives NaN; average:
 // a float sum from 0 divided by the tap count, or by the taps inside the padded image with
 // count_include_pad). Bit for bit, over odd widths (8-lane, 4-lane and overlapping tails), pads,
 // ceil_mode, kernel heights 1-3, NaN and signed zeros.
@@ -58,7 +58,7 @@ Tensor reference(const Tensor& x, const Geo& g, bool is_max, bool include_pad, c
           for (int64_t c = c0; c < c0 + g.kw; ++c) {
             if (r < 0 || r >= ih || c < 0 || c >= iw) continue;
             const float v = xp[r * iw + c];
-            if (count == 0 || v > best) best = v;
+            if (count == 0 || v > best || (std::isnan(v) && !std::isnan(best))) best = v;
             sum += v;
             ++count;
           }
@@ -114,9 +114,10 @@ TEST(NnPoolVec, CnnShapes) {
   check(Geo{15, 15, 3, 3, 1, 1, 1, true}, false, false, 11);
 }
 
-TEST(NnPoolVec, NaNOnlyAsFirstTapPropagates) {
-  // One 2x2 stride-1 window row over 9 columns (8-lane group plus overlap): NaN first in the
-  // window of output 0 gives NaN; elsewhere NaN taps are skipped by `v > best`.
+TEST(NnPoolVec, NaNAnywhereInAWindowPropagates) {
+  // One 2x2 stride-1 window row over 9 columns (8-lane group plus overlap): every window holding
+  // a NaN gives NaN, wherever the NaN is in it (as numpy's max in the ONNX reference, PyTorch and
+  // tier 0's ReduceMax).
   std::vector<float> v(2 * 10, 1.0f);
   v[0] = std::numeric_limits<float>::quiet_NaN();  // first tap of output 0
   v[5] = std::numeric_limits<float>::quiet_NaN();  // second tap of output 4, first of output 5
@@ -129,7 +130,7 @@ TEST(NnPoolVec, NaNOnlyAsFirstTapPropagates) {
   EXPECT_TRUE(std::isnan(p[0]));
   EXPECT_EQ(p[1], 3.0f);
   EXPECT_EQ(p[2], 3.0f);
-  EXPECT_EQ(p[4], 1.0f);
+  EXPECT_TRUE(std::isnan(p[4]));  // the NaN is this window's second tap
   EXPECT_TRUE(std::isnan(p[5]));
   for (int j : {3, 6, 7, 8}) EXPECT_EQ(p[j], 1.0f) << j;
 }

@@ -15,6 +15,17 @@
 namespace tierjit::interp::nn {
 namespace {
 
+// MaxPool's fold of tap v into the running maximum a: v when v > a or v is NaN, so a NaN
+// anywhere in a window gives NaN (as ReduceMax / GlobalMaxPool here, numpy's max in the ONNX
+// reference implementation, and PyTorch); with Indices, the first NaN's position.
+template <class C>
+bool takes_max(C v, C a) {
+  if constexpr (std::is_floating_point_v<C>) return v > a || (std::isnan(v) && !std::isnan(a));
+  else return v > a;
+}
+template <class C>
+C fold_max(C v, C a) { return takes_max(v, a) ? v : a; }
+
 // In-bounds input coordinates of the window of every output position along one axis.
 struct AxisTaps {
   std::vector<int64_t> begin;   // [out + 1] offsets into coords
@@ -87,9 +98,9 @@ Expected<PoolSetup> setup_pool(const KernelContext& ctx, const Tensor& x, bool c
 // ---- float32 window rows of width 2 or 3, stride 1 or 2, no dilation (AVX2) ----------------------
 // One output row's interior columns (whole window row in bounds) computed in registers: for each
 // group of 8 (or 4) adjacent outputs, the taps of every window row are loaded as vectors and
-// folded in the row-major tap order of the scalar loop (max: _mm256_max_ps(v, a) is exactly
-// `v > a ? v : a`, NaN included; average: 0 + t0 + t1 + ... then / n), so results are bit for bit
-// those of the per-column loop. A partial last group is redone as an overlapping full group
+// folded in the row-major tap order of the scalar loop (max: fold_max, a NaN tap anywhere in the
+// window gives NaN; average: 0 + t0 + t1 + ... then / n), so results are bit for bit those of the
+// per-column loop. A partial last group is redone as an overlapping full group
 // (it rewrites equal values).
 
 struct Lanes8 {
@@ -97,7 +108,11 @@ struct Lanes8 {
   static constexpr int64_t kLanes = 8;
   static R load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
-  static R max(R v, R a) { return _mm256_max_ps(v, a); }
+  // fold_max lane by lane: _mm256_max_ps(v, a) is `v > a ? v : a` (a NaN `a` stays), and a NaN
+  // `v` is taken by the blend.
+  static R max(R v, R a) {
+    return _mm256_blendv_ps(_mm256_max_ps(v, a), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }
   static R add(R a, R b) { return _mm256_add_ps(a, b); }
   static R div(R a, R b) { return _mm256_div_ps(a, b); }
   static R set1(float v) { return _mm256_set1_ps(v); }
@@ -117,7 +132,7 @@ struct Lanes4 {
   static constexpr int64_t kLanes = 4;
   static R load(const float* p) { return _mm_loadu_ps(p); }
   static void store(float* p, R v) { _mm_storeu_ps(p, v); }
-  static R max(R v, R a) { return _mm_max_ps(v, a); }
+  static R max(R v, R a) { return _mm_blendv_ps(_mm_max_ps(v, a), v, _mm_cmpunord_ps(v, v)); }
   static R add(R a, R b) { return _mm_add_ps(a, b); }
   static R div(R a, R b) { return _mm_div_ps(a, b); }
   static R set1(float v) { return _mm_set1_ps(v); }
@@ -269,7 +284,7 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
             } else if (is_max) {
               for (int64_t j = j_lo; j < j_hi; ++j) {
                 const C v = load(r[j * sw]);
-                a[j] = v > a[j] ? v : a[j];
+                a[j] = fold_max(v, a[j]);
               }
             } else {
               for (int64_t j = j_lo; j < j_hi; ++j) a[j] += load(r[j * sw]);
@@ -297,7 +312,7 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
             const T* row = xp + ah.coords[th] * iw;
             for (int64_t tw = w0; tw < w1; ++tw) {
               const C v = load(row[aw.coords[tw]]);
-              if (bh < 0 || v > best) { best = v; bh = ah.coords[th]; bw = aw.coords[tw]; }
+              if (bh < 0 || takes_max(v, best)) { best = v; bh = ah.coords[th]; bw = aw.coords[tw]; }
             }
           }
           yp[i * ow + j] = store<T>(best);
@@ -343,7 +358,7 @@ void run_pool(const KernelContext& ctx, PoolKind kind, const PoolSetup& s, const
         int64_t best_i = -1, best_c = 0;
         auto f = [&](int64_t off, int64_t col) {
           const C v = load(xp[off]);
-          if (best_i < 0 || v > best) { best = v; best_i = off; best_c = col; }
+          if (best_i < 0 || takes_max(v, best)) { best = v; best_i = off; best_c = col; }
         };
         visit_window(ax, oidx, rs, cs, 0, 0, 0, f);
         out = best;
