@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "interp/kernels/conv_chain.h"
 #include "interp/kernels/conv_fusion.h"
 #include "interp/kernels/gelu_fusion.h"
 #include "interp/registry.h"
@@ -131,6 +132,9 @@ bool has_subgraphs(const ir::Graph& g) {
 // -1 otherwise; empty when nothing fuses.
 constexpr int kSkip = -2;
 constexpr int kGeluChain = -3;
+constexpr int kConvChain0 = -4;  // kConvChain0 - k: the last node of conv chain k (runs it)
+
+using ConvChains = std::vector<std::shared_ptr<const ConvChain>>;
 
 // Index of `n` in nodes[from..], or nodes.size().
 size_t find_node(std::span<const ir::Node* const> nodes, size_t from, const ir::Node* n) {
@@ -139,8 +143,9 @@ size_t find_node(std::span<const ir::Node* const> nodes, size_t from, const ir::
 }
 
 void plan_conv_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& g,
-                      std::vector<int>& fused) {
+                      std::vector<int>& fused, ConvChains& chains) {
   fused.clear();
+  chains.clear();
   int subgraphs = -1;  // unknown until a candidate needs it
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i]->op() == ir::OpKind::Div && (fused.empty() || fused[i] == -1)) {
@@ -182,6 +187,21 @@ void plan_conv_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& g
     if (fused.empty()) fused.assign(nodes.size(), -1);
     fused[i] = static_cast<int>(j);
     fused[j] = kSkip;
+  }
+  // Conv chains over the nodes no other fusion holds (a Conv + activation pair may join).
+  if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
+  if (subgraphs) return;
+  std::vector<bool> eligible(nodes.size(), true);
+  if (!fused.empty()) {
+    for (size_t i = 0; i < nodes.size(); ++i) eligible[i] = fused[i] == -1 || fused[i] >= 0;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (fused[i] >= 0) eligible[static_cast<size_t>(fused[i])] = true;
+  }
+  chains = plan_conv_chains(nodes, g, eligible);
+  if (!chains.empty() && fused.empty()) fused.assign(nodes.size(), -1);
+  for (size_t k = 0; k < chains.size(); ++k) {
+    for (int ni : chains[k]->node_indices) fused[static_cast<size_t>(ni)] = kSkip;
+    fused[static_cast<size_t>(chains[k]->node_indices.back())] = kConvChain0 - static_cast<int>(k);
   }
 }
 
@@ -249,12 +269,27 @@ Status run_gelu_fused(const ir::Node& div, Frame& frame, const ExecOptions& opti
   return Status();
 }
 
-// Runs nodes[ni], or its fused pair, or nothing for a fused activation.
+// Runs conv chain `c` (conv_chain.h), or its nodes one by one where it does not apply.
+Status run_chain(const ConvChain& c, std::span<const ir::Node* const> nodes, Frame& frame,
+                 const ExecOptions& options, const SubgraphRunner& runner,
+                 std::vector<const Tensor*>& in_ptrs, std::vector<Tensor>& outs) {
+  TJ_ASSIGN_OR_RETURN(bool ran, run_conv_chain(c, frame, options, runner));
+  if (ran) return Status();
+  for (int ni : c.node_indices)
+    TJ_RETURN_IF_ERROR(run_node(*nodes[static_cast<size_t>(ni)], frame, options, runner, in_ptrs, outs));
+  return Status();
+}
+
+// Runs nodes[ni], or its fused pair, or its conv chain, or nothing for a fused node.
 Status run_planned(std::span<const ir::Node* const> nodes, size_t ni, const std::vector<int>& fused,
-                   Frame& frame, const ExecOptions& options, const SubgraphRunner& runner,
-                   std::vector<const Tensor*>& in_ptrs, std::vector<Tensor>& outs) {
+                   const ConvChains& chains, Frame& frame, const ExecOptions& options,
+                   const SubgraphRunner& runner, std::vector<const Tensor*>& in_ptrs,
+                   std::vector<Tensor>& outs) {
   const int f = fused.empty() ? -1 : fused[ni];
   if (f == kSkip) return Status();
+  if (f <= kConvChain0)
+    return run_chain(*chains[static_cast<size_t>(kConvChain0 - f)], nodes, frame, options, runner,
+                     in_ptrs, outs);
   if (f == kGeluChain) return run_gelu_fused(*nodes[ni], frame, options, runner, in_ptrs, outs);
   if (f >= 0)
     return run_conv_fused(*nodes[ni], *nodes[static_cast<size_t>(f)], frame, options, runner,
@@ -274,7 +309,7 @@ void init_frame(Frame& frame, const ir::Graph& graph) {
 
 FusionPlan plan_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& graph) {
   FusionPlan plan;
-  plan_conv_fusion(nodes, graph, plan.fused);
+  plan_conv_fusion(nodes, graph, plan.fused, plan.conv_chains);
   return plan;
 }
 
@@ -293,7 +328,8 @@ Status run_nodes(std::span<const ir::Node* const> nodes, const FusionPlan& fusio
   static const std::vector<int> kNothingFused;
   const std::vector<int>& fused = frame.graph ? fusion.fused : kNothingFused;
   for (size_t ni = 0; ni < nodes.size(); ++ni)
-    TJ_RETURN_IF_ERROR(run_planned(nodes, ni, fused, frame, options, runner, in_ptrs, outs));
+    TJ_RETURN_IF_ERROR(run_planned(nodes, ni, fused, fusion.conv_chains, frame, options, runner,
+                                   in_ptrs, outs));
   return Status();
 }
 
@@ -360,12 +396,25 @@ Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tens
   std::vector<const ir::Node*> node_ptrs(nodes.size());
   for (size_t ni = 0; ni < nodes.size(); ++ni) node_ptrs[ni] = nodes[ni].get();
   std::vector<int> fused;
-  plan_conv_fusion(node_ptrs, graph, fused);
-  for (size_t ni = 0; ni < nodes.size(); ++ni) {
-    TJ_RETURN_IF_ERROR(run_planned(node_ptrs, ni, fused, frame, options, runner, in_ptrs, outs));
-    for (ir::Value* v : nodes[ni]->inputs())
+  ConvChains chains;
+  plan_conv_fusion(node_ptrs, graph, fused, chains);
+  // A conv chain reads its members' inputs when its last member's turn comes.
+  for (const auto& c : chains)
+    for (int m : c->node_indices)
+      for (ir::Value* v : nodes[static_cast<size_t>(m)]->inputs())
+        if (v) last_use[v->id()] = std::max(last_use[v->id()], c->node_indices.back());
+  auto release = [&](const ir::Node& n, size_t ni) {
+    for (ir::Value* v : n.inputs())
       if (v && last_use[v->id()] == static_cast<int>(ni) && !v->is_constant())
         frame.values[v->id()] = Tensor();
+  };
+  for (size_t ni = 0; ni < nodes.size(); ++ni) {
+    TJ_RETURN_IF_ERROR(run_planned(node_ptrs, ni, fused, chains, frame, options, runner, in_ptrs, outs));
+    const int f = fused.empty() ? -1 : fused[ni];
+    if (f <= kConvChain0)
+      for (int m : chains[static_cast<size_t>(kConvChain0 - f)]->node_indices) release(*nodes[static_cast<size_t>(m)], ni);
+    else
+      release(*nodes[ni], ni);
   }
 
   std::vector<Tensor> results;

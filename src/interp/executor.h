@@ -4,8 +4,11 @@
 // A float32 Conv whose only use is an activation later in the same node list (Relu, Clip,
 // LeakyRelu, Sigmoid, Tanh; interp/kernels/conv_fusion.h) runs fused with it, bit-identical to
 // the two kernels apart; the Conv's output value then holds the activation's output tensor.
+// Chains of float32 Convs with the activations and residual Adds between them run with their
+// intermediates in oneDNN's blocked layout (interp/kernels/conv_chain.h).
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -14,6 +17,8 @@
 #include "ir/graph.h"
 
 namespace tierjit::interp {
+
+struct ConvChain;
 
 /// Values of one running graph, indexed by Value::id(); parent is the frame of the enclosing
 /// graph (for captures), nullptr at the top level.
@@ -47,6 +52,7 @@ Status run_nodes(std::span<const ir::Node* const> nodes, Frame& frame, const Exe
 /// plan uses it instead of finding the fusions on every call.
 struct FusionPlan {
   std::vector<int> fused;  ///< per node: the fusion it starts or belongs to; empty: none
+  std::vector<std::shared_ptr<const ConvChain>> conv_chains;  ///< conv_chain.h; fused[] names them
 };
 /// The fusions of `nodes` (in topological order, all from `graph`). Pure; cheap (one pass).
 FusionPlan plan_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& graph);

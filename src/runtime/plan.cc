@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 
 #include "support/buffer_pool.h"
 #include "support/check.h"
@@ -48,6 +49,23 @@ class ArenaPlanner {
   std::vector<Block> live_;
   int64_t total_ = 0;
 };
+
+// Runs [begin, end) of consecutive regions (all tier 0) whose nodes, taken together, hold a
+// conv chain across regions (interp/kernels/conv_chain.h: the partition puts each Conv in its
+// own region): the nodes in order and their fusion plan; nullopt for a run without one.
+struct MergedRun {
+  std::vector<const ir::Node*> nodes;
+  std::shared_ptr<const interp::FusionPlan> fusion;
+};
+std::optional<MergedRun> merge_run(std::span<const passes::Region* const> regions, const ir::Graph& g) {
+  if (regions.size() < 2) return std::nullopt;
+  MergedRun m;
+  for (const passes::Region* r : regions) m.nodes.insert(m.nodes.end(), r->nodes.begin(), r->nodes.end());
+  auto f = std::make_shared<interp::FusionPlan>(interp::plan_fusion(m.nodes, g));
+  if (f->conv_chains.empty()) return std::nullopt;
+  m.fusion = std::move(f);
+  return m;
+}
 
 }  // namespace
 
@@ -111,9 +129,24 @@ Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, 
     rec.frame.values[layout.feed_ids[i]] = feeds[i];
     note(layout.feed_ids[i]);
   }
+  // Runs of regions holding a conv chain run as one at their first region (merge_run).
+  const auto& regions = layout.partition->regions;
+  std::vector<std::optional<MergedRun>> merged(regions.size());
+  for (size_t s = 0; s < regions.size();) {
+    size_t e = s;
+    std::vector<const passes::Region*> run;
+    while (e < regions.size() && regions[e].kind != passes::RegionKind::kShapeOnly) run.push_back(&regions[e++]);
+    if (e > s) merged[s] = merge_run(run, g);
+    size_t next = std::max(e, s + 1);
+    for (size_t k = s + 1; k < e && merged[s]; ++k) merged[k] = MergedRun{};  // runs nothing
+    s = next;
+  }
   for (size_t ri = 0; ri < layout.partition->regions.size(); ++ri) {
     const passes::Region& r = layout.partition->regions[ri];
-    TJ_RETURN_IF_ERROR(interp::run_nodes(r.nodes, layout.fusion[ri], rec.frame, layout.exec));
+    if (!merged[ri])
+      TJ_RETURN_IF_ERROR(interp::run_nodes(r.nodes, layout.fusion[ri], rec.frame, layout.exec));
+    else if (merged[ri]->fusion)
+      TJ_RETURN_IF_ERROR(interp::run_nodes(merged[ri]->nodes, *merged[ri]->fusion, rec.frame, layout.exec));
     for (const ir::Node* n : r.nodes)
       for (const ir::Value* v : n->outputs())
         if (v) note(static_cast<uint32_t>(v->id()));
@@ -235,6 +268,27 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
     }
     bytes += sizeof(PlanStep);
   }
+  // Consecutive tier-0 steps holding a conv chain run as one at the first (merge_run).
+  for (size_t s = 0; s < nregions;) {
+    size_t e = s;
+    std::vector<const passes::Region*> run;
+    while (e < nregions && p->steps_[e].kind == StepKind::kTier0) run.push_back(&regions[e++]);
+    if (std::optional<MergedRun> m = e > s ? merge_run(run, *layout.graph) : std::nullopt) {
+      PlanStep& first = p->steps_[s];
+      first.merged = e - s - 1;
+      first.merged_nodes = std::move(m->nodes);
+      first.nodes = first.merged_nodes;
+      first.merged_fusion = std::move(m->fusion);
+      first.fusion = first.merged_fusion.get();
+      double total = 0;
+      for (size_t k = s; k < e; ++k) total += p->steps_[k].bytes;
+      for (size_t k = s; k < e; ++k) {
+        p->steps_[k].merged_share = total > 0 ? p->steps_[k].bytes / total : 1.0 / static_cast<double>(e - s);
+        if (k > s) p->steps_[k].nodes = {};
+      }
+    }
+    s = std::max(e, s + 1);
+  }
   // Inputs read from the arena: the producer's offset.
   std::vector<int64_t> offset_of(layout.graph->num_value_ids(), -1);
   for (PlanStep& st : p->steps_) {
@@ -313,6 +367,7 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
   for (size_t i = 0; i < feeds.size(); ++i) vals[layout_->feed_ids[i]] = feeds[i];
   char* arena = static_cast<char*>(cs->arena);
   auto t0 = step_us ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  double* const step_us0 = step_us;
   for (const PlanStep& st : steps_) {
     switch (st.kind) {
       case StepKind::kBound:
@@ -353,6 +408,13 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
       t0 = t1;
     }
   }
+  if (step_us0)  // a merged group's time, shared out over its steps (PlanStep::merged)
+    for (size_t s = 0; s < steps_.size(); s += steps_[s].merged + 1) {
+      if (steps_[s].merged == 0) continue;
+      double total = 0;
+      for (size_t k = s; k <= s + steps_[s].merged; ++k) total += step_us0[k];
+      for (size_t k = s; k <= s + steps_[s].merged; ++k) step_us0[k] = total * steps_[k].merged_share;
+    }
   std::vector<Tensor> out;
   out.reserve(layout_->output_ids.size());
   for (size_t i = 0; i < layout_->output_ids.size(); ++i) {

@@ -83,6 +83,14 @@ struct PlanStep {
   int64_t workspace_offset = -1;
   std::vector<std::pair<uint32_t, Tensor>> bound;  ///< kBound
   std::vector<uint32_t> check_ids;           ///< storage of `check`
+  /// kTier0: the next `merged` steps are tier-0 steps whose nodes this one runs (theirs are
+  /// empty: they only check and release), under one fusion plan over all of them, because a
+  /// conv chain (interp/kernels/conv_chain.h) spans their regions (a Conv per region).
+  /// `merged_share`: this step's share of the group's measured time (step_us), by its bytes.
+  size_t merged = 0;
+  double merged_share = 1;
+  std::vector<const ir::Node*> merged_nodes;                 ///< storage of `nodes` when merged
+  std::shared_ptr<const interp::FusionPlan> merged_fusion;   ///< storage of `fusion` when merged
   int tier = 0;                              ///< tier the step runs at
   /// Compiled kinds (elementwise, matmul epilogue, reduction): the region's call Signature under
   /// this plan, the bytes it reads and writes and its FLOPs (one per output element; the profile

@@ -10,29 +10,30 @@
 namespace tierjit::interp::nn {
 namespace {
 
-// Checks X [N, C, D1..Dk] and W [M, C/group, k1..kk] and resolves the geometry of ctx.node().
-Expected<ConvGeometry> setup_conv(const KernelContext& ctx, const Tensor& x, const Tensor& w) {
-  if (x.rank() < 3)
-    return ctx.fail("input X must have rank >= 3 [N, C, spatial...], got {}", shape_to_string(x.shape()));
-  if (w.rank() != x.rank())
-    return ctx.fail("weight W {} must have the rank of X {}", shape_to_string(w.shape()),
-                    shape_to_string(x.shape()));
+// Checks X [N, C, D1..Dk] and W [M, C/group, k1..kk] (their shapes) and resolves the geometry
+// of ctx.node().
+Expected<ConvGeometry> setup_conv_shapes(const KernelContext& ctx, const Shape& xs, const Shape& ws) {
+  if (xs.size() < 3)
+    return ctx.fail("input X must have rank >= 3 [N, C, spatial...], got {}", shape_to_string(xs));
+  if (ws.size() != xs.size())
+    return ctx.fail("weight W {} must have the rank of X {}", shape_to_string(ws),
+                    shape_to_string(xs));
   const ir::Node& node = ctx.node();
   ConvGeometry g;
-  g.batch = x.dim(0);
-  g.in_channels = x.dim(1);
-  g.out_channels = w.dim(0);
+  g.batch = xs[0];
+  g.in_channels = xs[1];
+  g.out_channels = ws[0];
   g.group = node.attr_int("group", 1);
   if (g.group <= 0) return ctx.fail("group must be positive, got {}", g.group);
-  if (w.dim(1) * g.group != g.in_channels)
+  if (ws[1] * g.group != g.in_channels)
     return ctx.fail("channel mismatch: X has {} channels but W {} with group {} expects {}",
-                    g.in_channels, shape_to_string(w.shape()), g.group, w.dim(1) * g.group);
+                    g.in_channels, shape_to_string(ws), g.group, ws[1] * g.group);
   if (g.out_channels % g.group != 0)
     return ctx.fail("group {} does not divide the {} output channels", g.group, g.out_channels);
-  g.in_spatial.assign(x.shape().begin() + 2, x.shape().end());
-  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  g.in_spatial.assign(xs.begin() + 2, xs.end());
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (node.has_attr("kernel_shape") && node.attr_ints("kernel_shape") != kernel)
-    return ctx.fail("kernel_shape attribute does not match W {}", shape_to_string(w.shape()));
+    return ctx.fail("kernel_shape attribute does not match W {}", shape_to_string(ws));
   TJ_ASSIGN_OR_RETURN(Window win, resolve_window(ctx, g.in_spatial, kernel, false));
   g.kernel = win.kernel;
   g.strides = win.strides;
@@ -41,6 +42,10 @@ Expected<ConvGeometry> setup_conv(const KernelContext& ctx, const Tensor& x, con
   g.pad_end = win.pad_end;
   g.out_spatial = win.out;
   return g;
+}
+
+Expected<ConvGeometry> setup_conv(const KernelContext& ctx, const Tensor& x, const Tensor& w) {
+  return setup_conv_shapes(ctx, x.shape(), w.shape());
 }
 
 Shape conv_out_shape(const ConvGeometry& g) {
@@ -179,6 +184,19 @@ Status qlinear_conv_kernel(KernelContext& ctx) {
 }
 
 }  // namespace
+
+Expected<ConvGeometry> conv_chain_geometry(const KernelContext& ctx, const Shape& x) {
+  TJ_ASSIGN_OR_RETURN(const Tensor* w, ctx.required_input(1));
+  const Tensor* b = ctx.input(2);
+  if (w->dtype() != DType::kFloat32 || (b && b->dtype() != DType::kFloat32))
+    return ctx.unsupported_here("conv chain: W and B must be float32");
+  TJ_ASSIGN_OR_RETURN(ConvGeometry g, setup_conv_shapes(ctx, x, w->shape()));
+  TJ_RETURN_IF_ERROR(check_bias(ctx, b, g.out_channels, "bias B"));
+  if (g.in_spatial.size() > 3 || shape_numel(conv_out_shape(g)) == 0 || g.in_channels == 0 ||
+      shape_numel(g.in_spatial) == 0)
+    return ctx.unsupported_here("conv chain: not a oneDNN convolution");
+  return g;
+}
 
 Expected<bool> run_conv_with_post_op(KernelContext& ctx, const ConvPostOp& post) {
   bool applied = false;

@@ -42,5 +42,11 @@ namespace nn {
 /// Errors: as the Conv kernel.
 Expected<bool> run_conv_with_post_op(KernelContext& ctx, const ConvPostOp& post);
 
+/// The geometry of the Conv node ctx.node() for an X of plain shape `x`, with W and B read from
+/// ctx.input(1) / ctx.input(2), checked as the Conv kernel checks them; float32 W and B and a
+/// convolution that runs on oneDNN (spatial rank 1-3, no zero-sized dim) only (tier 0's conv
+/// chains, conv_chain.h). Errors: the Conv kernel's, or kUnsupported for other cases.
+Expected<ConvGeometry> conv_chain_geometry(const KernelContext& ctx, const Shape& x);
+
 }  // namespace nn
 }  // namespace tierjit::interp

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 
 #include "interp/kernels/dnnl_internal.h"
@@ -32,6 +33,19 @@ dnnl::memory::format_tag plain_tag(size_t rank) {
     case 4: return T::nchw;
     default: return T::ncdhw;
   }
+}
+
+dnnl::memory::format_tag channels_last_tag(size_t rank) {
+  using T = dnnl::memory::format_tag;
+  switch (rank) {
+    case 3: return T::nwc;
+    case 4: return T::nhwc;
+    default: return T::ndhwc;
+  }
+}
+
+dnnl::memory::format_tag layout_tag(ActLayout l, size_t rank) {
+  return l == ActLayout::kChannelsLast ? channels_last_tag(rank) : plain_tag(rank);
 }
 
 dnnl::memory::format_tag grouped_weight_tag(size_t rank) {  // rank of the ungrouped weights
@@ -62,18 +76,24 @@ struct ConvKey {
   bool has_bias;
   int threads = 1;  // a primitive runs with the OpenMP thread count it was created with
   ConvPostOp post;  // baked into the primitive (oneDNN 2.x post-op parameters are not runtime)
+  ActLayout x_layout = ActLayout::kPlain, y_layout = ActLayout::kPlain;
   bool operator<(const ConvKey& o) const {
     auto tie = [](const ConvKey& k) {
       return std::tie(k.g.batch, k.g.in_channels, k.g.out_channels, k.g.group, k.g.in_spatial,
                       k.g.out_spatial, k.g.kernel, k.g.strides, k.g.dilations, k.g.pad_begin,
                       k.g.pad_end, k.has_bias, k.threads, k.post.kind, k.post.alpha,
-                      k.post.beta);
+                      k.post.beta, k.x_layout, k.y_layout);
     };
     return tie(*this) < tie(o);
   }
 };
 
-std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const ConvPostOp& post) {
+// The convolution of `g` reading x as `xl` and writing y as `yl` (dnnl_util.h). A
+// kChannelsLast source has the primitive run on kChannelsLast source and destination; if oneDNN
+// then offers only its reference kernel (or none), it runs on the layouts it prefers (tag::any)
+// with reorders instead. A kPlain source picks the layouts as a plain convolution does.
+std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const ConvPostOp& post,
+                                     ActLayout xl, ActLayout yl) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   const size_t rank = g.in_spatial.size() + 2;
@@ -92,18 +112,23 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const
   // Few input channels (an image's first layer; not grouped): the plain source feeds oneDNN's
   // direct kernel without a reorder (8x1x28x28 -> 16 channels 3x3: 20.5 vs 32.7 us).
   const bool plain_src = pointwise || (g.group == 1 && g.in_channels <= 4);
+  const bool channels_last = xl == ActLayout::kChannelsLast;
 
   auto e = std::make_shared<ConvEntry>();
-  e->user_src_md = dnnl::memory::desc(src_dims, dt::f32, plain_tag(rank));
-  e->user_dst_md = dnnl::memory::desc(dst_dims, dt::f32, plain_tag(rank));
+  e->user_src_md = dnnl::memory::desc(src_dims, dt::f32, layout_tag(xl, rank));
+  e->user_dst_md = dnnl::memory::desc(dst_dims, dt::f32, layout_tag(yl, rank));
   e->user_w_md = dnnl::memory::desc(w_dims, dt::f32, grouped_weight_tag(rank));
-  dnnl::memory::desc src_q = plain_src ? e->user_src_md : dnnl::memory::desc(src_dims, dt::f32, tag::any);
-  dnnl::memory::desc dst_q = pointwise ? e->user_dst_md : dnnl::memory::desc(dst_dims, dt::f32, tag::any);
+  const dnnl::memory::desc src_any(src_dims, dt::f32, tag::any), dst_any(dst_dims, dt::f32, tag::any);
+  dnnl::memory::desc src_q, dst_q;
+  if (channels_last) {  // inside a conv chain
+    src_q = e->user_src_md;
+    dst_q = dnnl::memory::desc(dst_dims, dt::f32, channels_last_tag(rank));
+  } else {
+    src_q = plain_src ? e->user_src_md : src_any;
+    dst_q = pointwise ? dnnl::memory::desc(dst_dims, dt::f32, plain_tag(rank)) : dst_any;
+  }
   dnnl::memory::desc w_any(w_dims, dt::f32, tag::any);
   e->bias_md = has_bias ? dnnl::memory::desc({g.out_channels}, dt::f32, tag::x) : dnnl::memory::desc();
-  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
-                                    dnnl::algorithm::convolution_direct, src_q, w_any, e->bias_md,
-                                    dst_q, strides, dil, pad_l, pad_r);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (post.kind != ConvPostOp::Kind::kNone) {
@@ -113,7 +138,23 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const
                        post.alpha, post.beta);
     attr.set_post_ops(ops);
   }
-  dnnl::convolution_forward::primitive_desc pd(d, attr, cpu_engine());
+  auto make_pd = [&](const dnnl::memory::desc& sq, const dnnl::memory::desc& dq) {
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::convolution_direct, sq, w_any, e->bias_md,
+                                      dq, strides, dil, pad_l, pad_r);
+    return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
+  };
+  dnnl::convolution_forward::primitive_desc pd;
+  if (channels_last) {
+    try {
+      pd = make_pd(src_q, dst_q);
+      if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) pd = make_pd(src_any, dst_any);
+    } catch (const dnnl::error&) {
+      pd = make_pd(src_any, dst_any);
+    }
+  } else {
+    pd = make_pd(src_q, dst_q);
+  }
   e->scratch_md = pd.scratchpad_desc();
   e->src_md = pd.src_desc();
   e->dst_md = pd.dst_desc();
@@ -125,7 +166,46 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const
   return e;
 }
 
+struct ReorderKey {
+  Shape shape;
+  ActLayout from, to;
+  int threads;
+  bool operator<(const ReorderKey& o) const {
+    return std::tie(shape, from, to, threads) < std::tie(o.shape, o.from, o.to, o.threads);
+  }
+};
+
+struct ReorderEntry {
+  dnnl::memory::desc from_md, to_md;
+  dnnl::reorder r;
+};
+
 }  // namespace
+
+Status dnnl_reorder_f32(const Shape& shape, ActLayout from, const float* x, ActLayout to, float* y,
+                        int threads) {
+  static PrimitiveCache<ReorderKey, ReorderEntry> cache(kPrimitiveCacheEntries);
+  const int used_threads = parallel_threads(shape_numel(shape), threads);
+  set_dnnl_threads(used_threads);
+  try {
+    std::shared_ptr<ReorderEntry> e = cache.get(ReorderKey{shape, from, to, used_threads}, [&] {
+      auto r = std::make_shared<ReorderEntry>();
+      const Dims dims(shape.begin(), shape.end());
+      r->from_md = dnnl::memory::desc(dims, dnnl::memory::data_type::f32, layout_tag(from, shape.size()));
+      r->to_md = dnnl::memory::desc(dims, dnnl::memory::data_type::f32, layout_tag(to, shape.size()));
+      r->r = make_reorder(r->from_md, r->to_md);
+      return r;
+    });
+    dnnl::engine& eng = cpu_engine();
+    dnnl::stream s(eng);
+    dnnl::memory src(e->from_md, eng, const_cast<float*>(x)), dst(e->to_md, eng, y);
+    e->r.execute(s, src, dst);
+    s.wait();
+  } catch (const dnnl::error& err) {
+    return internal_error("oneDNN reorder failed: {}", err.what());
+  }
+  return Status();
+}
 
 bool dnnl_conv_fuses_post_ops(const ConvGeometry& g) { return !is_pointwise(g); }
 
@@ -137,14 +217,22 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
 Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
                      const Tensor* constant_w, const float* bias, float* y, int threads,
                      const ConvPostOp& post) {
+  return dnnl_conv_f32(g, x, ActLayout::kPlain, w, constant_w, bias, y, ActLayout::kPlain, threads,
+                       post);
+}
+
+Status dnnl_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, const float* w,
+                     const Tensor* constant_w, const float* bias, float* y, ActLayout y_layout,
+                     int threads, const ConvPostOp& post) {
   static PrimitiveCache<ConvKey, ConvEntry> cache(kPrimitiveCacheEntries);
   int64_t macs = g.batch * g.out_channels * (g.in_channels / g.group);
   for (size_t i = 0; i < g.kernel.size(); ++i) macs *= g.kernel[i] * g.out_spatial[i];
   const int used_threads = parallel_threads(macs, threads);
   set_dnnl_threads(used_threads);
   try {
-    ConvKey key{g, bias != nullptr, used_threads, post};
-    std::shared_ptr<ConvEntry> e = cache.get(key, [&] { return make_conv(g, bias != nullptr, post); });
+    ConvKey key{g, bias != nullptr, used_threads, post, x_layout, y_layout};
+    std::shared_ptr<ConvEntry> e = cache.get(
+        key, [&] { return make_conv(g, bias != nullptr, post, x_layout, y_layout); });
     dnnl::engine& eng = cpu_engine();
     dnnl::stream s(eng);
     dnnl::memory user_src(e->user_src_md, eng, const_cast<float*>(x));

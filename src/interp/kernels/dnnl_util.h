@@ -101,4 +101,28 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
                      const Tensor* constant_w, const float* bias, float* y, int threads,
                      const ConvPostOp& post);
 
+/// Layout of a float32 activation tensor [N, C, spatial...] (spatial rank 1-3) handed to oneDNN.
+/// kPlain: row-major N, C, spatial (ONNX's). kChannelsLast: N, spatial, C (oneDNN's nwc / nhwc /
+/// ndhwc), the layout its brgemm convolutions (dense and depthwise) read and write on this
+/// machine's AVX-512 and the one tier 0's conv chains keep (interp/kernels/conv_chain.h).
+enum class ActLayout : uint8_t { kPlain, kChannelsLast };
+
+/// As dnnl_conv_f32 with `x` laid out as `x_layout` and `y` written as `y_layout` (both as in
+/// ActLayout); `post` is applied to every output element. A kChannelsLast source runs the
+/// convolution on kChannelsLast source and destination (no reorder; 1x1 kernels then run oneDNN's
+/// brgemm convolution instead of its GEMM on the plain layout, post-ops included). A kPlain
+/// source runs the kernel a plain dnnl_conv_f32 runs (same layouts, same results), the result
+/// reordered (exactly) to `y_layout`. Where oneDNN offers only its reference kernel for the
+/// requested layouts, it runs on its preferred ones with reorders.
+/// Requires every dim > 0. Errors: oneDNN failures as kInternal.
+Status dnnl_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, const float* w,
+                     const Tensor* constant_w, const float* bias, float* y, ActLayout y_layout,
+                     int threads, const ConvPostOp& post);
+
+/// Copies the float32 tensor of plain shape `shape` (rank 3-5, every dim > 0) from layout `from`
+/// (at x) to layout `to` (at y), through a cached oneDNN reorder (an exact copy).
+/// Errors: oneDNN failures as kInternal.
+Status dnnl_reorder_f32(const Shape& shape, ActLayout from, const float* x, ActLayout to, float* y,
+                        int threads);
+
 }  // namespace tierjit::interp::nn

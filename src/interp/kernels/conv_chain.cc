@@ -1,0 +1,333 @@
+// Tier-0 conv chains (see conv_chain.h): the planner, which grows chains backwards from their
+// last member, and the runner, which keeps every intermediate channels-last. The activations
+// and Adds run their own tier-0 kernels on the channels-last buffers (elementwise on equal
+// shapes: the layout does not matter, results are bit-identical).
+#include "interp/kernels/conv_chain.h"
+
+#include <algorithm>
+#include <queue>
+#include <unordered_map>
+
+#include "interp/executor.h"
+#include "interp/kernels/conv_fusion.h"
+#include "interp/kernels/nn_common.h"
+#include "interp/registry.h"
+
+namespace tierjit::interp {
+namespace {
+
+using nn::ActLayout;
+
+// Whether `n` may be a member, and which kind.
+std::optional<ConvChain::Kind> member_kind(const ir::Node& n) {
+  if (n.num_outputs() != 1 || !n.output(0)) return std::nullopt;
+  switch (n.op()) {
+    case ir::OpKind::Conv:
+      if (n.num_inputs() < 2 || !n.input(0) || !n.input(1)) return std::nullopt;
+      return ConvChain::Kind::kConv;
+    case ir::OpKind::Add:
+      if (n.num_inputs() != 2 || !n.input(0) || !n.input(1)) return std::nullopt;
+      return ConvChain::Kind::kAdd;
+    case ir::OpKind::MaxPool:
+      if (!n.input(0) || !n.has_attr("kernel_shape")) return std::nullopt;
+      return ConvChain::Kind::kMaxPool;
+    default:
+      if (!n.input(0) || !conv_fusion_for(n)) return std::nullopt;
+      return ConvChain::Kind::kUnary;
+  }
+}
+
+// Input positions of `n` that carry data through a chain.
+size_t data_inputs(const ir::Node& n) { return n.op() == ir::OpKind::Add ? 2 : 1; }
+
+// True if every read of `v` is by a node in `in_chain`, at a data position.
+bool read_only_inside(const ir::Value* v, const std::unordered_map<const ir::Node*, int>& index,
+                      const std::vector<char>& in_chain) {
+  for (const ir::Node* u : v->users()) {
+    auto it = index.find(u);
+    if (it == index.end() || !in_chain[static_cast<size_t>(it->second)]) return false;
+    for (size_t k = data_inputs(*u); k < u->num_inputs(); ++k)
+      if (u->input(k) == v) return false;
+  }
+  return true;
+}
+
+std::shared_ptr<ConvChain> make_chain(std::span<const ir::Node* const> nodes,
+                                      std::vector<int> members) {
+  auto c = std::make_shared<ConvChain>();
+  c->node_indices = std::move(members);
+  auto slot = [&](const ir::Value* v) {
+    auto it = std::find(c->values.begin(), c->values.end(), v);
+    if (it != c->values.end()) return static_cast<int>(it - c->values.begin());
+    c->values.push_back(v);
+    c->last_use.push_back(-1);
+    c->external.push_back(true);
+    return static_cast<int>(c->values.size() - 1);
+  };
+  for (int ni : c->node_indices) {
+    const ir::Node& n = *nodes[static_cast<size_t>(ni)];
+    ConvChain::Step st;
+    st.node = &n;
+    st.kind = *member_kind(n);
+    const int si = static_cast<int>(c->steps.size());
+    for (size_t k = 0; k < data_inputs(n); ++k) {
+      st.in[k] = slot(n.input(k));
+      c->last_use[static_cast<size_t>(st.in[k])] = si;
+    }
+    st.out = slot(n.output(0));
+    c->external[static_cast<size_t>(st.out)] = false;
+    c->steps.push_back(st);
+  }
+  // A Conv whose output only the next activation reads applies it as a post-op where oneDNN's
+  // form equals tier 0's (conv_fusion_for: Relu, LeakyRelu with alpha > 0).
+  for (ConvChain::Step& st : c->steps) {
+    if (st.kind != ConvChain::Kind::kConv) continue;
+    const ir::Value* v = c->values[static_cast<size_t>(st.out)];
+    if (v->users().size() != 1) continue;
+    for (ConvChain::Step& a : c->steps) {
+      if (a.node != v->users()[0] || a.kind != ConvChain::Kind::kUnary) continue;
+      const std::optional<ConvFusion> f = conv_fusion_for(*a.node);
+      bool other_use = false;
+      for (size_t k = 1; k < a.node->num_inputs(); ++k) other_use = other_use || a.node->input(k) == v;
+      if (f && f->mode == ConvFusion::Mode::kPostOp && !other_use) {
+        st.post = f->post;
+        a.aliased = true;
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
+    std::span<const ir::Node* const> nodes, const ir::Graph& graph,
+    const std::vector<bool>& eligible) {
+  std::vector<std::shared_ptr<const ConvChain>> chains;
+  std::unordered_map<const ir::Node*, int> index;
+  std::vector<char> candidate(nodes.size(), 0);
+  int convs = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    index.emplace(nodes[i], static_cast<int>(i));
+    candidate[i] = (i >= eligible.size() || eligible[i]) && member_kind(*nodes[i]).has_value();
+    convs += candidate[i] && nodes[i]->op() == ir::OpKind::Conv;
+  }
+  if (convs < 2) return chains;
+  auto is_output = [&](const ir::Value* v) {
+    return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
+  };
+  std::vector<char> taken(nodes.size(), 0), in_chain(nodes.size(), 0);
+  for (size_t t = nodes.size(); t-- > 0;) {
+    if (!candidate[t] || taken[t]) continue;
+    // Grow backwards: producers popped in descending list order, so all readers of a
+    // producer's output that will ever join are members by the time it is considered.
+    std::vector<int> members;
+    std::priority_queue<int> queue;
+    std::vector<char> queued(nodes.size(), 0);
+    auto add = [&](int i) {
+      members.push_back(i);
+      in_chain[static_cast<size_t>(i)] = 1;
+      taken[static_cast<size_t>(i)] = 1;
+      const ir::Node& n = *nodes[static_cast<size_t>(i)];
+      for (size_t k = 0; k < data_inputs(n); ++k) {
+        const ir::Value* v = n.input(k);
+        const ir::Node* p = v ? v->producer() : nullptr;
+        auto it = p ? index.find(p) : index.end();
+        if (it == index.end()) continue;
+        const size_t pi = static_cast<size_t>(it->second);
+        if (!candidate[pi] || taken[pi] || queued[pi] || is_output(v)) continue;
+        queued[pi] = 1;
+        queue.push(it->second);
+      }
+    };
+    add(static_cast<int>(t));
+    while (!queue.empty()) {
+      const int p = queue.top();
+      queue.pop();
+      if (read_only_inside(nodes[static_cast<size_t>(p)]->output(0), index, in_chain)) add(p);
+    }
+    std::sort(members.begin(), members.end());
+    int chain_convs = 0;
+    for (int i : members) chain_convs += nodes[static_cast<size_t>(i)]->op() == ir::OpKind::Conv;
+    for (int i : members) in_chain[static_cast<size_t>(i)] = 0;
+    if (chain_convs >= 2) chains.push_back(make_chain(nodes, std::move(members)));
+  }
+  std::reverse(chains.begin(), chains.end());
+  return chains;
+}
+
+namespace {
+
+// A value while a chain runs: `buf` holds it in `layout` (a tensor of the plain `shape` either
+// way); `cl` caches the channels-last copy of a plain one.
+struct Slot {
+  Tensor buf, cl;
+  ActLayout layout = ActLayout::kPlain;
+  Shape shape;
+};
+
+bool fits(const Tensor& t) {
+  if (!t.defined() || t.dtype() != DType::kFloat32 || t.rank() < 3 || t.rank() > 5) return false;
+  for (int64_t d : t.shape())
+    if (d <= 0) return false;
+  return true;
+}
+
+// The channels-last form of slot `s` (made once for a plain one).
+Expected<const Tensor*> as_channels_last(Slot& s, int threads) {
+  if (s.layout == ActLayout::kChannelsLast) return &s.buf;
+  if (!s.cl.defined()) {
+    s.cl = Tensor::empty(DType::kFloat32, s.shape);
+    TJ_RETURN_IF_ERROR(nn::dnnl_reorder_f32(s.shape, ActLayout::kPlain, s.buf.data<float>(),
+                                            ActLayout::kChannelsLast, s.cl.data<float>(), threads));
+  }
+  return &s.cl;
+}
+
+}  // namespace
+
+Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOptions& options,
+                              const SubgraphRunner& runner) {
+  using Kind = ConvChain::Kind;
+  const int threads = options.intra_op_threads;
+  std::vector<Slot> slots(c.values.size());
+  std::vector<nn::ConvGeometry> geo(c.steps.size());
+  std::vector<nn::Window> win(c.steps.size());
+  std::vector<Tensor> none;
+  std::vector<const Tensor*> in_ptrs;
+  // Shapes first: anything unexpected leaves the chain to the kernels, before any work.
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (!c.external[i]) continue;
+    const Tensor& t = frame.values[c.values[i]->id()];
+    if (!fits(t)) return false;
+    slots[i].buf = t;
+    slots[i].shape = t.shape();
+  }
+  for (size_t si = 0; si < c.steps.size(); ++si) {
+    const ConvChain::Step& st = c.steps[si];
+    const Shape& x = slots[static_cast<size_t>(st.in[0])].shape;
+    Shape& y = slots[static_cast<size_t>(st.out)].shape;
+    if (st.kind == Kind::kConv) {
+      in_ptrs.assign(st.node->num_inputs(), nullptr);
+      for (size_t k = 1; k < st.node->num_inputs(); ++k)
+        if (st.node->input(k)) in_ptrs[k] = &frame.values[st.node->input(k)->id()];
+      KernelContext ctx(*st.node, in_ptrs, none, options, &runner);
+      Expected<nn::ConvGeometry> g = nn::conv_chain_geometry(ctx, x);
+      if (!g.ok()) return false;
+      geo[si] = std::move(*g);
+      y = {geo[si].batch, geo[si].out_channels};
+      y.insert(y.end(), geo[si].out_spatial.begin(), geo[si].out_spatial.end());
+      if (x.size() != y.size() || !ctx.check_size(DType::kFloat32, y).ok())
+        return false;
+    } else if (st.kind == Kind::kMaxPool) {
+      in_ptrs.clear();
+      KernelContext ctx(*st.node, in_ptrs, none, options, &runner);
+      const std::vector<int64_t> spatial(x.begin() + 2, x.end());
+      Expected<nn::Window> w = nn::resolve_window(ctx, spatial, st.node->attr_ints("kernel_shape"),
+                                                  st.node->attr_int("ceil_mode", 0) != 0);
+      if (!w.ok()) return false;
+      win[si] = std::move(*w);
+      y = {x[0], x[1]};
+      y.insert(y.end(), win[si].out.begin(), win[si].out.end());
+      if (shape_numel(y) == 0) return false;
+    } else {
+      if (st.kind == Kind::kAdd && slots[static_cast<size_t>(st.in[1])].shape != x) return false;
+      y = x;
+    }
+  }
+
+  // The run. Dead internal buffers are dropped (or reused in place) as soon as possible.
+  const KernelRegistry& reg = KernelRegistry::global();
+  auto reusable = [&](int s, size_t si, ActLayout want) {
+    return !c.external[static_cast<size_t>(s)] && c.last_use[static_cast<size_t>(s)] == static_cast<int>(si) &&
+           slots[static_cast<size_t>(s)].layout == want;
+  };
+  std::vector<Tensor> outs;
+  for (size_t si = 0; si < c.steps.size(); ++si) {
+    const ConvChain::Step& st = c.steps[si];
+    Slot& out = slots[static_cast<size_t>(st.out)];
+    Slot& a = slots[static_cast<size_t>(st.in[0])];
+    const ir::Node& n = *st.node;
+    if (st.kind == Kind::kConv) {
+      const ActLayout xl = a.layout == ActLayout::kChannelsLast || a.cl.defined()
+                               ? ActLayout::kChannelsLast : ActLayout::kPlain;
+      const float* x = xl == a.layout ? a.buf.data<float>() : a.cl.data<float>();
+      const Tensor& w = frame.values[n.input(1)->id()];
+      const Tensor* b = n.input(2) ? &frame.values[n.input(2)->id()] : nullptr;
+      if (b && !b->defined()) b = nullptr;
+      const ir::Value* wv = n.input(1);
+      const Tensor* constant_w = wv->is_constant() && w.shares_storage_with(wv->constant()) ? &w : nullptr;
+      out.buf = Tensor::empty(DType::kFloat32, out.shape);
+      out.layout = ActLayout::kChannelsLast;
+      TJ_RETURN_IF_ERROR(nn::dnnl_conv_f32(geo[si], x, xl, w.data<float>(), constant_w,
+                                           b ? b->data<float>() : nullptr, out.buf.data<float>(),
+                                           ActLayout::kChannelsLast, threads, st.post));
+    } else if (st.kind == Kind::kMaxPool) {
+      TJ_ASSIGN_OR_RETURN(const Tensor* xc, as_channels_last(a, threads));
+      out.buf = Tensor::empty(DType::kFloat32, out.shape);
+      out.layout = ActLayout::kChannelsLast;
+      max_pool_channels_last(win[si], a.shape, xc->data<float>(), out.buf.data<float>(), threads);
+    } else if (st.aliased) {
+      out.buf = a.buf;
+      out.layout = a.layout;
+    } else {
+      KernelFn fn = reg.find(n.op());
+      if (!fn) return unsupported("{}: no tier-0 kernel", n.describe());
+      const Tensor* pa = &a.buf;
+      const Tensor* pb = nullptr;
+      ActLayout layout = a.layout;
+      if (st.kind == Kind::kAdd) {
+        Slot& bs = slots[static_cast<size_t>(st.in[1])];
+        if (a.layout != bs.layout) layout = ActLayout::kChannelsLast;
+        if (layout == ActLayout::kChannelsLast) {
+          TJ_ASSIGN_OR_RETURN(pa, as_channels_last(a, threads));
+          TJ_ASSIGN_OR_RETURN(pb, as_channels_last(bs, threads));
+        } else {
+          pb = &bs.buf;
+        }
+      }
+      outs.assign(1, Tensor());
+      if (reusable(st.in[0], si, layout)) outs[0] = a.buf;
+      else if (st.kind == Kind::kAdd && reusable(st.in[1], si, layout))
+        outs[0] = slots[static_cast<size_t>(st.in[1])].buf;
+      else outs[0] = Tensor::empty(DType::kFloat32, pa->shape());
+      in_ptrs.assign(n.num_inputs(), nullptr);
+      in_ptrs[0] = pa;
+      if (st.kind == Kind::kAdd) in_ptrs[1] = pb;
+      for (size_t k = data_inputs(n); k < n.num_inputs(); ++k)
+        if (n.input(k)) in_ptrs[k] = &frame.values[n.input(k)->id()];
+      {
+        KernelContext ctx(n, in_ptrs, outs, options, &runner);
+        TJ_RETURN_IF_ERROR(fn(ctx));
+      }
+      if (!outs[0].defined()) return internal_error("{}: kernel produced no output 0", n.describe());
+      out.buf = std::move(outs[0]);
+      out.layout = layout;
+    }
+    for (int s : st.in)
+      if (s >= 0 && !c.external[static_cast<size_t>(s)] && c.last_use[static_cast<size_t>(s)] == static_cast<int>(si))
+        slots[static_cast<size_t>(s)].buf = Tensor();  // a reused buffer lives on in `out`
+  }
+
+  // The exit value, plain; every intermediate a view of one buffer of its shape.
+  const int exit = c.steps.back().out;
+  Slot& e = slots[static_cast<size_t>(exit)];
+  Tensor y = e.buf;
+  if (e.layout == ActLayout::kChannelsLast) {
+    y = Tensor::empty(DType::kFloat32, e.shape);
+    TJ_RETURN_IF_ERROR(nn::dnnl_reorder_f32(e.shape, ActLayout::kChannelsLast, e.buf.data<float>(),
+                                            ActLayout::kPlain, y.data<float>(), threads));
+  }
+  int64_t most = 0;
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (!c.external[i] && static_cast<int>(i) != exit) most = std::max(most, shape_numel(slots[i].shape));
+  const Tensor holder = Tensor::empty(DType::kFloat32, {most});
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (!c.external[i] && static_cast<int>(i) != exit)
+      frame.values[c.values[i]->id()] =
+          holder.slice_rows(0, shape_numel(slots[i].shape)).reshaped(slots[i].shape);
+  frame.values[c.values[static_cast<size_t>(exit)]->id()] = std::move(y);
+  return true;
+}
+
+}  // namespace tierjit::interp

@@ -1,0 +1,86 @@
+// Tier-0 conv chains: a connected set of float32 Convs and the elementwise nodes between them
+// (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Add of two same-shape tensors, MaxPool) whose intermediate values
+// are read only inside the set runs with every intermediate channels-last (NHWC,
+// nn::ActLayout::kChannelsLast: the layout oneDNN's brgemm convolutions, dense and depthwise,
+// pick on this AVX-512 machine): no reorder per Conv, one reorder at the exit.
+// Planned once per node list with the other tier-0 fusions (interp::plan_fusion, executor.h).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "interp/kernel.h"
+#include "interp/kernels/dnnl_util.h"
+#include "ir/graph.h"
+
+namespace tierjit::interp {
+
+struct Frame;
+namespace nn {
+struct Window;
+}
+
+/// One planned chain (see the file comment). What a chain is and where it stops:
+/// - members: Conv (one output; W and B read from outside the chain), the activations
+///   conv_fusion_for() accepts (other inputs absent or constants), Add with two inputs, MaxPool
+///   without Indices (computed channels-last exactly as tier 0's kernel: same taps,
+///   same NaN-propagating fold; oneDNN's pooling is not used: its max does not propagate NaN);
+/// - every value produced by a member but the last one is read only by members, at data
+///   positions (Conv input 0, activation input 0, Add inputs), is no graph output and is
+///   read by no other node (of this list or another region): so the chain can run whole at
+///   the position of its last member, the only value it hands out being the last member's;
+/// - grown backwards from that last member over producers whose every reader is already in
+///   the chain; at least two Convs (one Conv alone gains nothing over the Conv kernel);
+/// - nothing is planned in graphs with subgraphs (captures are not in users()).
+/// AveragePool, GlobalAveragePool, BatchNormalization and every other op end a chain (they run
+/// their kernels on plain tensors; the models at hand have BatchNormalization folded into the
+/// Convs and one GlobalAveragePool at the end, where the chain's exit reorder is due anyway).
+struct ConvChain {
+  enum class Kind : uint8_t { kConv, kUnary, kAdd, kMaxPool };
+  struct Step {
+    const ir::Node* node = nullptr;
+    Kind kind = Kind::kConv;
+    int in[2] = {-1, -1};  ///< slots of the data inputs (Conv X, activation X, Add A and B)
+    int out = -1;          ///< slot of the output
+    nn::ConvPostOp post;   ///< kConv: the activation of the next aliased step, as a post-op
+    bool aliased = false;  ///< kUnary: applied by the Conv as its post-op; output = input
+  };
+  std::vector<int> node_indices;         ///< members' indices in the node list, ascending
+  std::vector<Step> steps;               ///< one per member, in node-list order
+  std::vector<const ir::Value*> values;  ///< slots: every value a member reads or writes
+  std::vector<int> last_use;             ///< per slot: the last step reading it, -1: none
+  std::vector<bool> external;            ///< per slot: not produced by a member
+};
+
+/// The conv chains of `nodes` (in topological order, all from `graph`); `eligible[i]` false
+/// keeps nodes[i] out (e.g. a node of another fusion). Pure; one pass over the nodes.
+std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
+    std::span<const ir::Node* const> nodes, const ir::Graph& graph,
+    const std::vector<bool>& eligible);
+
+/// Runs chain `c` on `frame` (all of its members, at the position of its last one): float32
+/// data of spatial rank 1-3 with no zero-sized dim, Adds of equal shapes; intermediates
+/// channels-last; the exit value as a plain tensor in frame.values. Every intermediate value
+/// holds a tensor of its shape and dtype whose contents are unspecified (shapes are all that is
+/// read from them, e.g. by a recording), as for the Conv + activation fusion. Returns false,
+/// having done nothing, when the inputs do not fit (another dtype, shape or rank, an invalid
+/// node): the caller then runs the members one by one. Outputs equal the members' kernels bit
+/// for bit where oneDNN runs the same convolution kernel: the chain's first Conv always (it runs
+/// as the Conv kernel does, its result reordered), every Conv that oneDNN runs channels-last
+/// alone too (its brgemm kernels: resnet18's 3x3 and mobilenet_v2's depthwise layers); not 1x1
+/// kernels (oneDNN's GEMM on the plain layout alone, its brgemm 1x1 kernel in a chain) nor
+/// layers oneDNN runs nChw16c alone: the same products summed in another order.
+/// Errors: a member kernel's or oneDNN's.
+Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOptions& options,
+                              const SubgraphRunner& runner);
+
+/// MaxPool of window `w` (resolved by nn::resolve_window, as the MaxPool kernel does) on the
+/// channels-last float32 tensor x of plain shape `x_shape` (rank 3-5, no zero dim) into
+/// channels-last y, bit for bit tier 0's MaxPool (NaN anywhere in a window gives NaN; a window
+/// with no in-bounds tap gives the lowest float). `threads`: OpenMP threads above 2^16
+/// tap-channels of work.
+void max_pool_channels_last(const nn::Window& w, const Shape& x_shape, const float* x, float* y,
+                            int threads);
+
+}  // namespace tierjit::interp

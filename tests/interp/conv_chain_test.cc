@@ -1,0 +1,294 @@
+// Tier-0 conv chains (interp/kernels/conv_chain.h): graphs of Convs with activations and
+// residual Adds between them give what their kernels give one node at a time: bit for bit
+// where oneDNN runs the same convolution kernel (dense 3x3-style kernels: both paths use its
+// blocked direct kernel), within 1e-5 relative + 1e-5 absolute where the chain runs 1x1 and
+// depthwise convolutions on oneDNN's blocked kernels instead of its GEMM / NHWC ones (the same
+// products summed in another order: at most 9 * C float32 terms of magnitude <= a few units).
+// Odd channel counts (3, 17: padding lanes), NaN inputs, strides, pads, dilations, groups,
+// batch 0 and 1, rank 3, an intermediate that is also a graph output, fallbacks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "interp/executor.h"
+#include "interp/kernels/conv_chain.h"
+#include "node_runner.h"
+
+namespace tierjit::testing {
+namespace {
+
+using ir::OpKind;
+using Attrs = std::vector<std::pair<std::string, ir::Attribute>>;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+Tensor random_f32(Shape s, uint32_t seed, int64_t nan_every = 0, float scale = 1.0f) {
+  Tensor t = Tensor::empty(DType::kFloat32, std::move(s));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-scale, scale);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
+  if (nan_every > 0)
+    for (int64_t i = 0; i < t.numel(); i += nan_every) t.data<float>()[i] = kNaN;
+  return t;
+}
+
+// Builds a graph node by node and computes every value with the one-node kernels on the way
+// (the reference: tier 0 without any fusion).
+class Builder {
+ public:
+  ir::Graph g{"chain"};
+  std::map<const ir::Value*, Tensor> ref;
+  std::vector<Tensor> feeds;
+  bool ok = true;
+
+  ir::Value* input(const Tensor& t) {
+    ir::Value* v = g.add_value("x" + std::to_string(count_++), {t.dtype(), std::nullopt});
+    g.inputs().push_back(v);
+    feeds.push_back(t);
+    ref[v] = t;
+    return v;
+  }
+  ir::Value* constant(const Tensor& t) {
+    ir::Value* v = g.add_value("c" + std::to_string(count_++), {t.dtype(), std::nullopt});
+    v->set_constant(t);
+    ref[v] = t;
+    return v;
+  }
+  ir::Value* node(OpKind op, std::vector<ir::Value*> in, Attrs attrs = {}, int opset = 17) {
+    ir::Value* out = g.add_value("v" + std::to_string(count_++));
+    ir::Node* n = g.add_node(op, in, {out}, "n" + std::to_string(count_++));
+    n->set_opset(opset);
+    for (const auto& [k, a] : attrs) n->set_attr(k, a);
+    NodeSpec spec{op, {}, 1, attrs, opset};
+    for (ir::Value* v : in) spec.inputs.push_back(v ? ref[v] : Tensor());
+    auto r = run_node(spec);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    if (r.ok()) ref[out] = (*r)[0];
+    else ok = false;
+    return out;
+  }
+  ir::Value* conv(ir::Value* x, int64_t cin, int64_t cout, std::vector<int64_t> kernel,
+                  Attrs attrs = {}, int64_t group = 1, bool bias = true) {
+    Shape ws{cout, cin / group};
+    ws.insert(ws.end(), kernel.begin(), kernel.end());
+    std::vector<ir::Value*> in{x, constant(random_f32(ws, seed_++, 0, 0.5f))};
+    if (bias) in.push_back(constant(random_f32({cout}, seed_++)));
+    if (group != 1) attrs.push_back({"group", attr_int(group)});
+    return node(OpKind::Conv, in, attrs);
+  }
+  void output(ir::Value* v) { g.outputs().push_back(v); }
+
+ private:
+  int count_ = 0;
+  uint32_t seed_ = 100;
+};
+
+std::vector<const ir::Node*> node_list(const ir::Graph& g) {
+  std::vector<const ir::Node*> nodes;
+  for (const auto& n : g.nodes()) nodes.push_back(n.get());
+  return nodes;
+}
+
+void expect_equal(const Tensor& got, const Tensor& want, bool exact) {
+  ASSERT_EQ(got.dtype(), want.dtype());
+  ASSERT_EQ(got.shape(), want.shape());
+  if (exact)
+    EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), want.nbytes()), 0)
+        << "chain result differs bitwise from the kernels one by one";
+  else
+    expect_tensor_near(got, want, 1e-5, 1e-5);
+}
+
+// Runs b's graph through run_graph and run_nodes (threads 1 and 2), compares every graph
+// output with the reference; returns the number of conv chains planned.
+size_t check(Builder& b, bool exact, int threads = 1) {
+  EXPECT_TRUE(b.ok);
+  interp::ExecOptions opt;
+  opt.intra_op_threads = threads;
+  auto out = interp::run_graph(b.g, b.feeds, opt);
+  EXPECT_TRUE(out.ok()) << out.status().message();
+  if (!out.ok()) return 0;
+  for (size_t i = 0; i < b.g.outputs().size(); ++i) expect_equal((*out)[i], b.ref[b.g.outputs()[i]], exact);
+
+  const std::vector<const ir::Node*> nodes = node_list(b.g);
+  const interp::FusionPlan plan = interp::plan_fusion(nodes, b.g);
+  interp::Frame frame;
+  interp::init_frame(frame, b.g);
+  for (size_t i = 0; i < b.feeds.size(); ++i) frame.values[b.g.inputs()[i]->id()] = b.feeds[i];
+  Status st = interp::run_nodes(nodes, plan, frame, opt);
+  EXPECT_TRUE(st.ok()) << st.message();
+  if (!st.ok()) return 0;
+  for (const ir::Value* v : b.g.outputs()) expect_equal(frame.values[v->id()], b.ref[v], exact);
+  // Every node output holds a tensor of the reference's shape and dtype (for recordings).
+  for (const auto& n : b.g.nodes()) {
+    const Tensor& t = frame.values[n->output(0)->id()];
+    EXPECT_TRUE(t.defined());
+    EXPECT_EQ(t.shape(), b.ref[n->output(0)].shape());
+    EXPECT_EQ(t.dtype(), b.ref[n->output(0)].dtype());
+  }
+  return plan.conv_chains.size();
+}
+
+// x[n, 3, 19, 21] -> 3x3 conv to C (pads 1) -> Relu -> 3x3 conv C -> C (pads 1) -> Add the Relu
+// output -> Sigmoid -> 3x3 conv C -> 16, stride 2, dilation 2 -> LeakyRelu -> 3x3 conv 16 -> D
+// with pads 0/1 -> Clip -> 2x2 conv D -> C -> MaxPool 3x3 stride 2 pads 1 ceil_mode -> Relu ->
+// 3x3 conv C -> D -> MaxPool 2x2 -> Tanh. Dense kernels only. With C, D = 32, 16 oneDNN picks its
+// blocked direct kernel for every Conv alone too (bit-identical); with odd C, D = 17, 5 alone it
+// picks its NHWC brgemm kernel (other summation order).
+void dense_chain(Builder& b, int64_t n, int64_t nan_every, int64_t c = 32, int64_t d = 16) {
+  ir::Value* x = b.input(random_f32({n, 3, 19, 21}, 1, nan_every));
+  ir::Value* a = b.node(OpKind::Relu, {b.conv(x, 3, c, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+  ir::Value* cc = b.conv(a, c, c, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}});
+  ir::Value* s = b.node(OpKind::Sigmoid, {b.node(OpKind::Add, {cc, a})});
+  ir::Value* dd = b.conv(s, c, 16, {3, 3}, {{"strides", attr_ints({2, 2})}, {"dilations", attr_ints({2, 2})},
+                                            {"pads", attr_ints({2, 1, 2, 1})}});
+  ir::Value* l = b.node(OpKind::LeakyRelu, {dd}, {{"alpha", attr_float(0.1f)}}, 16);
+  ir::Value* e = b.conv(l, 16, d, {3, 3}, {{"pads", attr_ints({0, 1, 0, 1})}}, 1, false);
+  ir::Value* cl = b.node(OpKind::Clip, {e, b.constant(Tensor::from_vector<float>({}, {-0.5f})),
+                                        b.constant(Tensor::from_vector<float>({}, {0.5f}))});
+  ir::Value* p = b.node(OpKind::MaxPool, {b.conv(cl, d, c, {2, 2})},
+                       {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})},
+                        {"pads", attr_ints({1, 1, 1, 1})}, {"ceil_mode", attr_int(1)}});
+  ir::Value* q = b.conv(b.node(OpKind::Relu, {p}), c, d, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}});
+  b.output(b.node(OpKind::Tanh, {b.node(OpKind::MaxPool, {q}, {{"kernel_shape", attr_ints({2, 2})}})}));
+}
+
+TEST(ConvChain, DenseChainIsBitIdentical) {
+  for (int64_t n : {1, 2}) {
+    Builder b;
+    dense_chain(b, n, 0);
+    EXPECT_EQ(check(b, true), 1u);
+    EXPECT_EQ(check(b, true, 2), 1u);
+  }
+}
+
+TEST(ConvChain, OddChannelCounts) {
+  for (int64_t n : {1, 2}) {
+    Builder b;
+    dense_chain(b, n, 13, 17, 5);
+    EXPECT_EQ(check(b, false), 1u);
+    EXPECT_EQ(check(b, false, 2), 1u);
+  }
+}
+
+TEST(ConvChain, NaNInputs) {
+  Builder b;
+  dense_chain(b, 2, 7);
+  EXPECT_EQ(check(b, true), 1u);
+  // NaN reached the chain: the first Conv's output has some (its Relu maps them to 0).
+  bool any_nan = false;
+  for (float v : b.ref[b.g.nodes()[0]->output(0)].span<float>()) any_nan = any_nan || std::isnan(v);
+  EXPECT_TRUE(any_nan);
+}
+
+// mobilenet-style inverted residual blocks: 1x1 expand (Clip 0..6), depthwise 3x3 (Clip), 1x1
+// project, residual Add; a strided depthwise block; grouped conv (4 groups).
+TEST(ConvChain, PointwiseDepthwiseGroupedResiduals) {
+  for (int64_t n : {1, 3}) {
+    Builder b;
+    auto relu6 = [&](ir::Value* v) {
+      return b.node(OpKind::Clip, {v, b.constant(Tensor::from_vector<float>({}, {0.0f})),
+                                   b.constant(Tensor::from_vector<float>({}, {6.0f}))});
+    };
+    ir::Value* x = b.input(random_f32({n, 3, 13, 12}, 2, 31));
+    ir::Value* h = relu6(b.conv(x, 3, 17, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}, {"strides", attr_ints({2, 2})}}));
+    ir::Value* e = relu6(b.conv(h, 17, 34, {1, 1}));
+    ir::Value* dw = relu6(b.conv(e, 34, 34, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}, 34));
+    ir::Value* p = b.conv(dw, 34, 17, {1, 1});
+    ir::Value* r = b.node(OpKind::Add, {h, p});
+    ir::Value* dw2 = b.node(OpKind::Relu, {b.conv(r, 17, 17, {3, 3}, {{"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}}, 17)});
+    // 17 channels do not split into 4 groups: a 1x1 to 16 channels first.
+    ir::Value* q = b.conv(dw2, 17, 16, {1, 1});
+    ir::Value* g4 = b.node(OpKind::Relu, {b.conv(q, 16, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}, 4)});
+    b.output(b.conv(g4, 32, 3, {1, 1}));
+    EXPECT_GE(check(b, false), 1u);
+    EXPECT_GE(check(b, false, 2), 1u);
+  }
+}
+
+// An intermediate that is also a graph output (or read by a node outside the chain) is not
+// fused away: it holds its exact value, and the chain splits around it.
+TEST(ConvChain, IntermediateGraphOutputKeepsItsValue) {
+  Builder b;
+  dense_chain(b, 1, 11);
+  // The Add's output (the Sigmoid's input) becomes a graph output too.
+  const ir::Value* add = nullptr;
+  for (const auto& n : b.g.nodes())
+    if (n->op() == OpKind::Add) add = n->output(0);
+  ASSERT_NE(add, nullptr);
+  b.output(const_cast<ir::Value*>(add));
+  EXPECT_EQ(check(b, true), 2u);  // Conv, Relu, Conv, Add | Sigmoid ... Tanh
+}
+
+TEST(ConvChain, SecondReaderOutsideTheChain) {
+  Builder b;
+  dense_chain(b, 1, 0);
+  const ir::Value* relu = nullptr;
+  for (const auto& n : b.g.nodes())
+    if (n->op() == OpKind::Relu) relu = n->output(0);
+  b.output(b.node(OpKind::Neg, {const_cast<ir::Value*>(relu)}));
+  check(b, true);
+}
+
+TEST(ConvChain, BatchZeroAndOneRunTheKernels) {
+  for (int64_t n : {0, 1}) {
+    Builder b;
+    dense_chain(b, n, 0);
+    EXPECT_EQ(check(b, true), 1u);
+  }
+}
+
+TEST(ConvChain, Rank3Convolutions) {
+  Builder b;
+  ir::Value* x = b.input(random_f32({2, 5, 40}, 3, 17));
+  ir::Value* a = b.node(OpKind::Relu, {b.conv(x, 5, 17, {5}, {{"pads", attr_ints({2, 2})}})});
+  ir::Value* c = b.conv(a, 17, 17, {3}, {{"dilations", attr_ints({3})}, {"pads", attr_ints({3, 3})}});
+  b.output(b.conv(b.node(OpKind::Add, {a, c}), 17, 4, {3}, {{"strides", attr_ints({3})}}));
+  EXPECT_EQ(check(b, true), 1u);
+}
+
+TEST(ConvChain, AddWithBroadcastingRunsTheKernels) {
+  Builder b;
+  ir::Value* x = b.input(random_f32({1, 8, 6, 6}, 4));
+  ir::Value* c1 = b.conv(x, 8, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}});
+  ir::Value* c2 = b.conv(c1, 16, 16, {1, 6});  // [1, 16, 6, 1]: Add broadcasts along W
+  b.output(b.conv(b.node(OpKind::Add, {c1, c2}), 16, 4, {3, 3}));
+  EXPECT_EQ(check(b, false), 1u);
+}
+
+TEST(ConvChain, Float64RunsTheKernels) {
+  Builder b;
+  Tensor xf = random_f32({1, 4, 7, 7}, 5, 9);
+  Tensor xd = Tensor::empty(DType::kFloat64, xf.shape());
+  for (int64_t i = 0; i < xf.numel(); ++i) xd.data<double>()[i] = xf.data<float>()[i];
+  ir::Value* x = b.input(xd);
+  auto conv64 = [&](ir::Value* v, int64_t cin, int64_t cout) {
+    Tensor w = random_f32({cout, cin, 3, 3}, 9);
+    Tensor wd = Tensor::empty(DType::kFloat64, w.shape());
+    for (int64_t i = 0; i < w.numel(); ++i) wd.data<double>()[i] = w.data<float>()[i];
+    return b.node(OpKind::Conv, {v, b.constant(wd)}, {{"pads", attr_ints({1, 1, 1, 1})}});
+  };
+  b.output(conv64(b.node(OpKind::Relu, {conv64(x, 4, 6)}), 6, 3));
+  EXPECT_EQ(check(b, true), 1u);
+}
+
+TEST(ConvChain, InvalidConvReportsTheKernelsError) {
+  Builder b;
+  ir::Value* x = b.input(random_f32({1, 4, 7, 7}, 5));
+  ir::Value* c1 = b.conv(x, 4, 8, {3, 3});
+  // W expects 6 input channels: the Conv kernel's error, not a chain's.
+  ir::Value* w = b.constant(random_f32({8, 6, 3, 3}, 6));
+  ir::Value* y = b.g.add_value("y");
+  b.g.add_node(OpKind::Conv, {c1, w}, {y}, "bad")->set_opset(17);
+  b.output(y);
+  auto out = interp::run_graph(b.g, b.feeds, interp::ExecOptions{});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("channel mismatch"), std::string::npos) << out.status().message();
+}
+
+}  // namespace
+}  // namespace tierjit::testing
