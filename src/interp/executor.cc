@@ -10,6 +10,7 @@
 #include "interp/kernels/gelu_fusion.h"
 #include "interp/registry.h"
 #include "support/check.h"
+#include "support/cpu_load.h"
 
 namespace tierjit::interp {
 
@@ -313,8 +314,15 @@ FusionPlan plan_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& 
   return plan;
 }
 
+ExecOptions under_current_load(const ExecOptions& options) {
+  ExecOptions o = options;
+  if (o.intra_op_threads > 1 && !support::spare_cores_for(o.intra_op_threads)) o.intra_op_threads = 1;
+  return o;
+}
+
 Status run_nodes(std::span<const ir::Node* const> nodes, const FusionPlan& fusion, Frame& frame,
-                 const ExecOptions& options) {
+                 const ExecOptions& requested) {
+  const ExecOptions options = under_current_load(requested);
   // One pointer captured: fits std::function's small buffer (no allocation per call).
   struct Ctx {
     Frame* frame;
@@ -339,7 +347,8 @@ Status run_nodes(std::span<const ir::Node* const> nodes, Frame& frame, const Exe
 }
 
 Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tensor> inputs,
-                                        const ExecOptions& options, const Frame* parent) {
+                                        const ExecOptions& requested, const Frame* parent) {
+  const ExecOptions options = under_current_load(requested);
   Frame frame;
   frame.graph = &graph;
   frame.parent = parent;

@@ -41,6 +41,13 @@ Status validate_feeds(const ir::Graph& graph, const std::vector<Tensor>& feeds);
 /// constants; every other value is undefined.
 void init_frame(Frame& frame, const ir::Graph& graph);
 
+/// `options` with intra_op_threads lowered to 1 unless that many threads can run now without
+/// displacing other processes or this one's background compiles (support::spare_cores_for):
+/// a team whose second thread waits for a core held by another process makes a kernel up to
+/// 4x slower than one thread. run_nodes and run_graph apply it on entry, so every tier-0
+/// kernel (elementwise, reductions, pooling, oneDNN calls) sees the thread count it may use.
+ExecOptions under_current_load(const ExecOptions& options);
+
 /// Runs `nodes` (nodes of frame.graph's top level, in topological order; e.g. one Region's) on
 /// `frame`: each node reads its inputs from frame.values (set by the caller or an earlier node)
 /// and stores its outputs there. Frees nothing: the caller releases values it no longer needs.
