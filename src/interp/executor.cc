@@ -8,6 +8,7 @@
 #include "interp/kernels/conv_chain.h"
 #include "interp/kernels/conv_fusion.h"
 #include "interp/kernels/gelu_fusion.h"
+#include "interp/kernels/matmul_fusion.h"
 #include "interp/registry.h"
 #include "support/check.h"
 #include "support/cpu_load.h"
@@ -128,7 +129,8 @@ bool has_subgraphs(const ir::Graph& g) {
   return false;
 }
 
-// fused[i] = index of the activation fused into Conv nodes[i], kSkip for that activation,
+// fused[i] = index of the activation fused into Conv nodes[i] (or of the bias Add fused into
+// MatMul nodes[i], matmul_fusion.h), kSkip for that activation or Add,
 // kGeluChain for the Div starting a fused GELU chain (gelu_fusion.h; its other four nodes kSkip),
 // -1 otherwise; empty when nothing fuses.
 constexpr int kSkip = -2;
@@ -170,6 +172,18 @@ void plan_conv_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& g
       }
       continue;
     }
+    if (nodes[i]->op() == ir::OpKind::MatMul && (fused.empty() || fused[i] == -1)) {
+      if (const std::optional<const ir::Node*> add = matmul_bias_add_for(*nodes[i], g)) {
+        const size_t j = find_node(nodes, i + 1, *add);
+        if (j == nodes.size()) continue;
+        if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
+        if (subgraphs) return;
+        if (fused.empty()) fused.assign(nodes.size(), -1);
+        fused[i] = static_cast<int>(j);
+        fused[j] = kSkip;
+      }
+      continue;
+    }
     const ir::Node& conv = *nodes[i];
     if (conv.op() != ir::OpKind::Conv || conv.num_outputs() != 1) continue;
     const ir::Value* v = conv.output(0);
@@ -194,9 +208,10 @@ void plan_conv_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& g
   if (subgraphs) return;
   std::vector<bool> eligible(nodes.size(), true);
   if (!fused.empty()) {
-    for (size_t i = 0; i < nodes.size(); ++i) eligible[i] = fused[i] == -1 || fused[i] >= 0;
+    auto conv_pair = [&](size_t i) { return fused[i] >= 0 && nodes[i]->op() == ir::OpKind::Conv; };
+    for (size_t i = 0; i < nodes.size(); ++i) eligible[i] = fused[i] == -1 || conv_pair(i);
     for (size_t i = 0; i < nodes.size(); ++i)
-      if (fused[i] >= 0) eligible[static_cast<size_t>(fused[i])] = true;
+      if (conv_pair(i)) eligible[static_cast<size_t>(fused[i])] = true;
   }
   chains = plan_conv_chains(nodes, g, eligible);
   if (!chains.empty() && fused.empty()) fused.assign(nodes.size(), -1);
@@ -246,6 +261,31 @@ Status run_conv_fused(const ir::Node& conv, const ir::Node& act, Frame& frame,
   return Status();
 }
 
+// Runs MatMul `matmul` and the bias Add `add` after it as one product with a bias
+// (matmul_fusion.h), or the two nodes when the fusion does not apply to these tensors. The
+// MatMul's output slot holds the Add's result (same shape; only shapes are read from it later).
+Status run_matmul_bias(const ir::Node& matmul, const ir::Node& add, Frame& frame,
+                       const ExecOptions& options, const SubgraphRunner& runner,
+                       std::vector<const Tensor*>& in_ptrs, std::vector<Tensor>& outs) {
+  const ir::Value* bias = add.input(0) == matmul.output(0) ? add.input(1) : add.input(0);
+  in_ptrs.clear();
+  for (ir::Value* v : matmul.inputs()) in_ptrs.push_back(v ? &frame.values[v->id()] : nullptr);
+  outs.assign(1, Tensor());
+  bool applied = false;
+  {
+    KernelContext ctx(matmul, in_ptrs, outs, options, &runner);
+    TJ_ASSIGN_OR_RETURN(applied, nn::run_matmul_with_bias(ctx, frame.values[bias->id()]));
+  }
+  if (!applied) {
+    TJ_RETURN_IF_ERROR(run_node(matmul, frame, options, runner, in_ptrs, outs));
+    return run_node(add, frame, options, runner, in_ptrs, outs);
+  }
+  if (!outs[0].defined()) return internal_error("{}: kernel produced no output 0", matmul.describe());
+  frame.values[matmul.output(0)->id()] = outs[0];
+  frame.values[add.output(0)->id()] = std::move(outs[0]);
+  return Status();
+}
+
 // Runs the GELU chain starting at Div node `div` (planned by plan_conv_fusion) at the Div's
 // position: fused when x is float32 (and not a scalar widened by a rank-1 constant), else its
 // five nodes one by one. Every intermediate value's slot holds the chain's output (same shape
@@ -292,6 +332,9 @@ Status run_planned(std::span<const ir::Node* const> nodes, size_t ni, const std:
     return run_chain(*chains[static_cast<size_t>(kConvChain0 - f)], nodes, frame, options, runner,
                      in_ptrs, outs);
   if (f == kGeluChain) return run_gelu_fused(*nodes[ni], frame, options, runner, in_ptrs, outs);
+  if (f >= 0 && nodes[ni]->op() == ir::OpKind::MatMul)
+    return run_matmul_bias(*nodes[ni], *nodes[static_cast<size_t>(f)], frame, options, runner,
+                           in_ptrs, outs);
   if (f >= 0)
     return run_conv_fused(*nodes[ni], *nodes[static_cast<size_t>(f)], frame, options, runner,
                           in_ptrs, outs);
