@@ -5,7 +5,10 @@
 // float32 [1048576], elementwise.chain4_flat_1M/<system>, at tier 0 and tiers 1, 2 (exact level);
 // and the parts alone on tier 0 (where the time goes): elementwise.mul_bcast_1M
 // (X [1024,1024] * A [1024]) and elementwise.tanh_1M.
+#include <vector>
+
 #include "compiled.h"
+#include "interp/kernels/vec_math.h"
 #include "micro.h"
 
 namespace tierjit::bench {
@@ -43,7 +46,21 @@ Tier0Program make_tanh() {
   return Tier0Program(b.finish(), {random_tensor({kRows, kCols}, 1, -3.f, 3.f)});
 }
 
+// erf over 128K floats (bert_tiny's GELU at 4x64 tokens), one thread: the dispatching kernel
+// (16 lanes on AVX-512F CPUs) against the 8-lane path; values in [-3, 3].
+template <void (*Fn)(const float*, float*, int64_t)>
+void erf_case(benchmark::State& state) {
+  const Tensor x = random_tensor({131072}, 1, -3.f, 3.f);
+  std::vector<float> y(131072);
+  for (auto _ : state) {
+    Fn(x.data<float>(), y.data(), 131072);
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+
 const bool registered = [] {
+  register_case("elementwise.erf_128K", "tier0", erf_case<interp::vm::erf_f32>);
+  register_case("elementwise.erf_128K", "avx2", erf_case<interp::vm::erf_f32_avx2>);
   register_case("elementwise.chain4_1M", "tier0", tier0_case(make_rows));
   register_case("elementwise.chain4_flat_1M", "tier0", tier0_case(make_flat));
   // Tiers 1 and 2: one fused loop (kir/lower/lower_elementwise.cc) compiled by codegen/.

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -164,6 +165,28 @@ TEST(VecMath, LengthsAndInPlace) {
     tanh_f32(z.data(), z.data(), n);  // in place
     for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(z[i], std::tanh(x[i]), 2e-7f) << n << " " << i;
     EXPECT_EQ(z[n], 123.f);
+  }
+}
+
+// erf_f32 (16 lanes on AVX-512F CPUs) and the 8-lane erf_f32_avx2 give the same bits: a dense
+// sweep of float32 values, specials, every tail length 0..33 (masked tail vs padded buffer),
+// nothing written past the end.
+TEST(VecMath, ErfWidthsAgreeBitForBit) {
+  std::vector<float> x;
+  for (uint32_t b = 0; b < 0xffffffffu - 9973u; b += 9973u) x.push_back(std::bit_cast<float>(b));
+  for (float v : {kNaN, -kNaN, kInf, -kInf, 0.f, -0.f, 4.f, -4.f, 3.9999998f, 1e-40f, -1e-40f})
+    x.push_back(v);
+  std::vector<float> a(x.size()), b(x.size());
+  erf_f32(x.data(), a.data(), static_cast<int64_t>(x.size()));
+  erf_f32_avx2(x.data(), b.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(b[i])) << "x = " << x[i];
+  for (int64_t n = 0; n <= 33; ++n) {
+    std::vector<float> ya(static_cast<size_t>(n) + 1, -7.f), yb(ya);
+    erf_f32(x.data() + 1000, ya.data(), n);
+    erf_f32_avx2(x.data() + 1000, yb.data(), n);
+    EXPECT_EQ(std::memcmp(ya.data(), yb.data(), ya.size() * sizeof(float)), 0) << "n = " << n;
+    EXPECT_EQ(ya[static_cast<size_t>(n)], -7.f) << "wrote past the end, n = " << n;
   }
 }
 
