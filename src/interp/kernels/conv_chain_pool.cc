@@ -2,6 +2,8 @@
 // taps (in-bounds coordinates per axis, as pool.cc's make_taps) folded in the same row-major
 // order with the same fold (a NaN tap anywhere gives NaN; no tap at all gives the lowest float),
 // all channels of a position at once, so results equal tier 0's MaxPool kernel.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -38,6 +40,36 @@ struct Geometry {
   Taps taps[3];
 };
 
+// fold_max(v, a) on 8 lanes: _mm256_max_ps(v, a) is `v > a ? v : a`, and a NaN v is taken by
+// the blend (pool.cc's Lanes8::max).
+inline __m256 fold8(__m256 v, __m256 a) {
+  return _mm256_blendv_ps(_mm256_max_ps(v, a), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+
+// Channels [c0, c0 + lanes) of one output position: taps at row-major offsets `taps[0..n)` (in
+// elements, from the image start) folded in order into y.
+template <bool kVector>
+void fold_taps(const float* x, const int64_t* taps, int64_t n, int64_t c0, int64_t lanes, float* y) {
+  if (n == 0) {
+    std::fill(y + c0, y + c0 + lanes, std::numeric_limits<float>::lowest());
+    return;
+  }
+  if constexpr (kVector) {
+    __m256 acc = _mm256_loadu_ps(x + taps[0] + c0);
+    for (int64_t t = 1; t < n; ++t) acc = fold8(_mm256_loadu_ps(x + taps[t] + c0), acc);
+    _mm256_storeu_ps(y + c0, acc);
+  } else {
+    for (int64_t l = c0; l < c0 + lanes; ++l) {
+      float a = x[taps[0] + l];
+      for (int64_t t = 1; t < n; ++t) {
+        const float v = x[taps[t] + l];
+        a = (v > a || v != v) ? v : a;
+      }
+      y[l] = a;
+    }
+  }
+}
+
 }  // namespace
 
 void max_pool_channels_last(const nn::Window& w, const Shape& x_shape, const float* x, float* y,
@@ -63,24 +95,28 @@ void max_pool_channels_last(const nn::Window& w, const Shape& x_shape, const flo
     const int64_t n = r / out_rows, od = (r % out_rows) / g.out[1], oh = r % g.out[1];
     const float* xn = x + n * in_image;
     float* yr = y + r * g.out[2] * c;
+    int64_t taps[64];
+    std::vector<int64_t> many;
     for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-      float* acc = yr + ow * c;
-      bool first = true;
+      // The window's taps in row-major order, as element offsets into the image.
+      const int64_t count = (g.taps[0].begin[od + 1] - g.taps[0].begin[od]) *
+                            (g.taps[1].begin[oh + 1] - g.taps[1].begin[oh]) *
+                            (g.taps[2].begin[ow + 1] - g.taps[2].begin[ow]);
+      int64_t* t = taps;
+      if (count > 64) {
+        many.resize(static_cast<size_t>(count));
+        t = many.data();
+      }
+      int64_t k = 0;
       for (int64_t td = g.taps[0].begin[od]; td < g.taps[0].begin[od + 1]; ++td)
-        for (int64_t th = g.taps[1].begin[oh]; th < g.taps[1].begin[oh + 1]; ++th) {
-          const float* row = xn + (g.taps[0].coords[td] * g.in[1] + g.taps[1].coords[th]) * g.in[2] * c;
-          for (int64_t tw = g.taps[2].begin[ow]; tw < g.taps[2].begin[ow + 1]; ++tw) {
-            const float* v = row + g.taps[2].coords[tw] * c;
-            if (first) {
-              std::copy(v, v + c, acc);
-            } else {
-              // acc = fold_max(v, acc): v when v > acc or v is NaN (pool.cc's vector fold).
-              for (int64_t l = 0; l < c; ++l) acc[l] = (v[l] > acc[l] || v[l] != v[l]) ? v[l] : acc[l];
-            }
-            first = false;
-          }
-        }
-      if (first) std::fill(acc, acc + c, std::numeric_limits<float>::lowest());
+        for (int64_t th = g.taps[1].begin[oh]; th < g.taps[1].begin[oh + 1]; ++th)
+          for (int64_t tw = g.taps[2].begin[ow]; tw < g.taps[2].begin[ow + 1]; ++tw)
+            t[k++] = ((g.taps[0].coords[td] * g.in[1] + g.taps[1].coords[th]) * g.in[2] +
+                      g.taps[2].coords[tw]) * c;
+      float* yo = yr + ow * c;
+      int64_t c0 = 0;
+      for (; c0 + 8 <= c; c0 += 8) fold_taps<true>(xn, t, count, c0, 8, yo);
+      if (c0 < c) fold_taps<false>(xn, t, count, c0, c - c0, yo);
     }
   }
 }
