@@ -25,9 +25,11 @@ struct MatMulKey {
   MatMulGeometry g;
   bool has_bias = false, constant_b = false;
   int threads = 1;
+  int64_t batch = 0;  ///< > 0: a batched product [batch, M, K] x [batch, K, N] (no bias, b plain)
   bool operator<(const MatMulKey& o) const {
     auto tie = [](const MatMulKey& k) {
-      return std::tie(k.g.m, k.g.n, k.g.k, k.g.trans_b, k.has_bias, k.constant_b, k.threads);
+      return std::tie(k.g.m, k.g.n, k.g.k, k.g.trans_b, k.has_bias, k.constant_b, k.threads,
+                      k.batch);
     };
     return tie(*this) < tie(o);
   }
@@ -44,6 +46,17 @@ std::shared_ptr<MatMulEntry> make_matmul(const MatMulKey& key) {
   using tag = dnnl::memory::format_tag;
   const MatMulGeometry& g = key.g;
   auto e = std::make_shared<MatMulEntry>();
+  if (key.batch > 0) {
+    e->a_md = dnnl::memory::desc({key.batch, g.m, g.k}, dt::f32, tag::abc);
+    e->y_md = dnnl::memory::desc({key.batch, g.m, g.n}, dt::f32, tag::abc);
+    e->user_b_md = e->b_md = dnnl::memory::desc({key.batch, g.k, g.n}, dt::f32, tag::abc);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->a_md, e->b_md, e->y_md), attr, cpu_engine());
+    e->scratch_md = pd.scratchpad_desc();
+    e->prim = dnnl::matmul(pd);
+    return e;
+  }
   e->a_md = dnnl::memory::desc({g.m, g.k}, dt::f32, tag::ab);
   e->y_md = dnnl::memory::desc({g.m, g.n}, dt::f32, tag::ab);
   // oneDNN's weights are [K, N]; a transposed (stored [N, K]) b is the column-major layout ba.
@@ -68,10 +81,11 @@ constexpr int64_t kSplitMinRows = 16;
 
 // One primitive call on `threads` threads (the calling thread's OpenMP count must be `threads`).
 Status run_primitive(const MatMulGeometry& g, const float* a, const float* b,
-                     const Tensor* constant_b, const float* bias, float* y, int threads) {
+                     const Tensor* constant_b, const float* bias, float* y, int threads,
+                     int64_t batch = 0) {
   static PrimitiveCache<MatMulKey, MatMulEntry> cache(kPrimitiveCacheEntries);
   try {
-    const MatMulKey key{g, bias != nullptr, constant_b != nullptr, threads};
+    const MatMulKey key{g, bias != nullptr, constant_b != nullptr, threads, batch};
     std::shared_ptr<MatMulEntry> e = cache.get(key, [&] { return make_matmul(key); });
     dnnl::engine& eng = cpu_engine();
     dnnl::stream s(eng);
@@ -135,6 +149,15 @@ Status dnnl_matmul_f32(const MatMulGeometry& g, const float* a, const float* b,
   }
   set_dnnl_threads(used_threads);
   return run_primitive(g, a, b, constant_b, bias, y, used_threads);
+}
+
+Status dnnl_batched_matmul_f32(int64_t batch, const MatMulGeometry& g, const float* a,
+                               const float* b, float* y, int threads) {
+  const int used_threads = parallel_threads(batch * g.m * g.n * g.k, threads);
+  set_dnnl_threads(used_threads);
+  MatMulGeometry plain = g;
+  plain.trans_b = false;
+  return run_primitive(plain, a, b, nullptr, nullptr, y, used_threads, batch);
 }
 
 }  // namespace tierjit::interp::nn

@@ -60,6 +60,13 @@ struct MatMulGeometry {
 Status dnnl_matmul_f32(const MatMulGeometry& g, const float* a, const float* b,
                        const Tensor* constant_b, const float* bias, float* y, int threads);
 
+/// y[t] = a[t] * b[t] for t < batch: contiguous [batch, M, K] x [batch, K, N] -> [batch, M, N]
+/// float32 (attention's per-head products) in one oneDNN batched matmul primitive, cached per
+/// geometry; `threads` or one as parallel_threads decides for the whole product. g.trans_b is
+/// ignored (b is plain). Requires batch, m, n, k > 0. Errors: oneDNN failures as kInternal.
+Status dnnl_batched_matmul_f32(int64_t batch, const MatMulGeometry& g, const float* a,
+                               const float* b, float* y, int threads);
+
 /// Geometry of an N-D convolution (1 <= spatial rank <= 3), all in elements.
 /// x: [batch, in_channels, in_spatial...]; w: [out_channels, in_channels/group, kernel...]
 /// y: [batch, out_channels, out_spatial...]. dilations are ONNX-style (1 = dense).

@@ -86,6 +86,10 @@ Expected<MatMulPlan> plan_matmul(const KernelContext& ctx, const Shape& sa, cons
   return p;
 }
 
+// Multiply-adds from which a product with equal batch dims runs as one batched primitive rather
+// than a product per batch (sgemm below kPrimitiveMinMacs each).
+constexpr int64_t kBatchedMinMacs = int64_t{1} << 16;
+
 // float32 product over the plan (inputs contiguous float buffers) through oneDNN matmul
 // primitives; `constant_b` is B when it is a graph constant (kept packed across calls); `bias`
 // (N floats, or null) is added to every row (requires K > 0).
@@ -101,6 +105,12 @@ Status run_f32(const KernelContext& ctx, const MatMulPlan& p, const float* a, co
     const int64_t rows = p.m * static_cast<int64_t>(p.a_off.size());
     return dnnl_matmul_f32({rows, p.n, p.k, false}, a, b, constant_b, bias, y, threads);
   }
+  const int64_t nb = static_cast<int64_t>(p.a_off.size());
+  bool regular = nb * p.m * p.n * p.k >= kBatchedMinMacs;
+  for (int64_t t = 0; regular && t < nb; ++t)
+    regular = p.a_off[t] == t * p.m * p.k && p.b_off[t] == t * p.k * p.n;
+  if (regular && !bias)  // equal batch dims (attention): one batched primitive for all of them
+    return dnnl_batched_matmul_f32(nb, {p.m, p.n, p.k, false}, a, b, y, threads);
   for (size_t t = 0; t < p.a_off.size(); ++t) {
     // Per-batch B slices are not cached as constants (each slice would be its own entry).
     TJ_RETURN_IF_ERROR(dnnl_matmul_f32({p.m, p.n, p.k, false}, a + p.a_off[t], b + p.b_off[t],
