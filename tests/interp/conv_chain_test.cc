@@ -251,6 +251,46 @@ TEST(ConvChain, Rank3Convolutions) {
   EXPECT_EQ(check(b, true), 1u);
 }
 
+// MaxPool inside chains: NaN and -inf in windows (no activation before the pool), channel
+// counts with and without a tail of the 8-lane vectors (8, 17, 24), dilations, pads, ceil_mode,
+// a window with no in-bounds tap (kernel 1, pads 1: the lowest float), 1-D and 3-D pools.
+TEST(ConvChain, MaxPoolNaNTailsAndRanks) {
+  for (int64_t c : {8, 17, 24}) {
+    Builder b;
+    Tensor xt = random_f32({2, 4, 15, 13}, 7, 5);
+    for (int64_t i = 3; i < xt.numel(); i += 37) xt.data<float>()[i] = -std::numeric_limits<float>::infinity();
+    ir::Value* x = b.input(xt);
+    ir::Value* a = b.conv(x, 4, c, {1, 1});  // 1x1 on the plain input: NaN and -inf pass through
+    ir::Value* p = b.node(OpKind::MaxPool, {a}, {{"kernel_shape", attr_ints({3, 2})}, {"strides", attr_ints({2, 1})},
+                                                {"dilations", attr_ints({2, 2})}, {"pads", attr_ints({2, 1, 1, 0})},
+                                                {"ceil_mode", attr_int(1)}});
+    ir::Value* q = b.node(OpKind::MaxPool, {b.conv(p, c, c, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})},
+                          {{"kernel_shape", attr_ints({1, 1})}, {"pads", attr_ints({1, 1, 1, 1})}});
+    b.output(b.conv(q, c, 3, {1, 1}));
+    EXPECT_EQ(check(b, false), 1u);
+    bool nan = false, lowest = false;
+    for (float v : b.ref[p].span<float>()) nan = nan || std::isnan(v);
+    for (float v : b.ref[q].span<float>()) lowest = lowest || v == std::numeric_limits<float>::lowest();
+    EXPECT_TRUE(nan);
+    EXPECT_TRUE(lowest);
+  }
+  {
+    Builder b;  // 1-D
+    ir::Value* x = b.input(random_f32({3, 6, 50}, 8, 9));
+    ir::Value* p = b.node(OpKind::MaxPool, {b.conv(x, 6, 16, {3})}, {{"kernel_shape", attr_ints({3})}, {"strides", attr_ints({2})}});
+    b.output(b.conv(p, 16, 16, {3}));
+    EXPECT_EQ(check(b, true), 1u);
+  }
+  {
+    Builder b;  // 3-D
+    ir::Value* x = b.input(random_f32({1, 5, 6, 7, 8}, 9, 11));
+    ir::Value* p = b.node(OpKind::MaxPool, {b.conv(x, 5, 16, {3, 3, 3}, {{"pads", attr_ints({1, 1, 1, 1, 1, 1})}})},
+                          {{"kernel_shape", attr_ints({2, 2, 2})}, {"strides", attr_ints({2, 2, 2})}});
+    b.output(b.conv(p, 16, 16, {1, 1, 1}));
+    EXPECT_EQ(check(b, false), 1u);
+  }
+}
+
 TEST(ConvChain, AddWithBroadcastingRunsTheKernels) {
   Builder b;
   ir::Value* x = b.input(random_f32({1, 8, 6, 6}, 4));
