@@ -43,19 +43,21 @@ class CallBuffers {
   static constexpr size_t kMaxBytes = size_t{16} << 20;  // at most 48 MB kept per thread
 
   dnnl::memory get(int slot, const dnnl::memory::desc& md) {
-    const size_t bytes = md.get_size();
-    if (bytes > kMaxBytes) return dnnl::memory(md, cpu_engine());
+    void* p = data(slot, md.get_size());
+    return p ? dnnl::memory(md, cpu_engine(), p) : dnnl::memory(md, cpu_engine());
+  }
+
+  // The slot's buffer grown to `bytes`, or nullptr past kMaxBytes or when allocation fails.
+  void* data(int slot, size_t bytes) {
+    if (bytes > kMaxBytes) return nullptr;
     Buffer& b = slots_[slot];
     if (b.size < bytes) {
       const size_t size = (bytes + 63) / 64 * 64;
       b.ptr.reset(static_cast<char*>(std::aligned_alloc(64, size)));
-      if (!b.ptr) {
-        b.size = 0;
-        return dnnl::memory(md, cpu_engine());
-      }
-      b.size = size;
+      b.size = b.ptr ? size : 0;
+      if (!b.ptr) return nullptr;
     }
-    return dnnl::memory(md, cpu_engine(), b.ptr.get());
+    return b.ptr.get();
   }
 
  private:
@@ -83,16 +85,23 @@ dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::d
   return dnnl::reorder(rpd);
 }
 
-dnnl::memory call_buffer(CallSlot slot, const dnnl::memory::desc& md) {
+CallBuffers& thread_call_buffers() {
   thread_local CallBuffers buffers;
-  return buffers.get(static_cast<int>(slot), md);
+  return buffers;
+}
+
+dnnl::memory call_buffer(CallSlot slot, const dnnl::memory::desc& md) {
+  return thread_call_buffers().get(static_cast<int>(slot), md);
+}
+
+void* call_buffer_data(CallSlot slot, size_t bytes) {
+  return thread_call_buffers().data(static_cast<int>(slot), bytes);
 }
 
 dnnl::memory weights_in_layout(const dnnl::memory::desc& user_md, const dnnl::memory::desc& want,
                                const dnnl::reorder& r, const float* w, const Tensor* constant_w,
                                dnnl::stream& s) {
-  dnnl::memory user_w(user_md, cpu_engine(), const_cast<float*>(w));
-  if (want == user_md) return user_w;
+  if (want == user_md) return dnnl::memory(user_md, cpu_engine(), const_cast<float*>(w));
   WeightCache& wc = weight_cache();
   const void* key = w;
   if (constant_w) {
@@ -102,6 +111,7 @@ dnnl::memory weights_in_layout(const dnnl::memory::desc& user_md, const dnnl::me
       for (const WeightCache::Item& item : it->second)
         if (item.md == want) return item.reordered;
   }
+  dnnl::memory user_w(user_md, cpu_engine(), const_cast<float*>(w));
   dnnl::memory reordered(want, cpu_engine());
   r.execute(s, user_w, reordered);
   if (constant_w) {

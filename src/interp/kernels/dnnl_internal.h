@@ -34,6 +34,10 @@ enum class CallSlot { kSrc, kDst, kScratch };
 /// to 16 MiB, 64-byte aligned), or a oneDNN-allocated one-call memory when larger.
 dnnl::memory call_buffer(CallSlot slot, const dnnl::memory::desc& md);
 
+/// The data of this thread's buffer of `slot` grown to `bytes` (as call_buffer), or nullptr when
+/// larger than call_buffer keeps (16 MiB) or out of memory: then use call_buffer.
+void* call_buffer_data(CallSlot slot, size_t bytes);
+
 /// The weights `w` (laid out as `user_md`) in layout `want`: `w` itself when the layouts are
 /// equal; else reordered with `r` — once per constant tensor when `constant_w` (the graph
 /// initializer holding `w`, promised never to change) is given, cached across calls and
