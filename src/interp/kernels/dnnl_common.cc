@@ -90,6 +90,11 @@ CallBuffers& thread_call_buffers() {
   return buffers;
 }
 
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream stream(cpu_engine());
+  return stream;
+}
+
 dnnl::memory call_buffer(CallSlot slot, const dnnl::memory::desc& md) {
   return thread_call_buffers().get(static_cast<int>(slot), md);
 }

@@ -21,6 +21,10 @@ namespace tierjit::interp::nn::dnnl_glue {
 /// The process-wide oneDNN CPU engine.
 dnnl::engine& cpu_engine();
 
+/// This thread's stream on cpu_engine(), created once: creating a stream per primitive call was
+/// a measurable part of small calls (bert_tiny 1x32 at tier 0; see dnnl_matmul.cc).
+dnnl::stream& thread_stream();
+
 /// A reorder primitive from `from` to `to` (both plain-sized float32 layouts). Throws
 /// dnnl::error when oneDNN would need a scratchpad (shared scratchpads are refused: concurrent
 /// runs must share no buffers).

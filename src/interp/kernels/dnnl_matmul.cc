@@ -81,7 +81,7 @@ std::shared_ptr<MatMulEntry> make_matmul(const MatMulKey& key) {
 constexpr int64_t kSplitMinRows = 16;
 
 // This thread's memory objects for the entries it ran last, pointed at each call's buffers with
-// set_data_handle, and its stream: creating four dnnl::memory objects, a stream and an argument
+// set_data_handle (and its stream, thread_stream): creating four dnnl::memory objects, a stream and an argument
 // map per call took ~6% of bert_tiny 1x32 at tier 0 (dnnl_memory_create and malloc). A slot
 // holds its entry, so an entry's address cannot be reused for another while cached here.
 struct BoundMemories {
@@ -104,12 +104,9 @@ class ThreadBindings {
     m.scratch = e->scratch_md.get_size() ? dnnl::memory(e->scratch_md, eng, nullptr) : dnnl::memory();
     return m;
   }
-  dnnl::stream& stream() { return stream_; }
-
  private:
   std::array<BoundMemories, 16> slots_;
   size_t next_ = 0;
-  dnnl::stream stream_{cpu_engine()};
 };
 
 // One primitive call on `threads` threads (the calling thread's OpenMP count must be `threads`).
@@ -122,7 +119,7 @@ Status run_primitive(const MatMulGeometry& g, const float* a, const float* b,
     std::shared_ptr<MatMulEntry> e = cache.get(key, [&] { return make_matmul(key); });
     thread_local ThreadBindings bindings;
     BoundMemories& m = bindings.get(e);
-    dnnl::stream& s = bindings.stream();
+    dnnl::stream& s = thread_stream();
     dnnl::memory packed;  // constant weights in the primitive's layout (held by the weight cache)
     if (e->b_md == e->user_b_md)
       m.b.set_data_handle(const_cast<float*>(b));
