@@ -53,7 +53,8 @@ std::shared_ptr<MatMulEntry> make_matmul(const MatMulKey& key) {
     e->user_b_md = e->b_md = dnnl::memory::desc({key.batch, g.k, g.n}, dt::f32, tag::abc);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->a_md, e->b_md, e->y_md), attr, cpu_engine());
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->a_md, e->b_md, e->y_md), attr,
+                                    cpu_engine());
     e->scratch_md = pd.scratchpad_desc();
     e->prim = dnnl::matmul(pd);
     return e;
@@ -81,9 +82,9 @@ std::shared_ptr<MatMulEntry> make_matmul(const MatMulKey& key) {
 constexpr int64_t kSplitMinRows = 16;
 
 // This thread's memory objects for the entries it ran last, pointed at each call's buffers with
-// set_data_handle (and its stream, thread_stream): creating four dnnl::memory objects, a stream and an argument
-// map per call took ~6% of bert_tiny 1x32 at tier 0 (dnnl_memory_create and malloc). A slot
-// holds its entry, so an entry's address cannot be reused for another while cached here.
+// set_data_handle (its stream is thread_stream()): creating four dnnl::memory objects, a stream
+// and an argument map per call took ~6% of bert_tiny 1x32 at tier 0 (dnnl_memory_create and
+// malloc). A slot holds its entry, so an entry's address cannot be reused while cached here.
 struct BoundMemories {
   std::shared_ptr<MatMulEntry> entry;
   dnnl::memory a, b, y, bias, scratch;
@@ -101,7 +102,8 @@ class ThreadBindings {
     m.b = dnnl::memory(e->user_b_md, eng, nullptr);
     m.y = dnnl::memory(e->y_md, eng, nullptr);
     m.bias = e->bias_md.get_size() ? dnnl::memory(e->bias_md, eng, nullptr) : dnnl::memory();
-    m.scratch = e->scratch_md.get_size() ? dnnl::memory(e->scratch_md, eng, nullptr) : dnnl::memory();
+    m.scratch =
+        e->scratch_md.get_size() ? dnnl::memory(e->scratch_md, eng, nullptr) : dnnl::memory();
     return m;
   }
  private:
