@@ -8,6 +8,7 @@
 #include "interp/kernels/conv_chain.h"
 #include "interp/kernels/conv_fusion.h"
 #include "interp/kernels/gelu_fusion.h"
+#include "interp/kernels/layer_norm_fusion.h"
 #include "interp/kernels/matmul_fusion.h"
 #include "interp/registry.h"
 #include "support/check.h"
@@ -130,7 +131,8 @@ bool has_subgraphs(const ir::Graph& g) {
 }
 
 // fused[i] = index of the activation fused into Conv nodes[i] (or of the bias Add fused into
-// MatMul nodes[i], matmul_fusion.h), kSkip for that activation or Add,
+// MatMul nodes[i], matmul_fusion.h, or of the LayerNormalization fused with Add nodes[i],
+// layer_norm_fusion.h), kSkip for that second node,
 // kGeluChain for the Div starting a fused GELU chain (gelu_fusion.h; its other four nodes kSkip),
 // -1 otherwise; empty when nothing fuses.
 constexpr int kSkip = -2;
@@ -175,6 +177,18 @@ void plan_conv_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& g
     if (nodes[i]->op() == ir::OpKind::MatMul && (fused.empty() || fused[i] == -1)) {
       if (const std::optional<const ir::Node*> add = matmul_bias_add_for(*nodes[i], g)) {
         const size_t j = find_node(nodes, i + 1, *add);
+        if (j == nodes.size()) continue;
+        if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
+        if (subgraphs) return;
+        if (fused.empty()) fused.assign(nodes.size(), -1);
+        fused[i] = static_cast<int>(j);
+        fused[j] = kSkip;
+      }
+      continue;
+    }
+    if (nodes[i]->op() == ir::OpKind::Add && (fused.empty() || fused[i] == -1)) {
+      if (const std::optional<const ir::Node*> ln = layer_norm_after_add(*nodes[i], g)) {
+        const size_t j = find_node(nodes, i + 1, *ln);
         if (j == nodes.size()) continue;
         if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
         if (subgraphs) return;
@@ -286,6 +300,39 @@ Status run_matmul_bias(const ir::Node& matmul, const ir::Node& add, Frame& frame
   return Status();
 }
 
+// Runs Add `add` and the LayerNormalization `ln` reading it as one pass over each row
+// (layer_norm_fusion.h), or the two nodes when the fusion does not apply to these tensors. The
+// Add's output slot holds the normalized result (same shape; only shapes are read from it later).
+Status run_add_layer_norm_pair(const ir::Node& add, const ir::Node& ln, Frame& frame,
+                               const ExecOptions& options, const SubgraphRunner& runner,
+                               std::vector<const Tensor*>& in_ptrs, std::vector<Tensor>& outs) {
+  const Tensor& x0 = frame.values[add.input(0)->id()];
+  const Tensor& x1 = frame.values[add.input(1)->id()];
+  // The operand of the output's shape goes first: the higher rank, then the more elements.
+  const bool swap = x1.defined() && x0.defined() &&
+                    (x1.rank() > x0.rank() || (x1.rank() == x0.rank() && x1.numel() > x0.numel()));
+  const Tensor& a = swap ? x1 : x0;
+  const Tensor& b = swap ? x0 : x1;
+  bool applied = false;
+  if (a.defined() && b.defined()) {
+    in_ptrs.clear();
+    in_ptrs.push_back(&a);
+    for (size_t k = 1; k < ln.num_inputs(); ++k)
+      in_ptrs.push_back(ln.input(k) ? &frame.values[ln.input(k)->id()] : nullptr);
+    outs.assign(1, Tensor());
+    KernelContext ctx(ln, in_ptrs, outs, options, &runner);
+    TJ_ASSIGN_OR_RETURN(applied, run_add_layer_norm(ctx, b));
+  }
+  if (!applied) {
+    TJ_RETURN_IF_ERROR(run_node(add, frame, options, runner, in_ptrs, outs));
+    return run_node(ln, frame, options, runner, in_ptrs, outs);
+  }
+  if (!outs[0].defined()) return internal_error("{}: kernel produced no output 0", ln.describe());
+  frame.values[add.output(0)->id()] = outs[0];
+  frame.values[ln.output(0)->id()] = std::move(outs[0]);
+  return Status();
+}
+
 // Runs the GELU chain starting at Div node `div` (planned by plan_conv_fusion) at the Div's
 // position: fused when x is float32 (and not a scalar widened by a rank-1 constant), else its
 // five nodes one by one. Every intermediate value's slot holds the chain's output (same shape
@@ -332,6 +379,9 @@ Status run_planned(std::span<const ir::Node* const> nodes, size_t ni, const std:
     return run_chain(*chains[static_cast<size_t>(kConvChain0 - f)], nodes, frame, options, runner,
                      in_ptrs, outs);
   if (f == kGeluChain) return run_gelu_fused(*nodes[ni], frame, options, runner, in_ptrs, outs);
+  if (f >= 0 && nodes[ni]->op() == ir::OpKind::Add)
+    return run_add_layer_norm_pair(*nodes[ni], *nodes[static_cast<size_t>(f)], frame, options,
+                                   runner, in_ptrs, outs);
   if (f >= 0 && nodes[ni]->op() == ir::OpKind::MatMul)
     return run_matmul_bias(*nodes[ni], *nodes[static_cast<size_t>(f)], frame, options, runner,
                            in_ptrs, outs);
