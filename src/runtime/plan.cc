@@ -129,10 +129,12 @@ Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, 
     rec.frame.values[layout.feed_ids[i]] = feeds[i];
     note(layout.feed_ids[i]);
   }
-  // Runs of regions holding a conv chain run as one at their first region (merge_run).
+  // Runs of regions holding a conv chain run as one at their first region (merge_run); not
+  // with keep_all: verifying compiled regions reads every value, and a chain's intermediates
+  // hold no values (only their shapes).
   const auto& regions = layout.partition->regions;
   std::vector<std::optional<MergedRun>> merged(regions.size());
-  for (size_t s = 0; s < regions.size();) {
+  for (size_t s = 0; s < regions.size() && !keep_all;) {
     size_t e = s;
     std::vector<const passes::Region*> run;
     while (e < regions.size() && regions[e].kind != passes::RegionKind::kShapeOnly) run.push_back(&regions[e++]);

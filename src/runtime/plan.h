@@ -47,7 +47,8 @@ GraphLayout make_layout(const ir::Graph& graph, const passes::Partition& partiti
 /// The first tier-0 run of a signature, region by region: the shapes and dtypes of every value
 /// (indexed by Value::id()), the shape-only regions' values, the outputs. With keep_all the frame
 /// still holds every value at the end (for verifying compiled versions); otherwise values are
-/// freed after their last reader as in run_graph.
+/// freed after their last reader as in run_graph, and runs of regions holding a conv chain run
+/// as one (PlanStep::merged), whose intermediates then hold only their shapes.
 struct Recording {
   interp::Frame frame;
   std::vector<Shape> shapes;
