@@ -89,9 +89,10 @@ struct ConvKey {
 };
 
 // The convolution of `g` reading x as `xl` and writing y as `yl` (dnnl_util.h). A
-// kChannelsLast source has the primitive run on kChannelsLast source and destination; if oneDNN
-// then offers only its reference kernel (or none), it runs on the layouts it prefers (tag::any)
-// with reorders instead. A kPlain source picks the layouts as a plain convolution does.
+// kChannelsLast destination has the primitive write kChannelsLast and read a kChannelsLast
+// source as it is, a kPlain one in the layout it prefers (tag::any, reordered); if oneDNN then
+// offers only its reference kernel (or none), it runs on the layouts it prefers with reorders.
+// A kPlain destination picks the layouts as always.
 std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const ConvPostOp& post,
                                      ActLayout xl, ActLayout yl) {
   using dt = dnnl::memory::data_type;
@@ -112,7 +113,7 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const
   // Few input channels (an image's first layer; not grouped): the plain source feeds oneDNN's
   // direct kernel without a reorder (8x1x28x28 -> 16 channels 3x3: 20.5 vs 32.7 us).
   const bool plain_src = pointwise || (g.group == 1 && g.in_channels <= 4);
-  const bool channels_last = xl == ActLayout::kChannelsLast;
+  const bool channels_last = yl == ActLayout::kChannelsLast;
 
   auto e = std::make_shared<ConvEntry>();
   e->user_src_md = dnnl::memory::desc(src_dims, dt::f32, layout_tag(xl, rank));
@@ -121,7 +122,7 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const
   const dnnl::memory::desc src_any(src_dims, dt::f32, tag::any), dst_any(dst_dims, dt::f32, tag::any);
   dnnl::memory::desc src_q, dst_q;
   if (channels_last) {  // inside a conv chain
-    src_q = e->user_src_md;
+    src_q = xl == ActLayout::kChannelsLast ? e->user_src_md : src_any;
     dst_q = dnnl::memory::desc(dst_dims, dt::f32, channels_last_tag(rank));
   } else {
     src_q = plain_src ? e->user_src_md : src_any;

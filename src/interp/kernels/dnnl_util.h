@@ -115,12 +115,13 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
 enum class ActLayout : uint8_t { kPlain, kChannelsLast };
 
 /// As dnnl_conv_f32 with `x` laid out as `x_layout` and `y` written as `y_layout` (both as in
-/// ActLayout); `post` is applied to every output element. A kChannelsLast source runs the
-/// convolution on kChannelsLast source and destination (no reorder; 1x1 kernels then run oneDNN's
-/// brgemm convolution instead of its GEMM on the plain layout, post-ops included). A kPlain
-/// source runs the kernel a plain dnnl_conv_f32 runs (same layouts, same results), the result
-/// reordered (exactly) to `y_layout`. Where oneDNN offers only its reference kernel for the
-/// requested layouts, it runs on its preferred ones with reorders.
+/// ActLayout); `post` is applied to every output element. A kChannelsLast destination runs the
+/// convolution writing kChannelsLast and reading a kChannelsLast source as it is (no reorder;
+/// 1x1 kernels then run oneDNN's brgemm convolution instead of its GEMM on the plain layout,
+/// post-ops included), a kPlain source in oneDNN's preferred layout (reordered, e.g. a first
+/// layer's 3 channels; oneDNN then runs its channels-last brgemm kernel where a plain
+/// convolution of few input channels runs its nChw16c direct one). Where oneDNN offers only its
+/// reference kernel for the requested layouts, it runs on its preferred ones with reorders.
 /// Requires every dim > 0. Errors: oneDNN failures as kInternal.
 Status dnnl_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, const float* w,
                      const Tensor* constant_w, const float* bias, float* y, ActLayout y_layout,
