@@ -1,12 +1,13 @@
-// Tier-0 LSTM on oneDNN's LSTM primitive (interp/kernels/rnn_dnnl.h) against tier 0's reference
-// LSTM path (the same kernel with set_lstm_dnnl_enabled(false)) and a hand-computed cell:
+// Tier-0 LSTM and GRU on oneDNN's RNN primitives (interp/kernels/rnn_dnnl.h) against tier 0's
+// reference path (the same kernel with set_rnn_dnnl_enabled(false)) and a hand-computed cell:
 // directions, layouts, S = 1, N = 1, odd N / H, initial states, peepholes, constant weights
 // (cached) and fed ones, NaN / Inf inputs, threads; and the cases that must stay on the reference
 // path (clip, input_forget, other activations, short sequence_lens, float64, S = 0).
 // Tolerance against the reference: rtol 1e-5, atol 1e-5. oneDNN sums the bias once (Wb + Rb)
 // after both GEMMs and uses its own sigmoid / tanh; each gate is a float32 sum of I + H products
 // summed in another order, so differences grow with I + H: at most 2.4e-7 for I + H <= 40 and
-// 1.3e-6 for I + H = 192 (lstm_small) in these tests (|h| < 1, |c| < ~3).
+// 1.3e-6 (LSTM) / 2.5e-6 (GRU) for I + H = 192 (lstm_small's sizes) in these tests (|h| < 1,
+// |c| < ~3).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,7 +33,8 @@ std::vector<float> pseudo(size_t n, uint32_t seed, float scale = 0.6f) {
   return v;
 }
 
-struct Lstm {
+struct Lstm {  // an LSTM, or a GRU when `gru`
+  bool gru = false, lbr = false;  // lbr: GRU's linear_before_reset
   int64_t S = 3, N = 2, I = 4, H = 5;
   std::string direction = "forward";
   bool layout1 = false, bias = true, peep = false, h0 = false, c0 = false;
@@ -56,10 +58,10 @@ Tensor make(DType dt, Shape s, const std::vector<float>& v) {
 
 // The LSTM's inputs in ONNX order (undefined Tensors for omitted ones).
 std::vector<Tensor> inputs(const Lstm& c) {
-  const int64_t D = dirs(c), G = 4 * c.H;
+  const int64_t D = dirs(c), G = (c.gru ? 3 : 4) * c.H;
   const uint32_t k = c.seed * 16;
   const Shape state = c.layout1 ? Shape{c.N, D, c.H} : Shape{D, c.N, c.H};
-  return {make(c.dtype, c.layout1 ? Shape{c.N, c.S, c.I} : Shape{c.S, c.N, c.I}, pseudo(c.S * c.N * c.I, k + 1, 1.5f)),
+  std::vector<Tensor> v = {make(c.dtype, c.layout1 ? Shape{c.N, c.S, c.I} : Shape{c.S, c.N, c.I}, pseudo(c.S * c.N * c.I, k + 1, 1.5f)),
           make(c.dtype, {D, G, c.I}, pseudo(D * G * c.I, k + 2)),
           make(c.dtype, {D, G, c.H}, pseudo(D * G * c.H, k + 3)),
           c.bias ? make(c.dtype, {D, 2 * G}, pseudo(D * 2 * G, k + 4)) : Tensor(),
@@ -67,6 +69,8 @@ std::vector<Tensor> inputs(const Lstm& c) {
           c.h0 ? make(c.dtype, state, pseudo(D * c.N * c.H, k + 6)) : Tensor(),
           c.c0 ? make(c.dtype, state, pseudo(D * c.N * c.H, k + 7, 1.2f)) : Tensor(),
           c.peep ? make(c.dtype, {D, 3 * c.H}, pseudo(D * 3 * c.H, k + 8)) : Tensor()};
+  if (c.gru) v.resize(6);  // GRU: no initial_c, no P
+  return v;
 }
 
 // Runs one LSTM node on tier 0 with `ins` (W, R, B, P graph constants when c.constants).
@@ -86,12 +90,13 @@ Expected<std::vector<Tensor>> run_lstm(const Lstm& c, const std::vector<Tensor>&
     vals.push_back(v);
   }
   std::vector<ir::Value*> outs;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < (c.gru ? 2 : 3); ++i) {
     if (!c.outputs[i]) { outs.push_back(nullptr); continue; }
     outs.push_back(g.add_value("out" + std::to_string(i)));
     g.outputs().push_back(outs.back());
   }
-  ir::Node* n = g.add_node(ir::OpKind::LSTM, vals, outs, "lstm");
+  ir::Node* n = g.add_node(c.gru ? ir::OpKind::GRU : ir::OpKind::LSTM, vals, outs, "rnn");
+  if (c.lbr) n->set_attr("linear_before_reset", attr_int(1));
   n->set_opset(14);
   n->set_attr("hidden_size", attr_int(c.H));
   n->set_attr("direction", attr_string(c.direction));
@@ -106,9 +111,9 @@ Expected<std::vector<Tensor>> run_lstm(const Lstm& c, const std::vector<Tensor>&
   }
   interp::ExecOptions options;
   options.intra_op_threads = c.threads;
-  interp::nn::set_lstm_dnnl_enabled(dnnl);
+  interp::nn::set_rnn_dnnl_enabled(dnnl);
   auto out = interp::run_graph(g, feeds, options);
-  interp::nn::set_lstm_dnnl_enabled(true);
+  interp::nn::set_rnn_dnnl_enabled(true);
   return out;
 }
 
@@ -116,14 +121,15 @@ Expected<std::vector<Tensor>> run_lstm(const Lstm& c, const std::vector<Tensor>&
 // agree (bit for bit when the reference path ran both times).
 void compare(const Lstm& c, bool want_dnnl = true) {
   const std::vector<Tensor> ins = inputs(c);
-  const uint64_t before = interp::nn::lstm_dnnl_runs();
+  const uint64_t before = interp::nn::rnn_dnnl_runs();
   auto fast = run_lstm(c, ins, true);
   ASSERT_TRUE(fast.ok()) << fast.status().message();
-  EXPECT_EQ(interp::nn::lstm_dnnl_runs() - before, want_dnnl ? 1u : 0u);
+  EXPECT_EQ(interp::nn::rnn_dnnl_runs() - before, want_dnnl ? 1u : 0u);
   auto ref = run_lstm(c, ins, false);
   ASSERT_TRUE(ref.ok()) << ref.status().message();
-  EXPECT_EQ(interp::nn::lstm_dnnl_runs() - before, want_dnnl ? 1u : 0u);
-  for (size_t i = 0; i < 3; ++i) {
+  EXPECT_EQ(interp::nn::rnn_dnnl_runs() - before, want_dnnl ? 1u : 0u);
+  ASSERT_EQ(fast->size(), ref->size());
+  for (size_t i = 0; i < fast->size(); ++i) {
     SCOPED_TRACE("output " + std::to_string(i));
     if (want_dnnl) expect_tensor_near((*fast)[i], (*ref)[i], kRtol, kAtol);
     else expect_tensor_near((*fast)[i], (*ref)[i], 0, 0);
@@ -131,7 +137,8 @@ void compare(const Lstm& c, bool want_dnnl = true) {
 }
 
 std::string describe(const Lstm& c) {
-  return fmt::format("S={} N={} I={} H={} {} layout{} bias={} peep={} h0={} c0={} constants={}", c.S,
+  return fmt::format("{} S={} N={} I={} H={} {} layout{} bias={} peep={} h0={} c0={} constants={}",
+                     c.gru ? (c.lbr ? "GRU lbr" : "GRU") : "LSTM", c.S,
                      c.N, c.I, c.H, c.direction, c.layout1 ? 1 : 0, c.bias, c.peep, c.h0, c.c0,
                      c.constants);
 }
@@ -198,10 +205,10 @@ TEST(RnnDnnl, HandComputedCell) {
     h = o * std::tanh(cs);
     y.push_back(static_cast<float>(h));
   }
-  const uint64_t before = interp::nn::lstm_dnnl_runs();
+  const uint64_t before = interp::nn::rnn_dnnl_runs();
   auto out = run_lstm(c, ins, true);
   ASSERT_TRUE(out.ok()) << out.status().message();
-  EXPECT_EQ(interp::nn::lstm_dnnl_runs() - before, 1u);
+  EXPECT_EQ(interp::nn::rnn_dnnl_runs() - before, 1u);
   expect_tensor_near((*out)[0], Tensor::from_vector<float>({2, 1, 1, 1}, y), kRtol, kAtol);
   expect_tensor_near((*out)[1], Tensor::from_vector<float>({1, 1, 1}, {y[1]}), kRtol, kAtol);
   expect_tensor_near((*out)[2], Tensor::from_vector<float>({1, 1, 1}, {static_cast<float>(cs)}), kRtol, kAtol);
@@ -275,14 +282,57 @@ TEST(RnnDnnl, SomeOutputsOnly) {
       c.S = 3; c.N = 4; c.I = 2; c.H = 5; c.direction = "bidirectional"; c.layout1 = layout1; c.h0 = true;
       for (int i = 0; i < 3; ++i) c.outputs[i] = (mask >> i) & 1;
       const std::vector<Tensor> ins = inputs(c);
-      const uint64_t before = interp::nn::lstm_dnnl_runs();
+      const uint64_t before = interp::nn::rnn_dnnl_runs();
       auto fast = run_lstm(c, ins, true);
       auto ref = run_lstm(c, ins, false);
       ASSERT_TRUE(fast.ok() && ref.ok()) << mask;
-      EXPECT_EQ(interp::nn::lstm_dnnl_runs() - before, 1u);
+      EXPECT_EQ(interp::nn::rnn_dnnl_runs() - before, 1u);
       ASSERT_EQ(fast->size(), ref->size());
       for (size_t i = 0; i < fast->size(); ++i) expect_tensor_near((*fast)[i], (*ref)[i], kRtol, kAtol);
     }
+}
+
+// GRU (linear_before_reset 0 and 1: oneDNN's gru / lbr_gru) across directions, layouts, odd
+// sizes, initial state, bias, constant weights; NaN input; the fallbacks.
+TEST(RnnDnnl, GruMatchesReference) {
+  const int64_t shapes[][4] = {{1, 1, 1, 1}, {5, 3, 7, 17}, {4, 16, 64, 128}, {2, 1, 3, 3}};
+  int variant = 0;
+  for (bool lbr : {false, true})
+    for (const char* dir : {"forward", "reverse", "bidirectional"})
+      for (bool layout1 : {false, true})
+        for (const auto& sh : shapes) {
+          Lstm c;
+          c.gru = true; c.lbr = lbr;
+          c.S = sh[0]; c.N = sh[1]; c.I = sh[2]; c.H = sh[3];
+          c.direction = dir;
+          c.layout1 = layout1;
+          const int v = variant++;
+          c.bias = v % 4 != 3;
+          c.h0 = v % 3 != 0;
+          c.constants = v % 5 < 3;
+          c.seed = static_cast<uint32_t>(v + 50);
+          SCOPED_TRACE(describe(c));
+          compare(c);
+        }
+}
+
+TEST(RnnDnnl, GruNanAndFallbacks) {
+  Lstm base;
+  base.gru = true; base.S = 4; base.N = 3; base.I = 5; base.H = 7; base.h0 = true;
+  for (bool lbr : {false, true}) {
+    Lstm c = base; c.lbr = lbr; c.direction = "bidirectional";
+    std::vector<Tensor> ins = inputs(c);
+    ins[0].data<float>()[(1 * c.N + 2) * c.I + 1] = std::numeric_limits<float>::quiet_NaN();
+    auto fast = run_lstm(c, ins, true);
+    auto ref = run_lstm(c, ins, false);
+    ASSERT_TRUE(fast.ok() && ref.ok());
+    for (size_t i = 0; i < 2; ++i) expect_tensor_near((*fast)[i], (*ref)[i], kRtol, kAtol);
+  }
+  { Lstm c = base; c.lens = {4, 1, 3}; SCOPED_TRACE("short sequence_lens"); compare(c, false); }
+  { Lstm c = base; c.clip = 0.5f; SCOPED_TRACE("clip"); compare(c, false); }
+  { Lstm c = base; c.activations = {"Sigmoid", "Relu"}; SCOPED_TRACE("activations"); compare(c, false); }
+  { Lstm c = base; c.dtype = DType::kFloat64; SCOPED_TRACE("float64"); compare(c, false); }
+  { Lstm c = base; c.lens = {4, 4, 4}; c.lbr = true; SCOPED_TRACE("full sequence_lens"); compare(c, true); }
 }
 
 TEST(RnnDnnl, SequenceLensAllFullUseOneDnn) {

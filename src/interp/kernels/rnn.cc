@@ -2,16 +2,18 @@
 // initial states, layout 0/1, activations with alpha/beta, clip; LSTM peepholes and input_forget;
 // GRU linear_before_reset). Source: ONNX operator spec, LSTM 1/7/14, GRU 1/3/7/14, RNN 1/7/14.
 //
-// Float32 LSTMs that oneDNN computes as the spec writes them (activations Sigmoid, Tanh, Tanh;
-// no clip; no input_forget; sequence_lens absent or all equal to the sequence length; S, N,
-// I >= 1; any direction, layout, peepholes, initial states, bias) run oneDNN's LSTM primitive
-// (rnn_dnnl.h): lstm_small at 32x8x64 / 128x16x64 took 0.55 / 4.1 ms per call on the reference
-// path below, ~3.5x ONNX Runtime (docs/performance.md has the new numbers). Its results differ
-// from the reference path in rounding: oneDNN adds one bias Wb + Rb (summed first) after both
-// GEMMs, where the reference adds Wb and Rb to x*W before h*R, and its sigmoid / tanh are its own
-// (within a few ulp); tests/interp/rnn_dnnl_test.cc compares both with rtol 1e-5, atol 1e-5:
-// each gate is a float32 sum of I + H products, and the two paths' differences grow with it
-// (max 2.4e-7 at I + H <= 40, 1.3e-6 at lstm_small's 192; the gates contract, they do not
+// Float32 LSTMs and GRUs that oneDNN computes as the spec writes them (default activations:
+// LSTM Sigmoid, Tanh, Tanh; GRU Sigmoid, Tanh; no clip; no input_forget; sequence_lens absent or
+// all equal to the sequence length; S, N, I >= 1; any direction, layout, initial states, bias,
+// LSTM peepholes, GRU linear_before_reset 0 or 1) run oneDNN's RNN primitives (rnn_dnnl.h):
+// lstm_small at 32x8x64 / 128x16x64 took 0.55 / 4.3 ms per call on the reference path below,
+// 0.25 / 1.9 ms on one thread with oneDNN (docs/performance.md, "Tier 0"). Their results differ
+// from the reference path in rounding: oneDNN adds one bias Wb + Rb per gate (summed first;
+// GRU with linear_before_reset keeps Rbh apart, as the spec) after both GEMMs, where the
+// reference adds Wb and Rb to x*W before h*R, and its sigmoid / tanh are its own (within a few
+// ulp); tests/interp/rnn_dnnl_test.cc compares both with rtol 1e-5, atol 1e-5: each gate is a
+// float32 sum of I + H products, and the two paths' differences grow with it (max 2.4e-7 at
+// I + H <= 40, 1.3e-6 (LSTM) / 2.5e-6 (GRU) at lstm_small's 192; the gates contract, they do not
 // amplify). NaN and Inf inputs give NaN in the same outputs. Everything else, and any oneDNN
 // failure, runs the reference path: the input projection of all time steps is one GEMM per
 // direction (oneDNN sgemm for float32); each step adds one GEMM of the hidden state with R^T.
@@ -305,32 +307,38 @@ Status run_rnn(KernelContext& ctx, Cell cell, const RnnShape& s, const std::vect
   return Status();
 }
 
-// Runs a float32 LSTM through oneDNN (rnn_dnnl.h) when it is one oneDNN computes as the spec
-// writes it (see the file header). Returns true when it did; false (outputs untouched or to be
-// overwritten) when the reference path must run.
-Expected<bool> try_dnnl_lstm(KernelContext& ctx, const RnnShape& s, const std::vector<Activation>& acts) {
+// Runs a float32 LSTM or GRU through oneDNN (rnn_dnnl.h) when it is one oneDNN computes as the
+// spec writes it (see the file header). Returns true when it did; false (outputs untouched or to
+// be overwritten) when the reference path must run.
+Expected<bool> try_dnnl_rnn(KernelContext& ctx, Cell cell, const RnnShape& s,
+                            const std::vector<Activation>& acts) {
   const ir::Node& node = ctx.node();
-  if (!lstm_dnnl_enabled() || ctx.input(0)->dtype() != DType::kFloat32) return false;
+  if (cell == Cell::kRnn || !rnn_dnnl_enabled() || ctx.input(0)->dtype() != DType::kFloat32) return false;
   if (node.has_attr("clip") || node.attr_int("input_forget", 0) != 0) return false;
   if (s.seq < 1 || s.batch < 1 || s.input < 1) return false;
+  const bool lstm = cell == Cell::kLstm;
+  const size_t per_dir = lstm ? 3 : 2;  // Sigmoid first, then Tanh
   for (size_t i = 0; i < acts.size(); ++i)
-    if (acts[i].kind != (i % 3 == 0 ? Activation::kSigmoid : Activation::kTanh)) return false;
+    if (acts[i].kind != (i % per_dir == 0 ? Activation::kSigmoid : Activation::kTanh)) return false;
   if (const Tensor* lens_t = ctx.input(4)) {
     TJ_ASSIGN_OR_RETURN(std::vector<int64_t> lens, read_int64s(ctx, *lens_t, "sequence_lens"));
     for (int64_t len : lens)
       if (len != s.seq) return false;
   }
   const int64_t S = s.seq, N = s.batch, D = s.dirs, H = s.hidden;
-  LstmDnnlArgs a;
+  RnnDnnlArgs a;
+  a.cell = lstm ? RnnCell::kLstm
+           : node.attr_int("linear_before_reset", 0) != 0 ? RnnCell::kLbrGru : RnnCell::kGru;
   a.seq = S; a.batch = N; a.input = s.input; a.hidden = H; a.dirs = D;
   a.reverse = node.attr_string("direction", "forward") == "reverse";
   a.layout1 = s.layout1;
   auto data = [&](size_t i) { return ctx.input(i) ? ctx.input(i)->data<float>() : nullptr; };
-  a.x = data(0); a.w = data(1); a.r = data(2); a.b = data(3); a.h0 = data(5); a.c0 = data(6); a.p = data(7);
+  a.x = data(0); a.w = data(1); a.r = data(2); a.b = data(3); a.h0 = data(5);
+  if (lstm) { a.c0 = data(6); a.p = data(7); }
   a.constant_w = graph_constant(ctx, 1, ctx.input(1));
   a.constant_r = graph_constant(ctx, 2, ctx.input(2));
   a.constant_b = graph_constant(ctx, 3, ctx.input(3));
-  a.constant_p = graph_constant(ctx, 7, ctx.input(7));
+  if (lstm) a.constant_p = graph_constant(ctx, 7, ctx.input(7));
   a.threads = ctx.options().intra_op_threads;
   const Shape state = s.layout1 ? Shape{N, D, H} : Shape{D, N, H};
   if (ctx.wants_output(0)) {
@@ -341,12 +349,12 @@ Expected<bool> try_dnnl_lstm(KernelContext& ctx, const RnnShape& s, const std::v
     TJ_ASSIGN_OR_RETURN(Tensor * yh, ctx.output(1, DType::kFloat32, state));
     a.yh = yh->data<float>();
   }
-  if (ctx.wants_output(2)) {
+  if (lstm && ctx.wants_output(2)) {
     TJ_ASSIGN_OR_RETURN(Tensor * yc, ctx.output(2, DType::kFloat32, state));
     a.yc = yc->data<float>();
   }
   // A oneDNN failure (an unimplemented geometry) leaves the reference path to compute the same.
-  return dnnl_lstm_f32(a).ok();
+  return dnnl_rnn_f32(a).ok();
 }
 
 Status rnn_family(KernelContext& ctx, Cell cell) {
@@ -383,10 +391,8 @@ Status rnn_family(KernelContext& ctx, Cell cell) {
     TJ_RETURN_IF_ERROR(expect_shape(ctx, ctx.input(7), {D, 3 * H}, "P"));
   }
   TJ_ASSIGN_OR_RETURN(std::vector<Activation> acts, parse_activations(ctx, cell, D));
-  if (cell == Cell::kLstm) {
-    TJ_ASSIGN_OR_RETURN(bool done, try_dnnl_lstm(ctx, s, acts));
-    if (done) return Status();
-  }
+  TJ_ASSIGN_OR_RETURN(bool done, try_dnnl_rnn(ctx, cell, s, acts));
+  if (done) return Status();
   set_dnnl_threads(ctx.options().intra_op_threads);
   switch (x->dtype()) {
     case DType::kFloat32: return run_rnn<float>(ctx, cell, s, acts);

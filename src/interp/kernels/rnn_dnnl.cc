@@ -1,7 +1,9 @@
-// oneDNN LSTM glue (rnn_dnnl.h): ONNX LSTM -> dnnl::lstm_forward. Primitives are cached per
-// geometry and thread count (PrimitiveCache, dnnl_internal.h); the weights are permuted from
-// ONNX's gate order (i, o, f, c) to oneDNN's (i, f, c~, o) and reordered into the primitive's
-// blocked layout, once per set of constant weight tensors (a small cache here) or per call.
+// oneDNN RNN glue (rnn_dnnl.h): ONNX LSTM -> dnnl::lstm_forward, GRU -> dnnl::gru_forward
+// (linear_before_reset = 0) or lbr_gru_forward (= 1). Primitives are cached per geometry and
+// thread count (PrimitiveCache, dnnl_internal.h); LSTM weights are permuted from ONNX's gate
+// order (i, o, f, c) to oneDNN's (i, f, c~, o) (GRU's z, r, h is oneDNN's u, r, o) and reordered
+// into the primitive's blocked layout, once per set of constant weight tensors (a small cache
+// here) or per call.
 #include "interp/kernels/rnn_dnnl.h"
 
 #include <strings.h>
@@ -35,50 +37,71 @@ std::atomic<uint64_t> g_runs{0};
 constexpr int kLstmFrom[4] = {0, 2, 3, 1};
 constexpr int kPeepFrom[3] = {0, 2, 1};
 
-struct LstmKey {
+struct RnnKey {
+  RnnCell cell;
   int64_t seq, batch, input, hidden, dirs;
   bool reverse, layout1, has_peep, has_init;
   int threads;
-  bool operator<(const LstmKey& o) const {
-    auto tie = [](const LstmKey& k) {
-      return std::tie(k.seq, k.batch, k.input, k.hidden, k.dirs, k.reverse, k.layout1, k.has_peep,
+  bool operator<(const RnnKey& o) const {
+    auto tie = [](const RnnKey& k) {
+      return std::tie(k.cell, k.seq, k.batch, k.input, k.hidden, k.dirs, k.reverse, k.layout1, k.has_peep,
                       k.has_init, k.threads);
     };
     return tie(*this) < tie(o);
   }
 };
 
-struct LstmEntry {
-  dnnl::lstm_forward prim;
+struct RnnEntry {
+  dnnl::primitive prim;
   dnnl::memory::desc src_md, dst_md, state_md, wl_md, wi_md, bias_md, peep_md, scratch_md;
 };
 
-std::shared_ptr<LstmEntry> make_lstm(const LstmKey& k) {
-  const int64_t D = k.dirs, H = k.hidden;
-  auto e = std::make_shared<LstmEntry>();
+int64_t gates(RnnCell c) { return c == RnnCell::kLstm ? 4 : 3; }
+int64_t bias_gates(RnnCell c) { return c == RnnCell::kGru ? 3 : 4; }  // lbr: + Rbh
+
+std::shared_ptr<RnnEntry> make_rnn(const RnnKey& k) {
+  const int64_t D = k.dirs, H = k.hidden, G = gates(k.cell);
+  auto e = std::make_shared<RnnEntry>();
   const tag data_tag = k.layout1 ? tag::ntc : tag::tnc;
   e->src_md = dnnl::memory::desc({k.seq, k.batch, k.input}, dt::f32, data_tag);
   e->dst_md = dnnl::memory::desc({k.seq, k.batch, D * H}, dt::f32, data_tag);
   e->state_md = dnnl::memory::desc({1, D, k.batch, H}, dt::f32, tag::ldnc);
   const dnnl::memory::desc init_md = k.has_init ? e->state_md : dnnl::memory::desc();
-  const dnnl::memory::desc wl_any({1, D, k.input, 4, H}, dt::f32, tag::any);
-  const dnnl::memory::desc wi_any({1, D, H, 4, H}, dt::f32, tag::any);
+  const dnnl::memory::desc wl_any({1, D, k.input, G, H}, dt::f32, tag::any);
+  const dnnl::memory::desc wi_any({1, D, H, G, H}, dt::f32, tag::any);
   // Always a bias (zeros without B): oneDNN 2.6 finds no LSTM implementation without one.
-  e->bias_md = dnnl::memory::desc({1, D, 4, H}, dt::f32, tag::ldgo);
+  e->bias_md = dnnl::memory::desc({1, D, bias_gates(k.cell), H}, dt::f32, tag::ldgo);
   if (k.has_peep) e->peep_md = dnnl::memory::desc({1, D, 3, H}, dt::f32, tag::ldgo);
   const dnnl::rnn_direction dir = D == 2 ? dnnl::rnn_direction::bidirectional_concat
                                   : k.reverse ? dnnl::rnn_direction::unidirectional_right2left
                                               : dnnl::rnn_direction::unidirectional_left2right;
-  dnnl::lstm_forward::desc d(dnnl::prop_kind::forward_inference, dir, e->src_md, init_md, init_md,
-                             wl_any, wi_any, e->peep_md, e->bias_md, e->dst_md, e->state_md,
-                             e->state_md);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::lstm_forward::primitive_desc pd(d, attr, cpu_engine());
-  e->wl_md = pd.weights_layer_desc();
-  e->wi_md = pd.weights_iter_desc();
-  e->scratch_md = pd.scratchpad_desc();
-  e->prim = dnnl::lstm_forward(pd);
+  auto finish = [&](const auto& pd) {
+    e->wl_md = pd.weights_layer_desc();
+    e->wi_md = pd.weights_iter_desc();
+    e->scratch_md = pd.scratchpad_desc();
+  };
+  const auto fwd = dnnl::prop_kind::forward_inference;
+  if (k.cell == RnnCell::kLstm) {
+    dnnl::lstm_forward::desc d(fwd, dir, e->src_md, init_md, init_md, wl_any, wi_any, e->peep_md,
+                               e->bias_md, e->dst_md, e->state_md, e->state_md);
+    dnnl::lstm_forward::primitive_desc pd(d, attr, cpu_engine());
+    finish(pd);
+    e->prim = dnnl::lstm_forward(pd);
+  } else if (k.cell == RnnCell::kGru) {
+    dnnl::gru_forward::desc d(fwd, dir, e->src_md, init_md, wl_any, wi_any, e->bias_md, e->dst_md,
+                              e->state_md);
+    dnnl::gru_forward::primitive_desc pd(d, attr, cpu_engine());
+    finish(pd);
+    e->prim = dnnl::gru_forward(pd);
+  } else {
+    dnnl::lbr_gru_forward::desc d(fwd, dir, e->src_md, init_md, wl_any, wi_any, e->bias_md,
+                                  e->dst_md, e->state_md);
+    dnnl::lbr_gru_forward::primitive_desc pd(d, attr, cpu_engine());
+    finish(pd);
+    e->prim = dnnl::lbr_gru_forward(pd);
+  }
   return e;
 }
 
@@ -89,12 +112,16 @@ struct PreparedWeights {
   size_t bytes = 0;
 };
 
-// `src` [D][4][H*K] in ONNX gate order -> `dst` in oneDNN gate order.
-void permute_gates(const float* src, int64_t D, int64_t hk, float* dst) {
+// ONNX gate of oneDNN gate g.
+int onnx_gate(RnnCell c, int g) { return c == RnnCell::kLstm ? kLstmFrom[g] : g; }
+
+// `src` [D][G][H*K] in ONNX gate order -> `dst` in oneDNN gate order.
+void permute_gates(RnnCell c, const float* src, int64_t D, int64_t hk, float* dst) {
+  const int G = static_cast<int>(gates(c));
   for (int64_t d = 0; d < D; ++d)
-    for (int g = 0; g < 4; ++g)
-      std::copy(src + (d * 4 + kLstmFrom[g]) * hk, src + (d * 4 + kLstmFrom[g] + 1) * hk,
-                dst + (d * 4 + g) * hk);
+    for (int g = 0; g < G; ++g)
+      std::copy(src + (d * G + onnx_gate(c, g)) * hk, src + (d * G + onnx_gate(c, g) + 1) * hk,
+                dst + (d * G + g) * hk);
 }
 
 // `user` (a plain layout on `data`) reordered into a new memory of `want`.
@@ -111,24 +138,32 @@ dnnl::memory reordered(const dnnl::memory::desc& user, const dnnl::memory::desc&
   return out;
 }
 
-std::shared_ptr<PreparedWeights> prepare(const LstmDnnlArgs& a, const LstmEntry& e, dnnl::stream& s) {
-  const int64_t D = a.dirs, H = a.hidden, I = a.input;
+std::shared_ptr<PreparedWeights> prepare(const RnnDnnlArgs& a, const RnnEntry& e, dnnl::stream& s) {
+  const int64_t D = a.dirs, H = a.hidden, I = a.input, G = gates(a.cell), BG = bias_gates(a.cell);
   auto pw = std::make_shared<PreparedWeights>();
-  std::vector<float> tmp(static_cast<size_t>(D * 4 * H * std::max(I, H)));
-  permute_gates(a.w, D, H * I, tmp.data());
-  pw->wl = reordered(dnnl::memory::desc({1, D, I, 4, H}, dt::f32, tag::ldgoi), e.wl_md, tmp.data(), s);
-  permute_gates(a.r, D, H * H, tmp.data());
-  pw->wi = reordered(dnnl::memory::desc({1, D, H, 4, H}, dt::f32, tag::ldgoi), e.wi_md, tmp.data(), s);
+  std::vector<float> tmp(static_cast<size_t>(D * G * H * std::max(I, H)));
+  permute_gates(a.cell, a.w, D, H * I, tmp.data());
+  pw->wl = reordered(dnnl::memory::desc({1, D, I, G, H}, dt::f32, tag::ldgoi), e.wl_md, tmp.data(), s);
+  permute_gates(a.cell, a.r, D, H * H, tmp.data());
+  pw->wi = reordered(dnnl::memory::desc({1, D, H, G, H}, dt::f32, tag::ldgoi), e.wi_md, tmp.data(), s);
   pw->bytes = e.wl_md.get_size() + e.wi_md.get_size();
-  // oneDNN adds one bias: Wb + Rb, summed here in float32 (see rnn.cc on rounding); zeros
-  // without B.
+  // oneDNN adds one bias per gate: Wb + Rb, summed here in float32 (see rnn.cc on rounding);
+  // zeros without B. linear_before_reset keeps Rbh apart (oneDNN's fourth bias, added to
+  // R_h * h before the reset gate multiplies it) and Wbh alone as the third.
   pw->bias = dnnl::memory(e.bias_md, cpu_engine());
   float* bias = static_cast<float*>(pw->bias.get_data_handle());
   for (int64_t d = 0; d < D; ++d)
-    for (int g = 0; g < 4; ++g)
-      for (int64_t j = 0; j < H; ++j)
-        bias[(d * 4 + g) * H + j] =
-            a.b ? a.b[(d * 8 + kLstmFrom[g]) * H + j] + a.b[(d * 8 + 4 + kLstmFrom[g]) * H + j] : 0.f;
+    for (int g = 0; g < BG; ++g)
+      for (int64_t j = 0; j < H; ++j) {
+        float v = 0.f;
+        if (a.b) {
+          const float* bd = a.b + d * 2 * G * H;
+          if (a.cell == RnnCell::kLbrGru && g == 2) v = bd[2 * H + j];             // Wbh
+          else if (a.cell == RnnCell::kLbrGru && g == 3) v = bd[(G + 2) * H + j];  // Rbh
+          else v = bd[onnx_gate(a.cell, g) * H + j] + bd[(G + onnx_gate(a.cell, g)) * H + j];
+        }
+        bias[(d * BG + g) * H + j] = v;
+      }
   pw->bytes += e.bias_md.get_size();
   if (a.p) {
     pw->peep = dnnl::memory(e.peep_md, cpu_engine());
@@ -147,14 +182,14 @@ std::shared_ptr<PreparedWeights> prepare(const LstmDnnlArgs& a, const LstmEntry&
 // bytes: cleared whole past the budget.
 class WeightsCache {
  public:
-  std::shared_ptr<PreparedWeights> get(const LstmDnnlArgs& a, const LstmEntry& e, dnnl::stream& s) {
+  std::shared_ptr<PreparedWeights> get(const RnnDnnlArgs& a, const RnnEntry& e, dnnl::stream& s) {
     const Key key{a.w, a.r, a.b, a.p};
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = items_.find(key);
       if (it != items_.end())
         for (const Item& item : it->second)
-          if (item.wl_md == e.wl_md && item.wi_md == e.wi_md) return item.weights;
+          if (item.cell == a.cell && item.wl_md == e.wl_md && item.wi_md == e.wi_md) return item.weights;
     }
     std::shared_ptr<PreparedWeights> pw = prepare(a, e, s);
     pw->keep_w = *a.constant_w;
@@ -166,7 +201,7 @@ class WeightsCache {
       items_.clear();
       bytes_ = 0;
     }
-    items_[key].push_back(Item{e.wl_md, e.wi_md, pw});
+    items_[key].push_back(Item{a.cell, e.wl_md, e.wi_md, pw});
     bytes_ += pw->bytes;
     return pw;
   }
@@ -174,6 +209,7 @@ class WeightsCache {
  private:
   using Key = std::tuple<const float*, const float*, const float*, const float*>;
   struct Item {
+    RnnCell cell;
     dnnl::memory::desc wl_md, wi_md;
     std::shared_ptr<PreparedWeights> weights;
   };
@@ -214,23 +250,24 @@ void swap01(const float* src, int64_t a, int64_t b, int64_t rest, float* dst) {
 
 }  // namespace
 
-void set_lstm_dnnl_enabled(bool enabled) { g_enabled.store(enabled); }
-bool lstm_dnnl_enabled() { return g_enabled.load(std::memory_order_relaxed); }
-uint64_t lstm_dnnl_runs() { return g_runs.load(std::memory_order_relaxed); }
+void set_rnn_dnnl_enabled(bool enabled) { g_enabled.store(enabled); }
+bool rnn_dnnl_enabled() { return g_enabled.load(std::memory_order_relaxed); }
+uint64_t rnn_dnnl_runs() { return g_runs.load(std::memory_order_relaxed); }
 
-Status dnnl_lstm_f32(const LstmDnnlArgs& a) {
-  static PrimitiveCache<LstmKey, LstmEntry> cache(kPrimitiveCacheEntries);
+Status dnnl_rnn_f32(const RnnDnnlArgs& a) {
+  static PrimitiveCache<RnnKey, RnnEntry> cache(kPrimitiveCacheEntries);
   static WeightsCache weights_cache;
   const int64_t S = a.seq, N = a.batch, H = a.hidden, D = a.dirs;
+  const bool lstm = a.cell == RnnCell::kLstm;
   // The thread count follows one step's products (every step is a parallel region).
-  const int used_threads =
-      openmp_threads_sleep() ? 1 : parallel_threads(D * N * 4 * H * (a.input + H), a.threads);
+  const int used_threads = openmp_threads_sleep()
+      ? 1 : parallel_threads(D * N * gates(a.cell) * H * (a.input + H), a.threads);
   set_dnnl_threads(used_threads);
   try {
-    const bool has_init = a.h0 || a.c0;
-    const LstmKey key{S, N, a.input, H, D, a.reverse, a.layout1, a.p != nullptr, has_init,
+    const bool has_init = a.h0 || (lstm && a.c0);
+    const RnnKey key{a.cell, S, N, a.input, H, D, a.reverse, a.layout1, a.p != nullptr, has_init,
                       used_threads};
-    std::shared_ptr<LstmEntry> e = cache.get(key, [&] { return make_lstm(key); });
+    std::shared_ptr<RnnEntry> e = cache.get(key, [&] { return make_rnn(key); });
     dnnl::engine& eng = cpu_engine();
     dnnl::stream s(eng);
     const bool constant = a.constant_w && a.constant_r && (!a.b || a.constant_b) && (!a.p || a.constant_p);
@@ -253,10 +290,10 @@ Status dnnl_lstm_f32(const LstmDnnlArgs& a) {
         {DNNL_ARG_WEIGHTS_ITER, pw->wi}};
     if (has_init) {
       args.emplace(DNNL_ARG_SRC_ITER, dnnl::memory(e->state_md, eng, state_in(a.h0, 0)));
-      args.emplace(DNNL_ARG_SRC_ITER_C, dnnl::memory(e->state_md, eng, state_in(a.c0, 1)));
+      if (lstm) args.emplace(DNNL_ARG_SRC_ITER_C, dnnl::memory(e->state_md, eng, state_in(a.c0, 1)));
     }
     args.emplace(DNNL_ARG_BIAS, pw->bias);
-    if (a.p) args.emplace(DNNL_ARG_WEIGHTS_PEEPHOLE, pw->peep);
+    if (lstm && a.p) args.emplace(DNNL_ARG_WEIGHTS_PEEPHOLE, pw->peep);
     // Y: layout 1 ([N, S, D, H]) and layout 0 with D = 1 are oneDNN's dst_layer as they are;
     // layout 0 bidirectional ([S, D, N, H]) is copied from [S, N, D*H].
     const bool copy_y = !a.y || (!a.layout1 && D == 2);
@@ -265,7 +302,7 @@ Status dnnl_lstm_f32(const LstmDnnlArgs& a) {
     float* yc = a.yc && !copy_states ? a.yc : temp(3, state_n);
     args.emplace(DNNL_ARG_DST_LAYER, dnnl::memory(e->dst_md, eng, ydst));
     args.emplace(DNNL_ARG_DST_ITER, dnnl::memory(e->state_md, eng, yh));
-    args.emplace(DNNL_ARG_DST_ITER_C, dnnl::memory(e->state_md, eng, yc));
+    if (lstm) args.emplace(DNNL_ARG_DST_ITER_C, dnnl::memory(e->state_md, eng, yc));
     if (e->scratch_md.get_size() != 0)
       args.emplace(DNNL_ARG_SCRATCHPAD, call_buffer(CallSlot::kScratch, e->scratch_md));
     e->prim.execute(s, args);
@@ -278,11 +315,11 @@ Status dnnl_lstm_f32(const LstmDnnlArgs& a) {
                       a.y + ((t * D + d) * N + n) * H);
     if (copy_states) {
       if (a.yh) swap01(yh, D, N, H, a.yh);
-      if (a.yc) swap01(yc, D, N, H, a.yc);
+      if (lstm && a.yc) swap01(yc, D, N, H, a.yc);
     }
   } catch (const dnnl::error& err) {
-    return internal_error("oneDNN LSTM failed for S={} N={} I={} H={} D={}: {}", S, N, a.input, H,
-                          D, err.what());
+    return internal_error("oneDNN {} failed for S={} N={} I={} H={} D={}: {}", lstm ? "LSTM" : "GRU",
+                          S, N, a.input, H, D, err.what());
   }
   g_runs.fetch_add(1, std::memory_order_relaxed);
   return Status();
