@@ -66,11 +66,11 @@ std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
 /// read from them, e.g. by a recording), as for the Conv + activation fusion. Returns false,
 /// having done nothing, when the inputs do not fit (another dtype, shape or rank, an invalid
 /// node): the caller then runs the members one by one. Outputs equal the members' kernels bit
-/// for bit where oneDNN runs the same convolution kernel: the chain's first Conv always (it runs
-/// as the Conv kernel does, its result reordered), every Conv that oneDNN runs channels-last
-/// alone too (its brgemm kernels: resnet18's 3x3 and mobilenet_v2's depthwise layers); not 1x1
-/// kernels (oneDNN's GEMM on the plain layout alone, its brgemm 1x1 kernel in a chain) nor
-/// layers oneDNN runs nChw16c alone: the same products summed in another order.
+/// for bit where oneDNN runs the same convolution kernel: every Conv that oneDNN runs
+/// channels-last alone too (its brgemm kernels: resnet18's 3x3 and mobilenet_v2's depthwise
+/// layers); not necessarily 1x1 kernels (oneDNN's GEMM on the plain layout alone, its brgemm 1x1
+/// kernel in a chain) nor layers oneDNN runs nChw16c alone (a first layer of few channels): the
+/// same products, possibly summed in another order (tests/interp/conv_chain_test.cc: 1e-5).
 /// Errors: a member kernel's or oneDNN's.
 Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOptions& options,
                               const SubgraphRunner& runner);
