@@ -44,8 +44,8 @@ struct RnnKey {
   int threads;
   bool operator<(const RnnKey& o) const {
     auto tie = [](const RnnKey& k) {
-      return std::tie(k.cell, k.seq, k.batch, k.input, k.hidden, k.dirs, k.reverse, k.layout1, k.has_peep,
-                      k.has_init, k.threads);
+      return std::tie(k.cell, k.seq, k.batch, k.input, k.hidden, k.dirs, k.reverse, k.layout1,
+                      k.has_peep, k.has_init, k.threads);
     };
     return tie(*this) < tie(o);
   }
@@ -74,7 +74,7 @@ std::shared_ptr<RnnEntry> make_rnn(const RnnKey& k) {
   const tag w_tag = k.batch == 1 ? tag::ldigo : tag::any;
   const dnnl::memory::desc wl_any({1, D, k.input, G, H}, dt::f32, w_tag);
   const dnnl::memory::desc wi_any({1, D, H, G, H}, dt::f32, w_tag);
-  // Always a bias (zeros without B): oneDNN 2.6 finds no LSTM implementation without one.
+  // Always a bias (zeros without B): oneDNN 2.6 found no LSTM implementation without one.
   e->bias_md = dnnl::memory::desc({1, D, bias_gates(k.cell), H}, dt::f32, tag::ldgo);
   if (k.has_peep) e->peep_md = dnnl::memory::desc({1, D, 3, H}, dt::f32, tag::ldgo);
   const dnnl::rnn_direction dir = D == 2 ? dnnl::rnn_direction::bidirectional_concat
@@ -110,7 +110,7 @@ std::shared_ptr<RnnEntry> make_rnn(const RnnKey& k) {
   return e;
 }
 
-// The weights of one LSTM in the primitive's layouts (bias = Wb + Rb, peepholes permuted).
+// The weights of one LSTM / GRU in the primitive's layouts (bias = Wb + Rb, peepholes permuted).
 struct PreparedWeights {
   dnnl::memory wl, wi, bias, peep;
   Tensor keep_w, keep_r, keep_b, keep_p;  // constant tensors: their storage stays ours
