@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "runtime/session_impl.h"
+#include "support/cpu_load.h"
 #include "support/hash.h"
 
 namespace tierjit {
@@ -62,6 +63,19 @@ void Session::Impl::init_adaptive() {
   po.lindy_horizon = options.lindy_horizon;
   po.epsilon = options.demotion_epsilon;
   po.cold_calls = options.demotion_cold_calls;
+  runtime::CompileQueueOptions qo;
+  qo.threads = options.compile_threads;
+  qo.synchronous = options.synchronous_compilation;
+  // Compile threads beyond the cores the intra-op team leaves free slow the serving path down
+  // for as long as they run (on 2 cores, mlp's long trace took 460-490 ms with its one
+  // background compile of 60-90 ms, 413-421 ms with none).
+  const int cores = support::usable_cores();
+  const int compile_threads = qo.synchronous ? 0
+                              : qo.threads > 0 ? qo.threads
+                                               : std::max(1, cores / 5);
+  const int team = std::max(1, exec.intra_op_threads);
+  const int displaced = std::clamp(team + compile_threads - cores, 0, team);
+  po.compile_cost_factor = 1.0 + static_cast<double>(displaced) / team;
   policy = std::make_unique<runtime::TierPolicy>(po);
   runtime::VersionTableOptions vt;
   vt.cap = po.version_cap;
@@ -71,9 +85,6 @@ void Session::Impl::init_adaptive() {
     adaptive[static_cast<size_t>(r.id)] = std::make_unique<AdaptiveRegion>(r, vt, &log, &metrics);
     watching.fetch_add(1, std::memory_order_relaxed);
   }
-  runtime::CompileQueueOptions qo;
-  qo.threads = options.compile_threads;
-  qo.synchronous = options.synchronous_compilation;
   queue = std::make_unique<runtime::CompileQueue>(qo, &metrics);
   adaptive_on = true;
 }
@@ -179,6 +190,32 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
       d.record->message = fmt::format("{}; weighed again at call {}", d.record->message, next);
     log.record(*d.record);
     return;
+  }
+  if (d.to_tier >= 2 && !(generic_speedup_over_tier0(a.info.kind, d.to_tier) > 1) &&
+      a.profile.dims().any_dynamic()) {
+    // Generic code is predicted slower than tier 0, so the promotion would compile only an exact
+    // version for this call's shape (compile_promoted): its benefit is this shape's share of the
+    // calls at this call's time, not the region's mean over all shapes. (mlp's long trace: the
+    // region mean, 22.8 us, promised 29 ms for a batch-1 GEMM that saves ~1.3 us per call.)
+    const double share = a.profile.recent_share(st.region_sig);
+    const double speedup = policy->speedups().speedup_between(a.info.kind, cur, d.to_tier);
+    const double benefit = share * d.n_expected * (step_us - step_us / speedup) - d.compile_us;
+    if (!(benefit > 0)) {
+      const uint64_t next = policy->next_consideration(calls);
+      a.next_consider.store(next, std::memory_order_relaxed);
+      runtime::Metrics::bump(metrics.declined);
+      a.declined_tier.store(cur);
+      d.record->kind = runtime::DecisionKind::kDeclined;
+      d.record->message = fmt::format(
+          "cannot pay for this shape alone (generic code predicted {:.3g}x tier 0): shape {} has "
+          "{:.0f}% of recent calls; benefit N_expected {:.3g} x {:.2f} x (t {:.3g} us - t_exact "
+          "{:.3g} us [speedup {:.3g}]) - C_{} {:.4g} us = {:.4g} us <= 0; weighed again at call {}",
+          generic_speedup_over_tier0(a.info.kind, d.to_tier), st.region_sig.to_string(),
+          100 * share, d.n_expected, share, step_us, step_us / speedup, speedup, d.to_tier,
+          d.compile_us, benefit, next);
+      log.record(*d.record);
+      return;
+    }
   }
   if (!budget_left(a, 1)) {
     a.next_consider.store(policy->next_consideration(calls), std::memory_order_relaxed);
@@ -432,7 +469,8 @@ void Session::Impl::specialize(AdaptiveRegion& a, const std::shared_ptr<const ru
   const double speedup = st.tier >= 1 ? 1.0 / policy->speedups().generic_factor(a.info.kind)
                                       : policy->speedups().speedup_between(a.info.kind, 0, tier);
   const double n = share * policy->expected_calls(a.profile);
-  const double c = policy->costs().predict(tier, a.info.size);
+  const double c =
+      policy->costs().predict(tier, a.info.size) * policy->options().compile_cost_factor;
   const double benefit = n * (step_us - step_us / speedup) - c;
   const std::string arithmetic = fmt::format(
       "{}; benefit N_expected {:.3g} x {:.2f} x (t {:.3g} us - t_exact {:.3g} us [speedup {:.3g}]) - "

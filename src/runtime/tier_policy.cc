@@ -209,7 +209,7 @@ PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const
   d.n_expected = expected_calls(profile);
   double speedup = speedups_.speedup_between(region.kind, current_tier, d.to_tier);
   d.t_next_us = d.t_now_us / speedup;
-  d.compile_us = costs_.predict(d.to_tier, region.size);
+  d.compile_us = costs_.predict(d.to_tier, region.size) * options_.compile_cost_factor;
   d.benefit_us = d.n_expected * (d.t_now_us - d.t_next_us) - d.compile_us;
   d.density = d.benefit_us / std::max(d.compile_us, 1.0);
   std::string arithmetic = fmt::format(

@@ -102,6 +102,12 @@ struct TierPolicyOptions {
   double theta_spec = 0.1;      ///< θ_spec: share of recent calls that earns an exact version
   double theta_class = 0.1;     ///< share that makes a bucket hot (DESIGN gives none: θ_spec's)
   size_t version_cap = 8;       ///< versions per region, generic included
+  /// Serving time a compile costs per µs of compile time: 1 when compile threads have cores of
+  /// their own; more when they take a core the intra-op team would use, which then runs its
+  /// kernels on fewer threads for the compile's length (the Session sets 1 + the team's share of
+  /// threads displaced, at most 2: 1.5 for 2 intra-op threads and 1 compile thread on 2 cores).
+  /// Multiplies C_{i+1} in the benefit N_expected·(t_i − t_{i+1}) − C_{i+1}.
+  double compile_cost_factor = 1;
 };
 
 /// What the policy knows about a region that is not profile: its kind and size.

@@ -275,6 +275,53 @@ TEST(AdaptivePolicy, FreshVersionsAreNotCold) {
 
 // Background compiles: wait_for_compiles blocks until the queue is idle (no sleeps); a session
 // without a queue returns at once.
+// A Gemm region (generic GEMM code is predicted slower than tier 0's oneDNN, so a promotion
+// compiles only an exact version for the calling shape) whose calls are 80% batch 1 (a few us)
+// and 20% batch 1024 (~1 ms): the region's mean time is the big shape's. Consideration at call
+// 20 falls on a batch-1 call (calls 1024, 1, 1, 1, 1, ...); weighed with the region's mean,
+// N_expected 640 x (262 - 224 us) promises ~24 ms against a ~10 ms compile, but the batch-1
+// exact code would save 80% x 640 x ~0.5 us: it is declined for that shape ("cannot pay for
+// this shape alone"), and no batch-1 version is ever compiled. Outputs equal tier 0's.
+TEST(AdaptivePolicy, ExactOnlyPromotionWeighsTheCallingShape) {
+  TempDir dir("policy_shape");
+  onnx::GraphProto g;
+  const auto f32 = onnx::TensorProto_DataType_FLOAT;
+  add_input(g, "x", f32, {"N", 256});
+  std::vector<float> w(512 * 256), b(512);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 7) % 13) / 13.f - 0.5f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) * 0.1f;
+  add_float_init(g, "w", {512, 256}, w);
+  add_float_init(g, "b", {512}, b);
+  attr_int(add_node(g, "Gemm", {"x", "w", "b"}, {"y"}), "transB", 1);
+  add_output(g, "y", f32, {"N", 512});
+  dir.write("gemm.onnx", serialize(make_model(g)));
+  SessionOptions o;
+  o.synchronous_compilation = true;
+  o.intra_op_threads = 1;
+  o.benefit_horizon_windows = 10;
+  Session s(dir.file("gemm.onnx"), o);
+  SessionOptions io;
+  io.mode = ExecutionMode::kInterpretOnly;
+  Session ref(dir.file("gemm.onnx"), io);
+  std::map<int64_t, std::pair<Tensor, Tensor>> in;
+  for (int64_t n : {int64_t{1}, int64_t{1024}}) {
+    std::mt19937 rng(static_cast<uint32_t>(n));
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    Tensor x = Tensor::empty(DType::kFloat32, {n, 256});
+    for (float& v : x.span<float>()) v = u(rng);
+    in.emplace(n, std::make_pair(x, ref.run({{"x", x}})[0].second));
+  }
+  for (int i = 0; i < 250; ++i) {
+    const int64_t n = i % 5 == 0 ? 1024 : 1;
+    EXPECT_EQ(mismatches(s.run({{"x", in[n].first}})[0].second, in[n].second), 0) << "call " << i;
+  }
+  const std::string log = s.decision_log_json();
+  EXPECT_NE(log.find("cannot pay for this shape alone"), std::string::npos) << log;
+  for (const RegionReport& r : s.region_reports())
+    for (const std::string& v : r.versions)
+      EXPECT_EQ(v.find("float32[1,256]"), std::string::npos) << v << "\n" << log;
+}
+
 TEST(AdaptivePolicy, WaitForCompiles) {
   TempDir dir("policy_wait");
   SessionOptions o;

@@ -92,6 +92,26 @@ TEST(TierPolicy, PromotesWhenBenefitPositive) {
   EXPECT_FALSE(p.consider_promotion(region(), few, 1).record.has_value());
 }
 
+TEST(TierPolicy, CompileCostFactorScalesTheCost) {
+  // The same profile as PromotesWhenBenefitPositive: C_1 = 5000 us; with compile_cost_factor 1.5
+  // (a compile thread taking one of a two-thread team's cores) C = 7500 and benefit
+  // 64·750 − 7500 = 40500; at factor 9, 48000 − 45000 = 3000; at 20, 48000 − 100000: declined.
+  Profile prof;
+  for (int i = 0; i < 64; ++i) {
+    prof.record_call(sig(8), 1000, 0, 0, 0);
+    prof.on_model_call();
+  }
+  for (auto [factor, benefit] : {std::pair{1.5, 40500.0}, {9.0, 3000.0}, {20.0, -52000.0}}) {
+    TierPolicyOptions o;
+    o.compile_cost_factor = factor;
+    TierPolicy p(o);
+    PromotionDecision d = p.consider_promotion(region(), prof, 0);
+    EXPECT_NEAR(d.compile_us, 5000 * factor, 1e-6) << factor;
+    EXPECT_NEAR(d.benefit_us, benefit, 1e-6) << factor;
+    EXPECT_EQ(d.promote, benefit > 0) << factor;
+  }
+}
+
 TEST(TierPolicy, OpaqueAndTopTierAreNotPromoted) {
   TierPolicy p;
   Profile prof;
