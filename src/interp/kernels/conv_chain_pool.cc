@@ -9,6 +9,7 @@
 
 #include "interp/kernels/conv_chain.h"
 #include "interp/kernels/nn_common.h"
+#include "interp/kernels/parallel_for.h"
 
 namespace tierjit::interp {
 namespace {
@@ -90,8 +91,7 @@ void max_pool_channels_last(const nn::Window& w, const Shape& x_shape, const flo
   const int64_t in_image = g.in[0] * g.in[1] * g.in[2] * c, out_rows = g.out[0] * g.out[1];
   const int64_t rows = x_shape[0] * out_rows;
   const int64_t work = rows * g.out[2] * shape_numel(w.kernel) * c;
-#pragma omp parallel for num_threads(threads) if (work > (1 << 16))
-  for (int64_t r = 0; r < rows; ++r) {
+  parallel_for_if(work > (1 << 16), threads, rows, [&](int64_t r) {
     const int64_t n = r / out_rows, od = (r % out_rows) / g.out[1], oh = r % g.out[1];
     const float* xn = x + n * in_image;
     float* yr = y + r * g.out[2] * c;
@@ -118,7 +118,7 @@ void max_pool_channels_last(const nn::Window& w, const Shape& x_shape, const flo
       for (; c0 + 8 <= c; c0 += 8) fold_taps<true>(xn, t, count, c0, 8, yo);
       if (c0 < c) fold_taps<false>(xn, t, count, c0, c - c0, yo);
     }
-  }
+  });
 }
 
 }  // namespace tierjit::interp

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "interp/kernels/parallel_for.h"
 #include "interp/kernels/vec_math.h"
 
 namespace tierjit::interp {
@@ -74,8 +75,10 @@ Tensor run_gelu_chain(const GeluChain& c, const Tensor& x, int threads) {
   float* yp = y.data<float>();
   const int64_t n = x.numel(), blocks = (n + kBlock - 1) / kBlock;
   const float c1 = c.c1, c2 = c.c2, c3 = c.c3;
-#pragma omp parallel for num_threads(std::max(threads, 1)) if (threads > 1 && n >= kParallelElements)
-  for (int64_t b = 0; b < blocks; ++b) {
+  // GCC 12 cannot see that the two loops below fill t[0, len) before erf reads it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+  parallel_for_if(threads > 1 && n >= kParallelElements, threads, blocks, [&](int64_t b) {
     const int64_t lo = b * kBlock, len = std::min(kBlock, n - lo);
     const float* xb = xp + lo;
     float* yb = yp + lo;
@@ -97,7 +100,8 @@ Tensor run_gelu_chain(const GeluChain& c, const Tensor& x, int threads) {
       const float m = xb[i] * a;
       yb[i] = m * c3;
     }
-  }
+  });
+#pragma GCC diagnostic pop
   return y;
 }
 

@@ -11,6 +11,7 @@
 
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/nn_kernels.h"
+#include "interp/kernels/parallel_for.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -254,14 +255,13 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
   // The whole plane in one call when no column is on the border and every window has a row.
   bool whole_plane = vec_row && j_lo == 0 && j_hi == ow;
   for (int64_t i = 0; i < oh && whole_plane; ++i) whole_plane = ah.begin[i] < ah.begin[i + 1];
-#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (work > (1 << 16))
-  for (int64_t pl = 0; pl < s.planes; ++pl) {
+  parallel_for_if(work > (1 << 16), ctx.options().intra_op_threads, s.planes, [&](int64_t pl) {
     const T* xp = x + pl * ih * iw;
     T* yp = y + pl * oh * ow;
     if constexpr (std::is_same_v<T, float>) {
       if (whole_plane) {
         vec_row(xp, iw, pw, ah, include_pad, 0, oh, ow, 0, ow, yp);
-        continue;
+        return;
       }
     }
     std::vector<C> acc(vec_row ? 0 : static_cast<size_t>(j_hi - j_lo));
@@ -330,7 +330,7 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
         }
       }
     }
-  }
+  });
 }
 
 template <class T>
@@ -343,8 +343,7 @@ void run_pool(const KernelContext& ctx, PoolKind kind, const PoolSetup& s, const
   for (size_t d = 1; d < cs.size(); ++d) cs[d] = cs[d - 1] * s.in_spatial[d - 1];
   const int64_t is = shape_numel(s.in_spatial), os = shape_numel(s.win.out);
   const int64_t work = s.planes * os * shape_numel(s.win.kernel);
-#pragma omp parallel for num_threads(ctx.options().intra_op_threads) if (work > (1 << 16))
-  for (int64_t pl = 0; pl < s.planes; ++pl) {
+  parallel_for_if(work > (1 << 16), ctx.options().intra_op_threads, s.planes, [&](int64_t pl) {
     const T* xp = x + pl * is;
     std::vector<int64_t> oidx(s.in_spatial.size(), 0);
     for (int64_t o = 0; o < os; ++o) {
@@ -383,7 +382,7 @@ void run_pool(const KernelContext& ctx, PoolKind kind, const PoolSetup& s, const
       }
       y[pl * os + o] = store<T>(out);
     }
-  }
+  });
 }
 
 template <class T>
