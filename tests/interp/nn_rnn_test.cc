@@ -233,6 +233,27 @@ TEST(NnGru, BidirectionalWithSequenceLens) { Case c{Kind::kGru}; c.direction = "
 TEST(NnRnn, Forward) { check({Kind::kRnn}); }
 TEST(NnRnn, ReverseLayout1) { Case c{Kind::kRnn}; c.direction = "reverse"; c.layout1 = true; c.init = true; check(c); }
 
+// `layout` must be 0 or 1 and exists from opset 14 (ONNX Runtime rejects both cases); it is an
+// error for LSTM, GRU and RNN alike, while layout 1 at opset 14 runs (NnLstm.Layout1).
+TEST(NnLstm, LayoutAttributeIsChecked) {
+  Tensor x = f32({2, 1, 3}, pseudo(6, 1));
+  struct Op { OpKind op; int64_t gates; };
+  for (Op o : {Op{OpKind::LSTM, 4}, Op{OpKind::GRU, 3}, Op{OpKind::RNN, 1}}) {
+    Tensor w = f32({1, 4 * o.gates, 3}, pseudo(12 * o.gates, 2));
+    Tensor r = f32({1, 4 * o.gates, 4}, pseudo(16 * o.gates, 3));
+    auto two = run(o.op, {x, w, r}, 1, {{"hidden_size", attr_int(4)}, {"layout", attr_int(2)}}, 14);
+    ASSERT_FALSE(two.ok());
+    EXPECT_NE(two.status().message().find("'layout' is 2, must be 0 or 1"), std::string::npos)
+        << two.status().message();
+    auto old = run(o.op, {x, w, r}, 1, {{"hidden_size", attr_int(4)}, {"layout", attr_int(1)}}, 13);
+    ASSERT_FALSE(old.ok());
+    EXPECT_NE(old.status().message().find("defined from opset 14"), std::string::npos)
+        << old.status().message();
+    auto zero = run(o.op, {x, w, r}, 1, {{"hidden_size", attr_int(4)}, {"layout", attr_int(0)}}, 14);
+    EXPECT_TRUE(zero.ok()) << zero.status().message();
+  }
+}
+
 TEST(NnLstm, Errors) {
   Tensor x = f32({2, 1, 3}, pseudo(6, 1));
   Tensor w = f32({1, 16, 3}, pseudo(48, 2)), r = f32({1, 16, 4}, pseudo(64, 3));

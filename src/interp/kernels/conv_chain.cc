@@ -225,7 +225,7 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
       const std::vector<int64_t> spatial(x.begin() + 2, x.end());
       Expected<nn::Window> w = nn::resolve_window(ctx, spatial, st.node->attr_ints("kernel_shape"),
                                                   st.node->attr_int("ceil_mode", 0) != 0);
-      if (!w.ok()) return false;
+      if (!w.ok() || !nn::check_pool_pads(ctx, *w).ok()) return false;  // the kernel's error
       win[si] = std::move(*w);
       y = {x[0], x[1]};
       y.insert(y.end(), win[si].out.begin(), win[si].out.end());

@@ -6,6 +6,15 @@
 
 namespace tierjit::interp::nn {
 
+Status check_pool_pads(const KernelContext& ctx, const Window& w) {
+  for (size_t i = 0; i < w.kernel.size(); ++i)
+    if (w.pad_begin[i] >= w.kernel[i] || w.pad_end[i] >= w.kernel[i])
+      return ctx.fail("pads {} and {} on spatial axis {} must be smaller than the kernel ({}): a "
+                      "window wholly in the padding has no value",
+                      w.pad_begin[i], w.pad_end[i], i, w.kernel[i]);
+  return Status();
+}
+
 Expected<Window> resolve_window(const KernelContext& ctx, const std::vector<int64_t>& in_spatial,
                                 const std::vector<int64_t>& kernel, bool ceil_mode,
                                 bool use_dilations) {

@@ -65,6 +65,11 @@ Expected<Window> resolve_window(const KernelContext& ctx, const std::vector<int6
                                 const std::vector<int64_t>& kernel, bool ceil_mode,
                                 bool use_dilations = true);
 
+/// Pooling windows: every pad must be smaller than the kernel on its axis, or some windows lie
+/// wholly in the padding and have no value (ONNX Runtime rejects such nodes: "Pad should be
+/// smaller than kernel"). Error names the axis, the pads and the kernel.
+Status check_pool_pads(const KernelContext& ctx, const Window& w);
+
 /// Round half to even, then clamp to [lo, hi].
 inline int32_t round_saturate(float v, int32_t lo, int32_t hi) {
   float r = std::nearbyint(v);  // default rounding mode: to nearest even

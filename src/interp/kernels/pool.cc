@@ -91,6 +91,7 @@ Expected<PoolSetup> setup_pool(const KernelContext& ctx, const Tensor& x, bool c
   const bool ceil_mode = ceil_ok && ctx.node().attr_int("ceil_mode", 0) != 0;
   TJ_ASSIGN_OR_RETURN(s.win, resolve_window(ctx, s.in_spatial, ctx.node().attr_ints("kernel_shape"),
                                             ceil_mode, dilations_ok));
+  TJ_RETURN_IF_ERROR(check_pool_pads(ctx, s.win));
   s.out_shape = {x.dim(0), x.dim(1)};
   s.out_shape.insert(s.out_shape.end(), s.win.out.begin(), s.win.out.end());
   return s;

@@ -364,7 +364,16 @@ Status rnn_family(KernelContext& ctx, Cell cell) {
   TJ_ASSIGN_OR_RETURN(const Tensor* r, ctx.required_input(2));
   RnnShape s;
   s.gates = cell == Cell::kLstm ? 4 : cell == Cell::kGru ? 3 : 1;
-  s.layout1 = node.attr_int("layout", 0) != 0;
+  // `layout` exists from opset 14 (LSTM/GRU/RNN-14) and takes 0 or 1; ONNX Runtime rejects it
+  // otherwise, and running it would change the outputs' shapes silently.
+  if (node.has_attr("layout")) {
+    const int64_t layout = node.attr_int("layout", 0);
+    if (node.opset() < 14)
+      return ctx.fail("attribute 'layout' is defined from opset 14; this node has opset {}",
+                      node.opset());
+    if (layout != 0 && layout != 1) return ctx.fail("attribute 'layout' is {}, must be 0 or 1", layout);
+    s.layout1 = layout == 1;
+  }
   const std::string direction = node.attr_string("direction", "forward");
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
     return ctx.fail("direction '{}' is not forward, reverse or bidirectional", direction);
