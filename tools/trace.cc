@@ -46,7 +46,14 @@ Expected<TraceRequest> parse_trace_line(const std::string& line) {
     for (const auto& [other, shape] : req.inputs)
       if (other == name) return invalid_argument("input '{}' given twice", name);
     auto shape = parse_dims(dims);
-    if (!shape.ok()) return shape.status().with_prefix("input '" + name + "'");
+    if (!shape.ok()) {
+      // Quote the spec as written: the spaces removed above made "1x256 extra" read "1x256extra".
+      const std::string spec = trim(item.substr(eq + 1));
+      if (spec != dims)
+        return invalid_argument("input '{}': bad shape '{}' (expected e.g. 8x256; spaces inside are "
+                                "ignored)", name, spec);
+      return shape.status().with_prefix("input '" + name + "'");
+    }
     req.inputs.emplace_back(name, std::move(*shape));
   }
   if (req.inputs.empty()) return invalid_argument("no inputs in the line");

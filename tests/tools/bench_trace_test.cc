@@ -52,7 +52,8 @@ TEST(BenchTrace, BadLinesNameFileAndLine) {
       {"x=1x4;x=2x4\n", "t.txt:1: input 'x' given twice"},
       {"# c\n;;\n", "t.txt:2: no inputs in the line"},
       {"x=-1x4\n", "t.txt:1: input 'x': bad dim '-1'"},
-      {"x=1x4 # trailing comment\n", "t.txt:1: input 'x': bad dim"},
+      {"x=1x4 # trailing comment\n", "t.txt:1: input 'x': bad shape '1x4 # trailing comment'"},
+      {"x=1x256 extra\n", "t.txt:1: input 'x': bad shape '1x256 extra'"},
   };
   for (const auto& c : cases) {
     auto t = parse_trace_text(c.text, "t.txt");
