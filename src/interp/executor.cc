@@ -174,28 +174,20 @@ void plan_conv_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& g
       }
       continue;
     }
-    if (nodes[i]->op() == ir::OpKind::MatMul && (fused.empty() || fused[i] == -1)) {
-      if (const std::optional<const ir::Node*> add = matmul_bias_add_for(*nodes[i], g)) {
-        const size_t j = find_node(nodes, i + 1, *add);
-        if (j == nodes.size()) continue;
-        if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
-        if (subgraphs) return;
-        if (fused.empty()) fused.assign(nodes.size(), -1);
-        fused[i] = static_cast<int>(j);
-        fused[j] = kSkip;
-      }
-      continue;
-    }
-    if (nodes[i]->op() == ir::OpKind::Add && (fused.empty() || fused[i] == -1)) {
-      if (const std::optional<const ir::Node*> ln = layer_norm_after_add(*nodes[i], g)) {
-        const size_t j = find_node(nodes, i + 1, *ln);
-        if (j == nodes.size()) continue;
-        if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
-        if (subgraphs) return;
-        if (fused.empty()) fused.assign(nodes.size(), -1);
-        fused[i] = static_cast<int>(j);
-        fused[j] = kSkip;
-      }
+    // Pairs run by their first node (MatMul + bias Add, Add + LayerNormalization): the partner
+    // must be in this list, after it.
+    const bool unfused = fused.empty() || fused[i] == -1;
+    std::optional<const ir::Node*> partner;
+    if (unfused && nodes[i]->op() == ir::OpKind::MatMul) partner = matmul_bias_add_for(*nodes[i], g);
+    if (unfused && nodes[i]->op() == ir::OpKind::Add) partner = layer_norm_after_add(*nodes[i], g);
+    if (partner) {
+      const size_t j = find_node(nodes, i + 1, *partner);
+      if (j == nodes.size()) continue;
+      if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
+      if (subgraphs) return;
+      if (fused.empty()) fused.assign(nodes.size(), -1);
+      fused[i] = static_cast<int>(j);
+      fused[j] = kSkip;
       continue;
     }
     const ir::Node& conv = *nodes[i];
