@@ -82,9 +82,9 @@ std::shared_ptr<MatMulEntry> make_matmul(const MatMulKey& key) {
 constexpr int64_t kSplitMinRows = 16;
 
 // This thread's memory objects for the entries it ran last, pointed at each call's buffers with
-// set_data_handle (its stream is thread_stream()): creating four dnnl::memory objects, a stream
-// and an argument map per call took ~6% of bert_tiny 1x32 at tier 0 (dnnl_memory_create and
-// malloc). A slot holds its entry, so an entry's address cannot be reused while cached here.
+// set_data_handle (its stream is thread_stream()): creating four dnnl::memory objects and an
+// argument map per call took ~6% of bert_tiny 1x32 at tier 0 (dnnl_memory_create and malloc in
+// perf). A slot holds its entry, so an entry's address cannot be reused while cached here.
 struct BoundMemories {
   std::shared_ptr<MatMulEntry> entry;
   dnnl::memory a, b, y, bias, scratch;

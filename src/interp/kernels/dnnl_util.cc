@@ -198,7 +198,7 @@ Status dnnl_reorder_f32(const Shape& shape, ActLayout from, const float* x, ActL
       return r;
     });
     dnnl::engine& eng = cpu_engine();
-    dnnl::stream s(eng);
+    dnnl::stream& s = thread_stream();
     dnnl::memory src(e->from_md, eng, const_cast<float*>(x)), dst(e->to_md, eng, y);
     e->r.execute(s, src, dst);
     s.wait();
@@ -235,7 +235,7 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, 
     std::shared_ptr<ConvEntry> e = cache.get(
         key, [&] { return make_conv(g, bias != nullptr, post, x_layout, y_layout); });
     dnnl::engine& eng = cpu_engine();
-    dnnl::stream s(eng);
+    dnnl::stream& s = thread_stream();
     dnnl::memory user_src(e->user_src_md, eng, const_cast<float*>(x));
     dnnl::memory user_dst(e->user_dst_md, eng, y);
     dnnl::memory src = user_src, dst = user_dst;

@@ -274,7 +274,7 @@ Status dnnl_rnn_f32(const RnnDnnlArgs& a) {
                       used_threads};
     std::shared_ptr<RnnEntry> e = cache.get(key, [&] { return make_rnn(key); });
     dnnl::engine& eng = cpu_engine();
-    dnnl::stream s(eng);
+    dnnl::stream& s = thread_stream();
     const bool constant = a.constant_w && a.constant_r && (!a.b || a.constant_b) && (!a.p || a.constant_p);
     std::shared_ptr<PreparedWeights> pw = constant ? weights_cache.get(a, *e, s) : prepare(a, *e, s);
 
