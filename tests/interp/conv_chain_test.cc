@@ -353,5 +353,47 @@ TEST(ConvChain, InvalidConvReportsTheKernelsError) {
   EXPECT_NE(out.status().message().find("channel mismatch"), std::string::npos) << out.status().message();
 }
 
+// A chain's first layer of few input channels runs oneDNN's direct kernel on the plain source;
+// with one block of output channels (16, or 8 without AVX-512) its blocked output is the
+// channels-last one, the same kernel as the Conv alone (bit-identical). A one-channel source
+// is channels-last as it is (no copy), and so is an exit of one channel or one position.
+TEST(ConvChain, FirstLayerOfFewChannels) {
+  struct Case { int64_t cin, cout, h, w; bool exact; };
+  // exact: the same kernels as one node at a time; (1, 32) runs the brgemm kernel on the
+  // one-channel source read as channels-last, where the Conv alone runs the direct kernel.
+  for (const Case& k : {Case{1, 16, 28, 28, true}, Case{3, 16, 13, 11, true}, Case{4, 16, 9, 7, true},
+                        Case{1, 8, 12, 12, false}, Case{1, 32, 10, 9, false}, Case{2, 17, 8, 8, false}}) {
+    for (int64_t n : {1, 3}) {
+      SCOPED_TRACE(::testing::Message() << "cin " << k.cin << " cout " << k.cout << " n " << n);
+      Builder b;
+      ir::Value* x = b.input(random_f32({n, k.cin, k.h, k.w}, 5, 23));
+      ir::Value* a = b.node(OpKind::Relu, {b.conv(x, k.cin, k.cout, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+      ir::Value* p = b.node(OpKind::MaxPool, {a}, {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}});
+      b.output(b.node(OpKind::Relu, {b.conv(p, k.cout, 24, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})}));
+      EXPECT_EQ(check(b, k.exact), 1u);
+      EXPECT_EQ(check(b, k.exact, 2), 1u);
+    }
+  }
+}
+
+TEST(ConvChain, ExitOfOneChannelOrOnePosition) {
+  for (int64_t n : {1, 2}) {
+    {  // [n, 1, 6, 5] out: one channel
+      Builder b;
+      ir::Value* x = b.input(random_f32({n, 16, 6, 5}, 6, 19));
+      ir::Value* a = b.node(OpKind::Relu, {b.conv(x, 16, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+      b.output(b.conv(a, 16, 1, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}));
+      EXPECT_EQ(check(b, false), 1u);
+    }
+    {  // [n, 16, 1, 1] out: one position
+      Builder b;
+      ir::Value* x = b.input(random_f32({n, 8, 5, 5}, 7, 0));
+      ir::Value* a = b.node(OpKind::Relu, {b.conv(x, 8, 16, {3, 3})});
+      b.output(b.conv(a, 16, 16, {3, 3}));
+      EXPECT_EQ(check(b, false), 1u);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tierjit::testing

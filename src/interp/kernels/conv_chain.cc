@@ -166,6 +166,12 @@ struct Slot {
   Shape shape;
 };
 
+// True if a tensor of plain shape `s` [N, C, spatial...] is stored the same plain and
+// channels-last: one channel, or one position.
+bool layouts_coincide(const Shape& s) {
+  return s[1] == 1 || std::all_of(s.begin() + 2, s.end(), [](int64_t d) { return d == 1; });
+}
+
 bool fits(const Tensor& t) {
   if (!t.defined() || t.dtype() != DType::kFloat32 || t.rank() < 3 || t.rank() > 5) return false;
   for (int64_t d : t.shape())
@@ -202,6 +208,7 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
     if (!fits(t)) return false;
     slots[i].buf = t;
     slots[i].shape = t.shape();
+    if (layouts_coincide(t.shape())) slots[i].layout = ActLayout::kChannelsLast;  // no copy needed
   }
   for (size_t si = 0; si < c.steps.size(); ++si) {
     const ConvChain::Step& st = c.steps[si];
@@ -313,7 +320,7 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
   const int exit = c.steps.back().out;
   Slot& e = slots[static_cast<size_t>(exit)];
   Tensor y = e.buf;
-  if (e.layout == ActLayout::kChannelsLast) {
+  if (e.layout == ActLayout::kChannelsLast && !layouts_coincide(e.shape)) {
     y = Tensor::empty(DType::kFloat32, e.shape);
     TJ_RETURN_IF_ERROR(nn::dnnl_reorder_f32(e.shape, ActLayout::kChannelsLast, e.buf.data<float>(),
                                             ActLayout::kPlain, y.data<float>(), threads));
