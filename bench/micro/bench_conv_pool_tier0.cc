@@ -2,7 +2,11 @@
 // MaxPool (convnet_small's 2x2 stride 2 at batch 1 and 128, resnet18's 3x3 stride 2 pad 1 stem
 // pool, an AveragePool 3x3 stride 1 pad 1) and a 3x3 Conv with and without the Relu / Clip that
 // tier 0 fuses into it (interp/kernels/conv_fusion.h): "<name>" vs "<name>_relu" shows what the
-// activation adds after fusion. Cases: pool.<name>/tier0 and conv.<name>/tier0.
+// activation adds after fusion. Cases: pool.<name>/tier0 and conv.<name>/tier0. The conv
+// chains' channels-last MaxPool (interp/kernels/conv_chain.h, max_pool_channels_last) called
+// directly on NHWC buffers at 1 and 2 threads: pool.cl_<name>_t<threads>/tier0.
+#include "interp/kernels/conv_chain.h"
+#include "interp/kernels/nn_common.h"
 #include "micro.h"
 
 namespace tierjit::bench {
@@ -21,6 +25,41 @@ constexpr PoolShape kPools[] = {
     {"r18_max3x3s2p1_1x64x112", ir::OpKind::MaxPool, 1, 64, 112, 3, 2, 1},
     {"avg3x3s1p1_8x32x28", ir::OpKind::AveragePool, 8, 32, 28, 3, 1, 1},
 };
+
+// Channels-last MaxPool shapes (NCHW names; the buffers are NHWC), square windows, no dilation.
+struct ChannelsLastPool {
+  const char* name;
+  int64_t n, c, hw, kernel, stride, pad;
+};
+
+constexpr ChannelsLastPool kChannelsLastPools[] = {
+    {"convnet_max2x2s2_1x16x28", 1, 16, 28, 2, 2, 0},
+    {"convnet_max2x2s2_8x16x28", 8, 16, 28, 2, 2, 0},
+    {"convnet_max2x2s2_128x16x28", 128, 16, 28, 2, 2, 0},
+    {"convnet_max2x2s2_8x32x14", 8, 32, 14, 2, 2, 0},
+    {"convnet_max2x2s2_128x32x14", 128, 32, 14, 2, 2, 0},
+    {"r18_max3x3s2p1_1x64x112", 1, 64, 112, 3, 2, 1},
+};
+
+// Times max_pool_channels_last on a random NHWC input (one untimed warm-up call).
+void time_channels_last_pool(benchmark::State& state, const ChannelsLastPool& s, int threads) {
+  interp::nn::Window w;
+  w.kernel = {s.kernel, s.kernel};
+  w.strides = {s.stride, s.stride};
+  w.dilations = {1, 1};
+  w.pad_begin = w.pad_end = {s.pad, s.pad};
+  const int64_t out = (s.hw + 2 * s.pad - s.kernel) / s.stride + 1;
+  w.out = {out, out};
+  const Shape x_shape{s.n, s.c, s.hw, s.hw};
+  const Tensor x = random_tensor(x_shape, 45);  // read as NHWC: the values' order is immaterial
+  std::vector<float> y(static_cast<size_t>(s.n * s.c * out * out));
+  interp::max_pool_channels_last(w, x_shape, x.data<float>(), y.data(), threads);
+  for (auto _ : state) {
+    interp::max_pool_channels_last(w, x_shape, x.data<float>(), y.data(), threads);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+}
 
 // Conv 3x3 pad 1 (bias, constant weights) on [n, cin, hw, hw] -> cout, then `act` if not Conv.
 struct ConvActShape {
@@ -47,6 +86,10 @@ const bool registered = [] {
     };
     register_case(std::string("pool.") + s.name, "tier0", tier0_case(make));
   }
+  for (const ChannelsLastPool& s : kChannelsLastPools)
+    for (int threads : {1, 2})
+      register_case(std::string("pool.cl_") + s.name + "_t" + std::to_string(threads), "tier0",
+                    [s, threads](benchmark::State& state) { time_channels_last_pool(state, s, threads); });
   for (const ConvActShape& s : kConvs) {
     const double flop = 2.0 * static_cast<double>(s.n * s.cout * s.hw * s.hw * s.cin * 9);
     for (int act = 0; act < 3; ++act) {  // none, Relu, Clip(0, 6)
