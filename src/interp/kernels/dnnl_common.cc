@@ -10,6 +10,7 @@
 
 #include "interp/kernels/dnnl_internal.h"
 #include "interp/kernels/dnnl_util.h"
+#include "interp/kernels/small_gemm.h"
 #include "support/cpu_load.h"
 
 namespace tierjit::interp::nn {
@@ -153,6 +154,15 @@ Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
   if (k == 0) {  // oneDNN rejects K = 0: C = beta * C
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
+    return Status();
+  }
+  // Small products run our loop nest: dnnl_sgemm would generate its kernels on the first call
+  // of each kind (small_gemm.h: 19 ms with B plain, 3.3 ms with B transposed). With B
+  // transposed from 3 rows oneDNN's kernels are faster (8x10x512: 0.59 against 0.95 us), but
+  // that is 0.4 us per call against 3.3 ms once: mlp's first 8-row request took 3.3 ms with
+  // them, 0.2 ms without.
+  if (m * n * k < kSmallGemmMacs) {
+    small_sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return Status();
   }
   // Small products run on the calling thread: an OpenMP team costs more than it saves there,
