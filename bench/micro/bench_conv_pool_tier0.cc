@@ -52,11 +52,11 @@ void time_channels_last_pool(benchmark::State& state, const ChannelsLastPool& s,
   w.out = {out, out};
   const Shape x_shape{s.n, s.c, s.hw, s.hw};
   const Tensor x = random_tensor(x_shape, 45);  // read as NHWC: the values' order is immaterial
-  std::vector<float> y(static_cast<size_t>(s.n * s.c * out * out));
-  interp::max_pool_channels_last(w, x_shape, x.data<float>(), y.data(), threads);
+  Tensor y = Tensor::empty(DType::kFloat32, {s.n, out, out, s.c});  // 64-byte aligned, as in chains
+  interp::max_pool_channels_last(w, x_shape, x.data<float>(), y.data<float>(), threads);
   for (auto _ : state) {
-    interp::max_pool_channels_last(w, x_shape, x.data<float>(), y.data(), threads);
-    benchmark::DoNotOptimize(y.data());
+    interp::max_pool_channels_last(w, x_shape, x.data<float>(), y.data<float>(), threads);
+    benchmark::DoNotOptimize(y.data<float>());
     benchmark::ClobberMemory();
   }
 }

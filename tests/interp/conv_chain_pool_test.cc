@@ -101,7 +101,7 @@ Attrs pool(std::vector<int64_t> kernel, std::vector<int64_t> strides = {}, std::
   return a;
 }
 
-constexpr int64_t kChannels[] = {1, 3, 8, 15, 16, 17, 33, 64};
+constexpr int64_t kChannels[] = {1, 3, 8, 15, 16, 17, 32, 33, 64};
 
 TEST(ChainPool, TwoDimensionalChannelCounts) {
   uint32_t seed = 1;

@@ -78,7 +78,7 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
 /// MaxPool of window `w` (resolved by nn::resolve_window, as the MaxPool kernel does) on the
 /// channels-last float32 tensor x of plain shape `x_shape` (rank 3-5, no zero dim) into
 /// channels-last y, bit for bit tier 0's MaxPool (NaN anywhere in a window gives NaN; a window
-/// with no in-bounds tap gives the lowest float). `threads`: OpenMP threads above 2^16
+/// with no in-bounds tap gives the lowest float). `threads`: OpenMP threads above 2^15
 /// tap-channels of work.
 void max_pool_channels_last(const nn::Window& w, const Shape& x_shape, const float* x, float* y,
                             int threads);
