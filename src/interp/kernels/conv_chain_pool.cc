@@ -146,7 +146,7 @@ bool max_pool_channels_last_isa(bool use_avx512, const nn::Window& w, const Shap
   const Axis &ad = ax[0], &ah = ax[1], &aw = ax[2];
   RowPlan plan{c, kw, aw.dilation, sw, aw.out, 0, 0, aw.first, aw.count};
   while (plan.lo_w < aw.out && aw.count[plan.lo_w] != kw) ++plan.lo_w;
-  plan.hi_w = plan.lo_w;  // whole windows are one run of columns: their starts are in [0, in - extent]
+  plan.hi_w = plan.lo_w;  // whole windows are one run of columns (starts in [0, in - extent])
   while (plan.hi_w < aw.out && aw.count[plan.hi_w] == kw) ++plan.hi_w;
   const auto pool_row = use_avx512 ? avx512::pool_row : avx2::pool_row;
   const int64_t in_image = ad.in * ah.in * aw.in * c, out_rows = ad.out * ah.out;
@@ -157,12 +157,12 @@ bool max_pool_channels_last_isa(bool use_avx512, const nn::Window& w, const Shap
   parallel_for_if(work > (1 << 15), threads, rows, [&](int64_t r) {
     const int64_t n = r / out_rows, od = (r % out_rows) / ah.out, oh = r % ah.out;
     const int64_t nd = ad.count[od], nh = ah.count[oh], nrows = nd * nh;
-    int64_t stack[kMaxStackTaps];
-    std::vector<int64_t> heap;
-    int64_t* offsets = stack;
+    int64_t row_stack[kMaxStackTaps];
+    std::vector<int64_t> row_heap;
+    int64_t* offsets = row_stack;
     if (nrows * (1 + 2 * kw) > kMaxStackTaps) {
-      heap.resize(static_cast<size_t>(nrows * (1 + 2 * kw)));
-      offsets = heap.data();
+      row_heap.resize(static_cast<size_t>(nrows * (1 + 2 * kw)));
+      offsets = row_heap.data();
     }
     // The window's input rows in row-major order, as element offsets from the image start.
     int64_t i = 0;
