@@ -4,8 +4,9 @@
 // tier 0 fuses into it (interp/kernels/conv_fusion.h): "<name>" vs "<name>_relu" shows what the
 // activation adds after fusion. Cases: pool.<name>/tier0 and conv.<name>/tier0. The conv
 // chains' channels-last MaxPool (interp/kernels/conv_chain.h, max_pool_channels_last) called
-// directly on NHWC buffers at 1 and 2 threads: pool.cl_<name>_t<threads>/tier0.
-#include "interp/kernels/conv_chain.h"
+// directly on NHWC buffers at 1 and 2 threads: pool.cl_<name>_t<threads>/tier0, and its AVX2
+// path on this CPU too (what runs on CPUs without AVX-512F): .../tier0_avx2.
+#include "interp/kernels/conv_chain_pool.h"
 #include "interp/kernels/nn_common.h"
 #include "micro.h"
 
@@ -39,10 +40,13 @@ constexpr ChannelsLastPool kChannelsLastPools[] = {
     {"convnet_max2x2s2_8x32x14", 8, 32, 14, 2, 2, 0},
     {"convnet_max2x2s2_128x32x14", 128, 32, 14, 2, 2, 0},
     {"r18_max3x3s2p1_1x64x112", 1, 64, 112, 3, 2, 1},
+    {"max3x3s2p1_1x64x28", 1, 64, 28, 3, 2, 1},  // the stem's window on an input in L2
 };
 
-// Times max_pool_channels_last on a random NHWC input (one untimed warm-up call).
-void time_channels_last_pool(benchmark::State& state, const ChannelsLastPool& s, int threads) {
+// Times max_pool_channels_last on a random NHWC input (one untimed warm-up call); `avx512`
+// false: its AVX2 path.
+void time_channels_last_pool(benchmark::State& state, const ChannelsLastPool& s, int threads,
+                             bool avx512) {
   interp::nn::Window w;
   w.kernel = {s.kernel, s.kernel};
   w.strides = {s.stride, s.stride};
@@ -53,9 +57,12 @@ void time_channels_last_pool(benchmark::State& state, const ChannelsLastPool& s,
   const Shape x_shape{s.n, s.c, s.hw, s.hw};
   const Tensor x = random_tensor(x_shape, 45);  // read as NHWC: the values' order is immaterial
   Tensor y = Tensor::empty(DType::kFloat32, {s.n, out, out, s.c});  // 64-byte aligned, as in chains
-  interp::max_pool_channels_last(w, x_shape, x.data<float>(), y.data<float>(), threads);
+  auto pool = [&] {
+    interp::max_pool_channels_last_isa(avx512, w, x_shape, x.data<float>(), y.data<float>(), threads);
+  };
+  pool();
   for (auto _ : state) {
-    interp::max_pool_channels_last(w, x_shape, x.data<float>(), y.data<float>(), threads);
+    pool();
     benchmark::DoNotOptimize(y.data<float>());
     benchmark::ClobberMemory();
   }
@@ -88,8 +95,11 @@ const bool registered = [] {
   }
   for (const ChannelsLastPool& s : kChannelsLastPools)
     for (int threads : {1, 2})
-      register_case(std::string("pool.cl_") + s.name + "_t" + std::to_string(threads), "tier0",
-                    [s, threads](benchmark::State& state) { time_channels_last_pool(state, s, threads); });
+      for (bool avx512 : {true, false})
+        register_case(std::string("pool.cl_") + s.name + "_t" + std::to_string(threads),
+                      avx512 ? "tier0" : "tier0_avx2", [s, threads, avx512](benchmark::State& state) {
+                        time_channels_last_pool(state, s, threads, avx512);
+                      });
   for (const ConvActShape& s : kConvs) {
     const double flop = 2.0 * static_cast<double>(s.n * s.cout * s.hw * s.hw * s.cin * 9);
     for (int act = 0; act < 3; ++act) {  // none, Relu, Clip(0, 6)
