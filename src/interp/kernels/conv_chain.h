@@ -68,9 +68,12 @@ std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
 /// node): the caller then runs the members one by one. Outputs equal the members' kernels bit
 /// for bit where oneDNN runs the same convolution kernel: every Conv that oneDNN runs
 /// channels-last alone too (its brgemm kernels: resnet18's 3x3 and mobilenet_v2's depthwise
-/// layers); not necessarily 1x1 kernels (oneDNN's GEMM on the plain layout alone, its brgemm 1x1
-/// kernel in a chain) nor layers oneDNN runs nChw16c alone (a first layer of few channels): the
-/// same products, possibly summed in another order (tests/interp/conv_chain_test.cc: 1e-5).
+/// layers), and a first layer of few input channels whose output channels fill one block of
+/// oneDNN's blocked layout (16 on AVX-512: convnet_small's 1 -> 16; the direct kernel runs
+/// alone and in the chain, its nChw16c output being channels-last then); not necessarily 1x1
+/// kernels (oneDNN's GEMM on the plain layout alone, its brgemm 1x1 kernel in a chain) nor
+/// other first layers (nChw16c alone, channels-last brgemm in a chain): the same products,
+/// possibly summed in another order (tests/interp/conv_chain_test.cc: 1e-5).
 /// Errors: a member kernel's or oneDNN's.
 Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOptions& options,
                               const SubgraphRunner& runner);
