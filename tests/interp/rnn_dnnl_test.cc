@@ -167,6 +167,30 @@ TEST(RnnDnnl, MatchesReferenceAcrossGeometries) {
       }
 }
 
+// Batch 1 runs oneDNN's brgemm implementation for the process's first 512 batch-1 calls, then
+// its GEMM-based one (rnn_dnnl.cc, kGemmRnnAfterCalls): both against the reference.
+TEST(RnnDnnl, BatchOneOnBothImplementations) {
+  auto batch_one = [](int round) {
+    for (const char* dir : {"forward", "reverse", "bidirectional"})
+      for (bool layout1 : {false, true}) {
+        Lstm c;
+        c.S = 6; c.N = 1; c.I = 5; c.H = 19;
+        c.direction = dir;
+        c.layout1 = layout1;
+        c.h0 = c.c0 = layout1;
+        c.seed = static_cast<uint32_t>(round * 10 + (layout1 ? 1 : 2));
+        SCOPED_TRACE(describe(c) + " round " + std::to_string(round));
+        compare(c);
+      }
+  };
+  batch_one(0);
+  Lstm tiny;
+  tiny.S = 1; tiny.N = 1; tiny.I = 1; tiny.H = 1;
+  const std::vector<Tensor> ins = inputs(tiny);
+  for (int i = 0; i < 520; ++i) ASSERT_TRUE(run_lstm(tiny, ins, true).ok());
+  batch_one(1);  // past the switch
+}
+
 TEST(RnnDnnl, ModelShapeWithZeroStates) {  // lstm_small: I 64, H 128, zero initial states
   Lstm c;
   c.S = 32; c.N = 8; c.I = 64; c.H = 128; c.h0 = true; c.c0 = true; c.constants = true;

@@ -37,15 +37,23 @@ std::atomic<uint64_t> g_runs{0};
 constexpr int kLstmFrom[4] = {0, 2, 3, 1};
 constexpr int kPeepFrom[3] = {0, 2, 1};
 
+// Batch-1 calls run oneDNN's brgemm implementation until this many of them have run in the
+// process, then its GEMM-based one (make_rnn: ~40% faster per call at batch 1), whose first
+// call generates oneDNN's GEMM kernels: lstm_small's first 32x1x64 request took 22 ms that way,
+// later new lengths 3-15 ms. At ~44 us saved per call (32 steps) that pays after ~500 calls.
+constexpr uint64_t kGemmRnnAfterCalls = 512;
+std::atomic<uint64_t> g_batch1_calls{0};
+
 struct RnnKey {
   RnnCell cell;
   int64_t seq, batch, input, hidden, dirs;
   bool reverse, layout1, has_peep, has_init;
   int threads;
+  bool gemm;  // batch 1 on the GEMM-based implementation (plain ldigo weights)
   bool operator<(const RnnKey& o) const {
     auto tie = [](const RnnKey& k) {
       return std::tie(k.cell, k.seq, k.batch, k.input, k.hidden, k.dirs, k.reverse, k.layout1,
-                      k.has_peep, k.has_init, k.threads);
+                      k.has_peep, k.has_init, k.threads, k.gemm);
     };
     return tie(*this) < tie(o);
   }
@@ -67,11 +75,11 @@ std::shared_ptr<RnnEntry> make_rnn(const RnnKey& k) {
   e->dst_md = dnnl::memory::desc({k.seq, k.batch, D * H}, dt::f32, data_tag);
   e->state_md = dnnl::memory::desc({1, D, k.batch, H}, dt::f32, tag::ldnc);
   const dnnl::memory::desc init_md = k.has_init ? e->state_md : dnnl::memory::desc();
-  // Batch 1 asks for the plain ldigo weights, which selects oneDNN's GEMM-based implementation:
-  // lstm_small 32x1x64 / 128x1x64 took 65 / 258 us on one thread there, 109 / 427 us with the
-  // brgemm one that any-format weights select (from batch 2 brgemm is as fast or faster:
-  // 32x2x64 117 vs 126 us, 128x16x64 1.97 vs 2.04 ms).
-  const tag w_tag = k.batch == 1 ? tag::ldigo : tag::any;
+  // The plain ldigo weights select oneDNN's GEMM-based implementation: lstm_small 32x1x64 /
+  // 128x1x64 took 65 / 258 us on one thread there, 109 / 427 us with the brgemm one that
+  // any-format weights select (from batch 2 brgemm is as fast or faster: 32x2x64 117 vs 126 us,
+  // 128x16x64 1.97 vs 2.04 ms). Batch 1 uses it once it pays (kGemmRnnAfterCalls).
+  const tag w_tag = k.gemm ? tag::ldigo : tag::any;
   const dnnl::memory::desc wl_any({1, D, k.input, G, H}, dt::f32, w_tag);
   const dnnl::memory::desc wi_any({1, D, H, G, H}, dt::f32, w_tag);
   // Always a bias (zeros without B): oneDNN 2.6 found no LSTM implementation without one.
@@ -270,8 +278,10 @@ Status dnnl_rnn_f32(const RnnDnnlArgs& a) {
   set_dnnl_threads(used_threads);
   try {
     const bool has_init = a.h0 || (lstm && a.c0);
+    const bool gemm =
+        N == 1 && g_batch1_calls.fetch_add(1, std::memory_order_relaxed) >= kGemmRnnAfterCalls;
     const RnnKey key{a.cell, S, N, a.input, H, D, a.reverse, a.layout1, a.p != nullptr, has_init,
-                      used_threads};
+                     used_threads, gemm};
     std::shared_ptr<RnnEntry> e = cache.get(key, [&] { return make_rnn(key); });
     dnnl::engine& eng = cpu_engine();
     dnnl::stream& s = thread_stream();
