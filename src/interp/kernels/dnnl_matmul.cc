@@ -81,35 +81,23 @@ std::shared_ptr<MatMulEntry> make_matmul(const MatMulKey& key) {
 // 16x256 took 0.067 ms split, 0.060 ms on oneDNN's team.
 constexpr int64_t kSplitMinRows = 16;
 
-// This thread's memory objects for the entries it ran last, pointed at each call's buffers with
-// set_data_handle (its stream is thread_stream()): creating four dnnl::memory objects and an
-// argument map per call took ~6% of bert_tiny 1x32 at tier 0 (dnnl_memory_create and malloc in
-// perf). A slot holds its entry, so an entry's address cannot be reused while cached here.
+// This thread's memory objects for a matmul entry (ThreadBindings, dnnl_internal.h).
 struct BoundMemories {
   std::shared_ptr<MatMulEntry> entry;
   dnnl::memory a, b, y, bias, scratch;
 };
 
-class ThreadBindings {
- public:
-  BoundMemories& get(const std::shared_ptr<MatMulEntry>& e) {
-    for (BoundMemories& m : slots_)
-      if (m.entry == e) return m;
-    BoundMemories& m = slots_[next_++ % slots_.size()];
-    dnnl::engine& eng = cpu_engine();
-    m.entry = e;
-    m.a = dnnl::memory(e->a_md, eng, nullptr);
-    m.b = dnnl::memory(e->user_b_md, eng, nullptr);
-    m.y = dnnl::memory(e->y_md, eng, nullptr);
-    m.bias = e->bias_md.get_size() ? dnnl::memory(e->bias_md, eng, nullptr) : dnnl::memory();
-    m.scratch =
-        e->scratch_md.get_size() ? dnnl::memory(e->scratch_md, eng, nullptr) : dnnl::memory();
-    return m;
-  }
- private:
-  std::array<BoundMemories, 16> slots_;
-  size_t next_ = 0;
-};
+BoundMemories bind(const std::shared_ptr<MatMulEntry>& e) {
+  dnnl::engine& eng = cpu_engine();
+  BoundMemories m;
+  m.entry = e;
+  m.a = dnnl::memory(e->a_md, eng, nullptr);
+  m.b = dnnl::memory(e->user_b_md, eng, nullptr);
+  m.y = dnnl::memory(e->y_md, eng, nullptr);
+  m.bias = e->bias_md.get_size() ? dnnl::memory(e->bias_md, eng, nullptr) : dnnl::memory();
+  m.scratch = e->scratch_md.get_size() ? dnnl::memory(e->scratch_md, eng, nullptr) : dnnl::memory();
+  return m;
+}
 
 // One primitive call on `threads` threads (the calling thread's OpenMP count must be `threads`).
 Status run_primitive(const MatMulGeometry& g, const float* a, const float* b,
@@ -119,8 +107,8 @@ Status run_primitive(const MatMulGeometry& g, const float* a, const float* b,
   try {
     const MatMulKey key{g, bias != nullptr, constant_b != nullptr, threads, batch};
     std::shared_ptr<MatMulEntry> e = cache.get(key, [&] { return make_matmul(key); });
-    thread_local ThreadBindings bindings;
-    BoundMemories& m = bindings.get(e);
+    thread_local ThreadBindings<MatMulEntry, BoundMemories> bindings;
+    BoundMemories& m = bindings.get(e, bind);
     dnnl::stream& s = thread_stream();
     dnnl::memory packed;  // constant weights in the primitive's layout (held by the weight cache)
     if (e->b_md == e->user_b_md)

@@ -208,6 +208,29 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const
   return e;
 }
 
+// This thread's memory objects for a convolution entry (ThreadBindings, dnnl_internal.h).
+struct BoundConv {
+  std::shared_ptr<ConvEntry> entry;
+  dnnl::memory user_src, user_dst, src, dst, w, bias, scratch;
+};
+
+BoundConv bind_conv(const std::shared_ptr<ConvEntry>& e) {
+  dnnl::engine& eng = cpu_engine();
+  auto bound = [&](const dnnl::memory::desc& md, bool used) {
+    return used ? dnnl::memory(md, eng, nullptr) : dnnl::memory();
+  };
+  BoundConv m;
+  m.entry = e;
+  m.user_src = bound(e->user_src_md, true);
+  m.user_dst = bound(e->user_dst_md, true);
+  m.src = bound(e->src_md, e->src_reorder);
+  m.dst = bound(e->dst_md, e->dst_reorder);
+  m.w = bound(e->user_w_md, !e->w_reorder);
+  m.bias = bound(e->bias_md, e->bias_md.get_size() != 0);
+  m.scratch = bound(e->scratch_md, e->scratch_md.get_size() != 0);
+  return m;
+}
+
 struct ReorderKey {
   Shape shape;
   ActLayout from, to;
@@ -275,26 +298,49 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, 
     ConvKey key{g, bias != nullptr, used_threads, post, x_layout, y_layout};
     std::shared_ptr<ConvEntry> e = cache.get(
         key, [&] { return make_conv(g, bias != nullptr, post, x_layout, y_layout); });
-    dnnl::engine& eng = cpu_engine();
+    thread_local ThreadBindings<ConvEntry, BoundConv> bindings;
+    BoundConv& m = bindings.get(e, bind_conv);
     dnnl::stream& s = thread_stream();
-    dnnl::memory user_src(e->user_src_md, eng, const_cast<float*>(x));
-    dnnl::memory user_dst(e->user_dst_md, eng, y);
-    dnnl::memory src = user_src, dst = user_dst;
+    m.user_src.set_data_handle(const_cast<float*>(x));
+    m.user_dst.set_data_handle(y);
+    // Blocked copies and the scratchpad on this thread's reused buffers (one-call memories when
+    // larger than those).
+    dnnl::memory src = m.user_src, dst = m.user_dst, scratch;
+    auto on_buffer = [](CallSlot slot, dnnl::memory& bound, const dnnl::memory::desc& md) {
+      if (void* p = call_buffer_data(slot, md.get_size())) {
+        bound.set_data_handle(p);
+        return bound;
+      }
+      return call_buffer(slot, md);
+    };
     if (e->src_reorder) {
-      src = call_buffer(CallSlot::kSrc, e->src_md);
-      e->src_r.execute(s, user_src, src);
+      src = on_buffer(CallSlot::kSrc, m.src, e->src_md);
+      e->src_r.execute(s, m.user_src, src);
     }
-    if (e->dst_reorder) dst = call_buffer(CallSlot::kDst, e->dst_md);
-    dnnl::memory wm = e->w_reorder
-        ? weights_in_layout(e->user_w_md, e->w_md, e->w_r, w, constant_w, s)
-        : dnnl::memory(e->user_w_md, eng, const_cast<float*>(w));
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, dst}};
-    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(e->bias_md, eng, const_cast<float*>(bias)));
-    if (e->scratch_md.get_size() != 0)
-      args.emplace(DNNL_ARG_SCRATCHPAD, call_buffer(CallSlot::kScratch, e->scratch_md));
-    e->prim.execute(s, args);
-    if (e->dst_reorder) e->dst_r.execute(s, dst, user_dst);
+    if (e->dst_reorder) dst = on_buffer(CallSlot::kDst, m.dst, e->dst_md);
+    dnnl::memory wm;  // constant weights in the primitive's layout (held by the weight cache)
+    if (e->w_reorder) {
+      wm = weights_in_layout(e->user_w_md, e->w_md, e->w_r, w, constant_w, s);
+    } else {
+      m.w.set_data_handle(const_cast<float*>(w));
+      wm = m.w;
+    }
+    dnnl_exec_arg_t args[5];
+    int n = 0;
+    args[n++] = {DNNL_ARG_SRC, src.get()};
+    args[n++] = {DNNL_ARG_WEIGHTS, wm.get()};
+    args[n++] = {DNNL_ARG_DST, dst.get()};
+    if (bias) {
+      m.bias.set_data_handle(const_cast<float*>(bias));
+      args[n++] = {DNNL_ARG_BIAS, m.bias.get()};
+    }
+    if (m.scratch) {
+      scratch = on_buffer(CallSlot::kScratch, m.scratch, e->scratch_md);
+      args[n++] = {DNNL_ARG_SCRATCHPAD, scratch.get()};
+    }
+    dnnl::error::wrap_c_api(dnnl_primitive_execute(e->prim.get(), s.get(), n, args),
+                            "could not execute a convolution");
+    if (e->dst_reorder) e->dst_r.execute(s, dst, m.user_dst);
     s.wait();
   } catch (const dnnl::error& err) {
     return internal_error("oneDNN convolution failed: {}", err.what());
