@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include "interp/kernels/layer_norm_fusion.h"
+#include "interp/kernels/layer_norm_rows.h"
 #include "interp/kernels/reduce_util.h"
 
 namespace tierjit::interp {
@@ -253,8 +254,12 @@ Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
     const bool stats = mean_t || inv_t;
     std::vector<double> means(stats ? static_cast<size_t>(v.outer) : 0),
         invs(stats ? static_cast<size_t>(v.outer) : 0);
-    // Rows in blocks of kRowBlock (rows_stats interleaves them), the last block one by one.
-    constexpr int kRowBlock = 4;
+    // Rows in blocks of kRowBlock: 8 rows by ln_rows::stats8 where the CPU has AVX-512F (float32),
+    // else 4 at a time by block_stats (it interleaves them), the rest one by one; the affine step
+    // 16 lanes wide there too. Every path gives each row the same bits (layer_norm_rows.h).
+    constexpr int kRowBlock = ln_rows::kRows;
+    bool wide = false;
+    if constexpr (std::is_same_v<T, float>) wide = ln_rows::has_avx512();
     auto block = [&](int64_t o0) {
       double mean[kRowBlock], var[kRowBlock];
       const int64_t nr = std::min<int64_t>(kRowBlock, v.outer - o0);
@@ -265,17 +270,25 @@ Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
             const float* xr = xp + o * R;
             const float* rr = rp + (o * R) % rn;
             float* yr = yp + o * R;
+            if (wide) {
+              ln_rows::add_row(rr, xr, yr, R);  // the residual first, as the loop below compiles
+              continue;
+            }
 #pragma omp simd
             for (int64_t r = 0; r < R; ++r) yr[r] = xr[r] + rr[r];
           }
         }
       }
       const T* src = rp ? yp : xp;
-      if (nr == kRowBlock) {
-        block_stats<kRowBlock>(src + o0 * R, R, mean, var);
-      } else {
-        for (int64_t k = 0; k < nr; ++k) block_stats<1>(src + (o0 + k) * R, R, mean + k, var + k);
+      int64_t k0 = 0;
+      if constexpr (std::is_same_v<T, float>) {
+        if (wide && nr == kRowBlock) {
+          ln_rows::stats8(src + o0 * R, R, mean, var);
+          k0 = kRowBlock;
+        }
       }
+      for (; k0 + 4 <= nr; k0 += 4) block_stats<4>(src + (o0 + k0) * R, R, mean + k0, var + k0);
+      for (; k0 < nr; ++k0) block_stats<1>(src + (o0 + k0) * R, R, mean + k0, var + k0);
       for (int64_t k = 0; k < nr; ++k) {
         const int64_t o = o0 + k;
         const double inv = 1.0 / std::sqrt(var[k] + eps);
@@ -288,6 +301,12 @@ Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
         const T* xr = src + o * R;
         T* yr = yp + o * R;
         const C cm = static_cast<C>(mean[k]), ci = static_cast<C>(inv);
+        if constexpr (std::is_same_v<T, float>) {
+          if (wide) {
+            ln_rows::normalize_row(xr, yr, R, cm, ci, s, b);
+            continue;
+          }
+        }
 #pragma omp simd
         for (int64_t r = 0; r < R; ++r)
           yr[r] = store_as<T>((load_as<C>(xr[r]) - cm) * ci * s[r] + b[r]);

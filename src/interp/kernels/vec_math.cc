@@ -2,6 +2,8 @@
 // libsleef-dev) Sleef_expf8_u10 and Sleef_tanhf8_u10, documented at max 1.0 ulp (its dispatcher
 // picks the AVX2 code at run time), and erf as the rational approximation of the compiled tiers.
 // The tail (n % 8 elements) goes through a padded 8-lane buffer: every element sees one function.
+// SLEEF's expf is also copied inline (exp8 / exp16, the Softmax rows and exp_f32_inline), 16
+// lanes on AVX-512F CPUs, with the same bits as the library.
 #include "interp/kernels/vec_math.h"
 
 #include <immintrin.h>
@@ -86,6 +88,193 @@ __attribute__((target("avx512f,fma"))) void erf_f32_avx512(const float* x, float
   }
 }
 
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() (a self-initialized variable),
+// which -Wmaybe-uninitialized reports once inlined into a loop: a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// SLEEF 3.5's expf u10 (finz, FMA: Sleef_expf8_u10avx2 / Sleef_finz_expf16_u10avx512f as the
+// Debian libsleef3 binary computes them, read off its disassembly), operation for operation:
+// q = rint(d / ln 2), s = d - q ln 2 in two fma steps, a degree-6 polynomial, scaling by 2^q in
+// two halves, 0 below -104, inf above 100 (NaN passes through). Same bits as the library on all
+// 2^32 inputs at both widths (checked exhaustively; the test samples it).
+inline __m256 exp8(__m256 d) {
+  const __m256i q = _mm256_cvtps_epi32(_mm256_mul_ps(d, _mm256_set1_ps(0x1.715476p+0f)));
+  const __m256 qf = _mm256_cvtepi32_ps(q);
+  __m256 s = _mm256_fmadd_ps(qf, _mm256_set1_ps(-0x1.62e4p-1f), d);
+  s = _mm256_fmadd_ps(qf, _mm256_set1_ps(-0x1.7f7d1cp-20f), s);
+  __m256 u = _mm256_set1_ps(0x1.a057b4p-13f);
+  for (float c : {0x1.6d2d92p-10f, 0x1.11114cp-7f, 0x1.5554f4p-5f, 0x1.555556p-3f, 0.5f})
+    u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(c));
+  u = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(s, s), u, s), _mm256_set1_ps(1.f));
+  const __m256i one = _mm256_set1_epi32(0x3f800000), h = _mm256_srai_epi32(q, 1);
+  u = _mm256_mul_ps(u, _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(h, 23), one)));
+  u = _mm256_mul_ps(
+      u, _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(_mm256_sub_epi32(q, h), 23), one)));
+  u = _mm256_andnot_ps(_mm256_cmp_ps(d, _mm256_set1_ps(-104.f), _CMP_LT_OS), u);
+  return _mm256_blendv_ps(u, _mm256_set1_ps(std::numeric_limits<float>::infinity()),
+                          _mm256_cmp_ps(_mm256_set1_ps(100.f), d, _CMP_LT_OS));
+}
+
+__attribute__((target("avx512f,fma"))) inline __m512 exp16(__m512 d) {
+  const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(d, _mm512_set1_ps(0x1.715476p+0f)));
+  const __m512 qf = _mm512_cvtepi32_ps(q);
+  __m512 s = _mm512_fmadd_ps(qf, _mm512_set1_ps(-0x1.62e4p-1f), d);
+  s = _mm512_fmadd_ps(qf, _mm512_set1_ps(-0x1.7f7d1cp-20f), s);
+  __m512 u = _mm512_set1_ps(0x1.a057b4p-13f);
+  for (float c : {0x1.6d2d92p-10f, 0x1.11114cp-7f, 0x1.5554f4p-5f, 0x1.555556p-3f, 0.5f})
+    u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(c));
+  u = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(s, s), u, s), _mm512_set1_ps(1.f));
+  const __m512i one = _mm512_set1_epi32(0x3f800000), h = _mm512_srai_epi32(q, 1);
+  u = _mm512_mul_ps(u, _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(h, 23), one)));
+  u = _mm512_maskz_mul_ps(
+      _mm512_cmp_ps_mask(d, _mm512_set1_ps(-104.f), _CMP_NLT_US), u,
+      _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(_mm512_sub_epi32(q, h), 23), one)));
+  return _mm512_mask_mov_ps(u, _mm512_cmp_ps_mask(d, _mm512_set1_ps(100.f), _CMP_GT_OS),
+                            _mm512_set1_ps(std::numeric_limits<float>::infinity()));
+}
+
+__attribute__((target("avx512f,fma"))) void exp_f32_avx512(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, exp16(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    _mm512_mask_storeu_ps(y + i, m, exp16(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
+// The final Softmax step, y *= inv with inv = float(1.0 / sum): a NaN inv (any NaN in the row)
+// makes every output inv itself (the 8-lane code's inv * y returns inv's NaN whether or not y is
+// NaN: x86 returns the first NaN operand), done here; returns false then.
+inline bool scale_needed(float* y, int64_t n, float inv) {
+  if (inv == inv) return true;
+  std::fill(y, y + n, inv);
+  return false;
+}
+
+// Double adds with the operands in fixed slots: x86 returns the first source's NaN when both are
+// NaN, and GCC may swap the operands of a commutative intrinsic. exp_shifted_sum_f32 compiled to
+// accumulator + new value, hi + lo, (t0 + t1) + (t2 + t3), sum + tail element (left operand
+// first everywhere but hi + lo): the Softmax rows pin those slots, so that a row holding NaNs
+// of different payloads or signs sums to the same NaN.
+inline __m256d add_first(__m256d a, __m256d b) {
+  __m256d r;
+  asm("vaddpd %2, %1, %0" : "=x"(r) : "x"(a), "x"(b));
+  return r;
+}
+inline double add_first(double a, double b) {
+  double r;
+  asm("vaddsd %2, %1, %0" : "=x"(r) : "x"(a), "x"(b));
+  return r;
+}
+__attribute__((target("avx512f"))) inline __m512d add_first(__m512d a, __m512d b) {
+  __m512d r;
+  asm("vaddpd %2, %1, %0" : "=v"(r) : "v"(a), "v"(b));
+  return r;
+}
+
+// Adds the 8-lane partial sums acc[k] (k = 0..7, held as 2 x 4 doubles lo, hi) as
+// exp_shifted_sum_f32 does: t = hi + lo, (t0 + t1) + (t2 + t3).
+inline double hsum8(__m256d lo, __m256d hi) {
+  alignas(32) double t[4];
+  _mm256_store_pd(t, add_first(hi, lo));
+  return add_first(add_first(t[0], t[1]), add_first(t[2], t[3]));
+}
+
+void softmax_row_avx2(const float* x, float* y, int64_t n) {
+  const __m256 s = _mm256_set1_ps(max_f32(x, n));
+  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s));
+    _mm256_storeu_ps(y + i, e);
+    lo = add_first(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+    hi = add_first(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+  }
+  double sum = i > 0 ? hsum8(lo, hi) : 0.0;
+  if (i < n) {
+    alignas(32) float buf[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const int64_t rest = n - i;
+    std::memcpy(buf, x + i, static_cast<size_t>(rest) * sizeof(float));
+    _mm256_store_ps(buf, exp8(_mm256_sub_ps(_mm256_load_ps(buf), s)));
+    for (int64_t k = 0; k < rest; ++k) {
+      y[i + k] = buf[k];
+      sum = add_first(sum, static_cast<double>(buf[k]));
+    }
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  if (!scale_needed(y, n, inv)) return;
+  const __m256 f = _mm256_set1_ps(inv);
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) _mm256_storeu_ps(y + j, _mm256_mul_ps(f, _mm256_loadu_ps(y + j)));
+  for (; j < n; ++j) y[j] *= inv;
+}
+
+__attribute__((target("avx512f,fma"))) float max_f32_avx512(const float* x, int64_t n) {
+  const __m512 ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  __m512 m = ninf;
+  __mmask16 nan = 0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    m = _mm512_max_ps(v, m);
+  }
+  if (i < n) {
+    const __mmask16 k = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    const __m512 v = _mm512_mask_loadu_ps(ninf, k, x + i);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    m = _mm512_max_ps(v, m);
+  }
+  if (nan != 0) return std::numeric_limits<float>::quiet_NaN();
+  return _mm512_reduce_max_ps(m);
+}
+
+__attribute__((target("avx512f,fma"))) void softmax_row_avx512(const float* x, float* y,
+                                                                int64_t n) {
+  const __m512 s = _mm512_set1_ps(max_f32_avx512(x, n));
+  __m512d acc = _mm512_setzero_pd();  // lane k: elements i with i % 8 == k, in order
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
+    _mm512_storeu_ps(y + i, e);
+    acc = add_first(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+    acc = add_first(acc, _mm512_cvtps_pd(_mm256_castpd_ps(
+                             _mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+  }
+  const int64_t rest = n - i;
+  alignas(64) float buf[16];
+  int64_t k0 = 0;
+  if (rest > 0) {
+    const __mmask16 k = static_cast<__mmask16>((1u << rest) - 1u);
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), s));
+    _mm512_mask_storeu_ps(y + i, k, e);
+    _mm512_store_ps(buf, e);
+    if (rest >= 8) {
+      acc = add_first(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+      k0 = 8;
+    }
+  }
+  double sum = i + k0 > 0 ? hsum8(_mm512_castpd512_pd256(acc), _mm512_extractf64x4_pd(acc, 1)) : 0.0;
+  for (int64_t k = k0; k < rest; ++k) sum = add_first(sum, static_cast<double>(buf[k]));
+  const float inv = static_cast<float>(1.0 / sum);
+  if (!scale_needed(y, n, inv)) return;
+  const __m512 f = _mm512_set1_ps(inv);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(y + j, _mm512_mul_ps(f, _mm512_loadu_ps(y + j)));
+  if (j < n) {
+    const __mmask16 k = static_cast<__mmask16>((1u << (n - j)) - 1u);
+    _mm512_mask_storeu_ps(y + j, k, _mm512_mul_ps(f, _mm512_maskz_loadu_ps(k, y + j)));
+  }
+}
+
+__attribute__((target("avx512f,fma"))) void softmax_rows_avx512(const float* x, float* y,
+                                                                 int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) softmax_row_avx512(x + r * n, y + r * n, n);
+}
+
+#pragma GCC diagnostic pop
+
 const bool kHasAvx512 = [] {
   __builtin_cpu_init();  // static initializers may run before libgcc's own
   return __builtin_cpu_supports("avx512f") != 0;
@@ -95,6 +284,22 @@ const bool kHasAvx512 = [] {
 
 void exp_f32(const float* x, float* y, int64_t n) {
   apply8(x, y, n, [](__m256 v) { return Sleef_expf8_u10(v); });
+}
+
+void exp_f32_inline(const float* x, float* y, int64_t n) {
+  if (kHasAvx512) return exp_f32_avx512(x, y, n);
+  exp_f32_inline_avx2(x, y, n);
+}
+
+void exp_f32_inline_avx2(const float* x, float* y, int64_t n) { apply8(x, y, n, exp8); }
+
+void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t n) {
+  if (kHasAvx512) return softmax_rows_avx512(x, y, rows, n);
+  softmax_rows_f32_avx2(x, y, rows, n);
+}
+
+void softmax_rows_f32_avx2(const float* x, float* y, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) softmax_row_avx2(x + r * n, y + r * n, n);
 }
 
 void erf_f32(const float* x, float* y, int64_t n) {

@@ -29,6 +29,20 @@ void tanh_f32(const float* x, float* y, int64_t n);
 /// measured error in tests/interp/vec_math_test.cc. y may equal x.
 void sigmoid_f32(const float* x, float* y, int64_t n);
 
+/// y[i] = exp(x[i]) bit for bit exp_f32 (SLEEF 3.5's Sleef_expf8_u10 / Sleef_finz_expf16_u10avx512f,
+/// operation for operation, inlined: the three agree on all 2^32 inputs, NaN payloads included,
+/// checked exhaustively against the installed libsleef); 16 lanes on CPUs with AVX-512F, else 8
+/// (exp_f32_inline_avx2). y may equal x.
+void exp_f32_inline(const float* x, float* y, int64_t n);
+void exp_f32_inline_avx2(const float* x, float* y, int64_t n);
+/// Softmax of `rows` contiguous rows of n >= 1 floats: y = exp(x - max) / sum, bit for bit what
+/// the 8-lane row steps give (m = max_f32(row), sum = exp_shifted_sum_f32(row, m, y_row),
+/// y_row[i] *= float(1.0 / sum); tests/interp/softmax_fast_test.cc): the same inlined exp, the
+/// same double partial sums (element i into sum i % 8) combined in the same order, the last n % 8
+/// added one by one. 16 lanes on AVX-512F CPUs, else 8 (softmax_rows_f32_avx2). y may equal x.
+void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t n);
+void softmax_rows_f32_avx2(const float* x, float* y, int64_t rows, int64_t n);
+
 /// Largest element of x[0..n) (n >= 1), or NaN when any element is NaN. Zeros of either sign
 /// compare equal, so the sign of a zero maximum is unspecified.
 float max_f32(const float* x, int64_t n);
