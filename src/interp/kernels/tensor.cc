@@ -7,23 +7,61 @@
 
 namespace tierjit::interp {
 
-Status copy_strided_from(const KernelContext& ctx, const Tensor& src, int64_t src_offset,
-                         const std::vector<int64_t>& src_strides, Tensor& dst) {
+namespace {
+
+// Up to this rank the strides of copy_strided / transpose_into live on the stack.
+constexpr size_t kStackRank = 12;
+
+// copy_strided_from with src_strides as dst.rank() values; `scratch` holds rank values.
+Status copy_strided(const KernelContext& ctx, const Tensor& src, int64_t src_offset,
+                    const int64_t* src_strides, Tensor& dst, int64_t* scratch) {
+  if (dst.numel() == 0) return Status();
+  const Shape& shape = dst.shape();
+  const size_t rank = shape.size();
+  int64_t* dst_strides = scratch;  // row-major
+  int64_t step = 1;
+  for (size_t d = rank; d-- > 0;) {
+    dst_strides[d] = step;
+    step *= shape[d];
+  }
   return dispatch_mover(ctx, src.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    if (dst.numel() == 0) return Status();
-    strided_copy<T>(dst.data<T>(), row_major_strides(dst.shape()), src.data<T>() + src_offset,
-                    src_strides, dst.shape(), ctx.options().intra_op_threads);
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      strided_copy_plain(dst.data<T>(), dst_strides, src.data<T>() + src_offset, src_strides,
+                         shape.data(), rank, sizeof(T), ctx.options().intra_op_threads);
+    } else {
+      strided_copy<T>(dst.data<T>(), std::vector<int64_t>(dst_strides, dst_strides + rank),
+                      src.data<T>() + src_offset, std::vector<int64_t>(src_strides, src_strides + rank),
+                      shape, ctx.options().intra_op_threads);
+    }
     return Status();
   });
 }
 
+}  // namespace
+
+Status copy_strided_from(const KernelContext& ctx, const Tensor& src, int64_t src_offset,
+                         const std::vector<int64_t>& src_strides, Tensor& dst) {
+  int64_t stack[kStackRank];
+  std::vector<int64_t> heap(src_strides.size() > kStackRank ? src_strides.size() : 0);
+  return copy_strided(ctx, src, src_offset, src_strides.data(), dst, heap.empty() ? stack : heap.data());
+}
+
 Status transpose_into(const KernelContext& ctx, const Tensor& in, const std::vector<int64_t>& perm,
                       Tensor& out) {
-  std::vector<int64_t> in_strides = row_major_strides(in.shape());
-  std::vector<int64_t> src_strides(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) src_strides[i] = in_strides[static_cast<size_t>(perm[i])];
-  return copy_strided_from(ctx, in, 0, src_strides, out);
+  const size_t rank = perm.size();
+  int64_t stack[2 * kStackRank];
+  std::vector<int64_t> heap(rank > kStackRank ? 2 * rank : 0);
+  int64_t* buf = heap.empty() ? stack : heap.data();
+  int64_t* in_strides = buf;  // row-major strides of `in`, then src strides per output dim
+  int64_t step = 1;
+  for (size_t d = rank; d-- > 0;) {
+    in_strides[d] = step;
+    step *= in.dim(static_cast<int64_t>(d));
+  }
+  int64_t* src_strides = buf + rank;
+  for (size_t i = 0; i < rank; ++i) src_strides[i] = in_strides[static_cast<size_t>(perm[i])];
+  return copy_strided(ctx, in, 0, src_strides, out, in_strides);  // in_strides no longer needed
 }
 
 Expected<IntList> int_list_attr_or_input(const KernelContext& ctx, const char* name, size_t idx,

@@ -43,10 +43,21 @@ inline void copy_run(T* dst, const T* src, int64_t n) {
 /// Copies the box `shape` from src (element strides src_strides, may be 0 or negative) to dst
 /// (strides dst_strides). Adjacent dims are merged where both layouts allow; contiguous inner
 /// runs use copy_run; other inner 2-D blocks are tiled for cache reuse (transposes).
-/// `threads` > 1 splits the outer loop with OpenMP when the box is large.
+/// `threads` > 1 splits the outer loop with OpenMP when the box is large. Carrier types
+/// (uint8/16/32/64_t) go through strided_copy_plain.
 template <class T>
 void strided_copy(T* dst, std::vector<int64_t> dst_strides, const T* src,
                   std::vector<int64_t> src_strides, Shape shape, int threads);
+
+/// strided_copy for trivially copyable elements of elem_size = 1, 2, 4 or 8 bytes (others: no-op),
+/// strides in elements, `rank` entries each, any sign; dst must not overlap src. Size-1 dims are
+/// dropped and dims adjacent in both layouts merged; an axis contiguous in both moves as memcpy
+/// runs, a dst-contiguous axis crossed with a src-contiguous one as a 2-D transpose of AVX2
+/// register tiles; otherwise element by element. Split over `threads` OpenMP threads above 2^17
+/// elements. No allocation up to rank 16. Defined in strided_copy.cc.
+void strided_copy_plain(void* dst, const int64_t* dst_strides, const void* src,
+                        const int64_t* src_strides, const int64_t* shape, size_t rank,
+                        size_t elem_size, int threads);
 
 /// Type-erased strided_copy: dst (contiguous, shape `shape`) gets the elements of `src` read at
 /// flat element offset `src_offset` with `src_strides`. Caller guarantees every read is in bounds.

@@ -1,5 +1,6 @@
 // Template body of strided_copy (tensor_internal.h): the one strided box copy behind Transpose,
-// Slice, Expand, Tile, DepthToSpace/SpaceToDepth and Pad.
+// Slice, Expand, Tile, DepthToSpace/SpaceToDepth and Pad. Plain carriers go to strided_copy_plain
+// (strided_copy.cc); this body moves objects (strings).
 #pragma once
 
 #include <algorithm>
@@ -8,9 +9,10 @@
 
 namespace tierjit::interp {
 
+// strided_copy of objects (strings): assignment element by element.
 template <class T>
-void strided_copy(T* dst, std::vector<int64_t> dst_strides, const T* src,
-                  std::vector<int64_t> src_strides, Shape shape, int threads) {
+void strided_copy_objects(T* dst, const std::vector<int64_t>& dst_strides, const T* src,
+                          const std::vector<int64_t>& src_strides, const Shape& shape, int threads) {
   // Drop size-1 dims and merge dims that are contiguous in both layouts.
   std::vector<int64_t> dims, ds, ss;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -73,6 +75,17 @@ void strided_copy(T* dst, std::vector<int64_t> dst_strides, const T* src,
       }
     }
   });
+}
+
+template <class T>
+void strided_copy(T* dst, std::vector<int64_t> dst_strides, const T* src,
+                  std::vector<int64_t> src_strides, Shape shape, int threads) {
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    strided_copy_plain(dst, dst_strides.data(), src, src_strides.data(), shape.data(), shape.size(),
+                       sizeof(T), threads);
+  } else {
+    strided_copy_objects(dst, dst_strides, src, src_strides, shape, threads);
+  }
 }
 
 }  // namespace tierjit::interp
