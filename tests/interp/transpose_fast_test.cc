@@ -2,8 +2,9 @@
 // Tile and DepthToSpace, against a naive element-by-element copy, byte for byte (it is a copy;
 // random bytes, so NaN payloads too): ranks 1-6, every permutation up to rank 4, odd sizes and
 // sizes past the 8x8 tiles, size-0 and size-1 dims, element sizes 1/2/4/8, one and two threads
-// (boxes above the 2^17-element parallel threshold), arbitrary strides (negative, zero, gaps,
-// permuted destinations); and through the Transpose node for float, double, int8 and strings.
+// (boxes above the 2^17-element parallel threshold), ranks up to 18, arbitrary strides (negative,
+// zero, gaps, permuted destinations); and through the Transpose node for float, double, int8 and
+// strings.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -126,6 +127,26 @@ TEST(TransposeFastTest, LargeBoxesOnTwoThreads) {
       check_transpose({3, 211, 250}, {2, 0, 1}, elem, threads);
     }
     check_transpose({2, 3, 5, 7, 11, 13, 2}, {6, 4, 2, 0, 1, 3, 5}, 4, threads);
+  }
+}
+
+TEST(TransposeFastTest, HighRanks) {
+  // Rank 18 with nothing to merge: the dim tables go to the heap (stack up to rank 16 / 12).
+  const Shape shape(18, 2);
+  std::vector<int64_t> perm(18);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::reverse(perm.begin(), perm.end());
+  for (size_t elem : kElems) check_transpose(shape, perm, elem, 1);
+  std::swap(perm[0], perm[17]);  // identity but for dims 1..16 reversed: the last axis stays
+  check_transpose(shape, perm, 4, 2);
+  // Through the Transpose node (transpose_into's strides on the heap as well).
+  Tensor x = iota_f(Shape(13, 2));
+  TJ_RUN_OK(a, node(OpKind::Transpose, {x}));
+  const int64_t n = x.numel();
+  for (int64_t e = 0; e < n; ++e) {  // reversing all dims of size 2 reverses the index bits
+    int64_t src = 0;
+    for (int b = 0; b < 13; ++b) src |= ((e >> b) & 1) << (12 - b);
+    ASSERT_EQ(a[0].data<float>()[e], x.data<float>()[src]) << e;
   }
 }
 
