@@ -2,8 +2,9 @@
 // on float32, called directly on preallocated buffers: "tier0" is strided_copy_plain, "tier0_old"
 // the previous element-by-element template (kept here verbatim for the comparison). Cases:
 // layout.transpose_<shape>_p<perm>_t<threads>: bert_tiny's attention transposes [4,64,2,64]
-// perm 0,2,1,3 (runs of 64 floats) and 0,2,3,1 (keys: the last axis moves), the batch-1
-// [1,128,2,64] and [1,16,2,64] ones, and a 2-D [512,512] at 1 and 2 threads.
+// perm 0,2,1,3 (runs of 64 floats) and 0,2,3,1 (keys: the last axis moves) at 1 and 2 threads
+// (the old code stays on one below 2^17 elements), the batch-1 [1,128,2,64] and [1,16,2,64]
+// ones, and a 2-D [512,512] at 1 and 2 threads.
 // Run: tierjit_micro_bench --benchmark_filter=layout. --benchmark_repetitions=5
 //      --benchmark_enable_random_interleaving=true
 #include <algorithm>
@@ -94,6 +95,8 @@ struct Case {
 const Case kCases[] = {
     {"bert_4x64x2x64_p0213_t1", {4, 64, 2, 64}, {0, 2, 1, 3}, 1},
     {"bert_4x64x2x64_p0231_t1", {4, 64, 2, 64}, {0, 2, 3, 1}, 1},
+    {"bert_4x64x2x64_p0213_t2", {4, 64, 2, 64}, {0, 2, 1, 3}, 2},
+    {"bert_4x64x2x64_p0231_t2", {4, 64, 2, 64}, {0, 2, 3, 1}, 2},
     {"bert_1x128x2x64_p0213_t1", {1, 128, 2, 64}, {0, 2, 1, 3}, 1},
     {"bert_1x128x2x64_p0231_t1", {1, 128, 2, 64}, {0, 2, 3, 1}, 1},
     {"bert_1x16x2x64_p0213_t1", {1, 16, 2, 64}, {0, 2, 1, 3}, 1},

@@ -2,7 +2,7 @@
 // Tile and DepthToSpace, against a naive element-by-element copy, byte for byte (it is a copy;
 // random bytes, so NaN payloads too): ranks 1-6, every permutation up to rank 4, odd sizes and
 // sizes past the 8x8 tiles, size-0 and size-1 dims, element sizes 1/2/4/8, one and two threads
-// (boxes above the 2^17-element parallel threshold), ranks up to 18, arbitrary strides (negative,
+// (boxes from the 2^15-element parallel threshold), ranks up to 18, arbitrary strides (negative,
 // zero, gaps, permuted destinations); and through the Transpose node for float, double, int8 and
 // strings.
 #include <gtest/gtest.h>
@@ -118,7 +118,7 @@ TEST(TransposeFastTest, RandomPermutationsRank5And6) {
 }
 
 TEST(TransposeFastTest, LargeBoxesOnTwoThreads) {
-  // Above 2^17 elements the copy is split over the team (runs, tiles with ragged edges, bands).
+  // From 2^15 elements the copy is split over the team (runs, tiles with ragged edges, bands).
   for (int threads : {1, 2}) {
     for (size_t elem : kElems) {
       check_transpose({513, 300}, {1, 0}, elem, threads);

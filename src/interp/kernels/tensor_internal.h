@@ -53,7 +53,7 @@ void strided_copy(T* dst, std::vector<int64_t> dst_strides, const T* src,
 /// strides in elements, `rank` entries each, any sign; dst must not overlap src. Size-1 dims are
 /// dropped and dims adjacent in both layouts merged; an axis contiguous in both moves as memcpy
 /// runs, a dst-contiguous axis crossed with a src-contiguous one as a 2-D transpose of AVX2
-/// register tiles; otherwise element by element. Split over `threads` OpenMP threads above 2^17
+/// register tiles; otherwise element by element. Split over `threads` OpenMP threads from 2^15
 /// elements. No allocation up to rank 16. Defined in strided_copy.cc.
 void strided_copy_plain(void* dst, const int64_t* dst_strides, const void* src,
                         const int64_t* src_strides, const int64_t* shape, size_t rank,
