@@ -20,7 +20,7 @@ inline constexpr size_t kSmallCacheBytesPerThread = size_t{2} << 20;
 
 /// A buffer of at least `bytes` bytes, 64-byte aligned (page-aligned when pooled): the most
 /// recently kept buffer of the smallest size class that has one, from the request's class up to
-/// twice its size (8 classes per power of two), else a fresh mapping (zero pages, faulted in on
+/// 8 times its size (8 classes per power of two), else a fresh mapping (zero pages, faulted in on
 /// first touch). Below kPooledMinBytes: the last buffer of the request's size class (64-byte
 /// steps up to 1 KiB, then 4 classes per power of two) that this thread freed and kept, else
 /// aligned_alloc of the class's size. Size 0 gets a 64-byte buffer. Throws std::bad_alloc when
