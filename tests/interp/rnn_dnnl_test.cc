@@ -167,28 +167,36 @@ TEST(RnnDnnl, MatchesReferenceAcrossGeometries) {
       }
 }
 
+// Batch-1 LSTMs in every direction and layout against the reference (round: other values).
+void batch_one_cases(int round) {
+  for (const char* dir : {"forward", "reverse", "bidirectional"})
+    for (bool layout1 : {false, true}) {
+      Lstm c;
+      c.S = 6; c.N = 1; c.I = 5; c.H = 19;
+      c.direction = dir;
+      c.layout1 = layout1;
+      c.h0 = c.c0 = layout1;
+      c.seed = static_cast<uint32_t>(round * 10 + (layout1 ? 1 : 2));
+      SCOPED_TRACE(describe(c) + " round " + std::to_string(round));
+      compare(c);
+    }
+}
+
 // Batch 1 runs oneDNN's brgemm implementation for the process's first 512 batch-1 calls, then
-// its GEMM-based one (rnn_dnnl.cc, kGemmRnnAfterCalls): both against the reference.
+// its GEMM-based one (rnn_dnnl.cc, kGemmRnnAfterCalls): both against the reference, and the
+// switch itself after the default number of calls.
 TEST(RnnDnnl, BatchOneOnBothImplementations) {
-  auto batch_one = [](int round) {
-    for (const char* dir : {"forward", "reverse", "bidirectional"})
-      for (bool layout1 : {false, true}) {
-        Lstm c;
-        c.S = 6; c.N = 1; c.I = 5; c.H = 19;
-        c.direction = dir;
-        c.layout1 = layout1;
-        c.h0 = c.c0 = layout1;
-        c.seed = static_cast<uint32_t>(round * 10 + (layout1 ? 1 : 2));
-        SCOPED_TRACE(describe(c) + " round " + std::to_string(round));
-        compare(c);
-      }
-  };
-  batch_one(0);
+  interp::nn::set_rnn_gemm_after_batch1_calls(UINT64_MAX);
+  batch_one_cases(0);
+  interp::nn::set_rnn_gemm_after_batch1_calls(0);
+  batch_one_cases(1);
+  // The default switch: 520 batch-1 calls reach it whatever ran before in this process.
+  interp::nn::set_rnn_gemm_after_batch1_calls(512);
   Lstm tiny;
   tiny.S = 1; tiny.N = 1; tiny.I = 1; tiny.H = 1;
   const std::vector<Tensor> ins = inputs(tiny);
   for (int i = 0; i < 520; ++i) ASSERT_TRUE(run_lstm(tiny, ins, true).ok());
-  batch_one(1);  // past the switch
+  batch_one_cases(2);  // past the switch
 }
 
 TEST(RnnDnnl, ModelShapeWithZeroStates) {  // lstm_small: I 64, H 128, zero initial states
@@ -285,6 +293,7 @@ TEST(RnnDnnl, WeightsFedOrConstant) {
 // columns, not along the reduction), for both implementations it runs (batch 1 and more).
 TEST(RnnDnnl, TwoThreadsMatchOneBitForBit) {
   support::override_foreign_busy_cores(0);
+  interp::nn::set_rnn_gemm_after_batch1_calls(0);  // one implementation for both runs
   for (int v = 0; v < 8; ++v) {  // batch 1 runs oneDNN's GEMM-based implementation
     Lstm c;
     c.gru = v & 1;
@@ -298,6 +307,7 @@ TEST(RnnDnnl, TwoThreadsMatchOneBitForBit) {
     ASSERT_TRUE(one.ok() && two.ok());
     for (size_t i = 0; i < one->size(); ++i) expect_tensor_near((*two)[i], (*one)[i], 0, 0);
   }
+  interp::nn::set_rnn_gemm_after_batch1_calls(512);
   support::override_foreign_busy_cores(-1);
 }
 

@@ -42,6 +42,7 @@ constexpr int kPeepFrom[3] = {0, 2, 1};
 // call generates oneDNN's GEMM kernels: lstm_small's first 32x1x64 request took 22 ms that way,
 // later new lengths 3-15 ms. At ~44 us saved per call (32 steps) that pays after ~500 calls.
 constexpr uint64_t kGemmRnnAfterCalls = 512;
+std::atomic<uint64_t> g_gemm_after{kGemmRnnAfterCalls};
 std::atomic<uint64_t> g_batch1_calls{0};
 
 struct RnnKey {
@@ -266,6 +267,7 @@ void swap01(const float* src, int64_t a, int64_t b, int64_t rest, float* dst) {
 void set_rnn_dnnl_enabled(bool enabled) { g_enabled.store(enabled); }
 bool rnn_dnnl_enabled() { return g_enabled.load(std::memory_order_relaxed); }
 uint64_t rnn_dnnl_runs() { return g_runs.load(std::memory_order_relaxed); }
+void set_rnn_gemm_after_batch1_calls(uint64_t calls) { g_gemm_after.store(calls); }
 
 Status dnnl_rnn_f32(const RnnDnnlArgs& a) {
   static PrimitiveCache<RnnKey, RnnEntry> cache(kPrimitiveCacheEntries);
@@ -278,8 +280,8 @@ Status dnnl_rnn_f32(const RnnDnnlArgs& a) {
   set_dnnl_threads(used_threads);
   try {
     const bool has_init = a.h0 || (lstm && a.c0);
-    const bool gemm =
-        N == 1 && g_batch1_calls.fetch_add(1, std::memory_order_relaxed) >= kGemmRnnAfterCalls;
+    const bool gemm = N == 1 && g_batch1_calls.fetch_add(1, std::memory_order_relaxed) >=
+                                    g_gemm_after.load(std::memory_order_relaxed);
     const RnnKey key{a.cell, S, N, a.input, H, D, a.reverse, a.layout1, a.p != nullptr, has_init,
                      used_threads, gemm};
     std::shared_ptr<RnnEntry> e = cache.get(key, [&] { return make_rnn(key); });

@@ -49,4 +49,10 @@ bool rnn_dnnl_enabled();
 /// Number of LSTMs / GRUs dnnl_rnn_f32 has run in this process (tests check which path ran).
 uint64_t rnn_dnnl_runs();
 
+/// Batch-1 calls run oneDNN's brgemm RNN implementation until `calls` batch-1 calls have run in
+/// the process (default 512), then its GEMM-based one (faster per call, 22 ms to generate its
+/// kernels on the first call; rnn_dnnl.cc). Tests pin either: 0 = GEMM-based from the first
+/// call, UINT64_MAX = brgemm always.
+void set_rnn_gemm_after_batch1_calls(uint64_t calls);
+
 }  // namespace tierjit::interp::nn
