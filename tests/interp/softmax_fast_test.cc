@@ -74,9 +74,10 @@ std::vector<float> random_values(size_t count, float scale, unsigned seed) {
 TEST(SoftmaxFast, EveryLengthTo70And1000And100k) {
   for (int64_t n = 1; n <= 70; ++n)
     for (float scale : {1.f, 30.f, 300.f})
-      check_rows(random_values(static_cast<size_t>(3 * n), scale, static_cast<unsigned>(n)), 3, n,
+      check_rows(random_values(static_cast<size_t>(5 * n), scale, static_cast<unsigned>(n)), 5, n,
                  "len " + std::to_string(n) + " scale " + std::to_string(scale));
   check_rows(random_values(5000, 8.f, 1), 5, 1000, "len 1000");
+  check_rows(random_values(9 * 256, 8.f, 3), 9, 256, "len 256");  // the longest rows done 4 at a time
   check_rows(random_values(200000, 3.f, 2), 2, 100000, "len 100000");
   check_rows(random_values(100003, 20.f, 4), 1, 100003, "len 100003");
 }
@@ -105,7 +106,7 @@ TEST(SoftmaxFast, SpecialValues) {
       const int k = pick(rng);
       f = k < 16 ? specials[k] : static_cast<float>(k - 24);
     }
-    check_rows(v, 4, n, "mix len " + std::to_string(n));
+    check_rows(v, 4, n, "mix len " + std::to_string(n));  // 4 rows: one interleaved block
     // Signed zeros only, and spreads that underflow exp (x - max < -104).
     std::vector<float> z(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) z[static_cast<size_t>(i)] = i % 3 ? 0.f : -0.f;

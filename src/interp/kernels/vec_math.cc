@@ -230,47 +230,70 @@ __attribute__((target("avx512f,fma"))) float max_f32_avx512(const float* x, int6
   return _mm512_reduce_max_ps(m);
 }
 
-__attribute__((target("avx512f,fma"))) void softmax_row_avx512(const float* x, float* y,
-                                                                int64_t n) {
-  const __m512 s = _mm512_set1_ps(max_f32_avx512(x, n));
-  __m512d acc = _mm512_setzero_pd();  // lane k: elements i with i % 8 == k, in order
+// K rows of n at x + k * n, each step interleaved over the rows (independent dependency chains:
+// a row of 64 is mostly latency, max -> exp -> sum -> divide -> scale); every row gets exactly
+// the operations of the one-row case.
+template <int K>
+__attribute__((target("avx512f,fma"))) void softmax_block_avx512(const float* x, float* y,
+                                                                  int64_t n) {
+  __m512 s[K];
+  __m512d acc[K];  // lane j: elements i with i % 8 == j, in order
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k) {
+    s[k] = _mm512_set1_ps(max_f32_avx512(x + k * n, n));
+    acc[k] = _mm512_setzero_pd();
+  }
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
-    _mm512_storeu_ps(y + i, e);
-    acc = add_first(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
-    acc = add_first(acc, _mm512_cvtps_pd(_mm256_castpd_ps(
-                             _mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
-  }
-  const int64_t rest = n - i;
-  alignas(64) float buf[16];
-  int64_t k0 = 0;
-  if (rest > 0) {
-    const __mmask16 k = static_cast<__mmask16>((1u << rest) - 1u);
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), s));
-    _mm512_mask_storeu_ps(y + i, k, e);
-    _mm512_store_ps(buf, e);
-    if (rest >= 8) {
-      acc = add_first(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
-      k0 = 8;
+  for (; i + 16 <= n; i += 16)
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k) {
+      const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + k * n + i), s[k]));
+      _mm512_storeu_ps(y + k * n + i, e);
+      acc[k] = add_first(acc[k], _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+      acc[k] = add_first(acc[k], _mm512_cvtps_pd(_mm256_castpd_ps(
+                                     _mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
     }
+  const int64_t rest = n - i;
+  const __mmask16 mask = static_cast<__mmask16>((1u << rest) - 1u);
+  alignas(64) float buf[K][16];
+  float inv[K];
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k) {
+    int64_t j0 = 0;
+    if (rest > 0) {
+      const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + k * n + i), s[k]));
+      _mm512_mask_storeu_ps(y + k * n + i, mask, e);
+      _mm512_store_ps(buf[k], e);
+      if (rest >= 8) {
+        acc[k] = add_first(acc[k], _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+        j0 = 8;
+      }
+    }
+    double sum = i + j0 > 0
+                     ? hsum8(_mm512_castpd512_pd256(acc[k]), _mm512_extractf64x4_pd(acc[k], 1))
+                     : 0.0;
+    for (int64_t j = j0; j < rest; ++j) sum = add_first(sum, static_cast<double>(buf[k][j]));
+    inv[k] = static_cast<float>(1.0 / sum);
   }
-  double sum = i + k0 > 0 ? hsum8(_mm512_castpd512_pd256(acc), _mm512_extractf64x4_pd(acc, 1)) : 0.0;
-  for (int64_t k = k0; k < rest; ++k) sum = add_first(sum, static_cast<double>(buf[k]));
-  const float inv = static_cast<float>(1.0 / sum);
-  if (!scale_needed(y, n, inv)) return;
-  const __m512 f = _mm512_set1_ps(inv);
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(y + j, _mm512_mul_ps(f, _mm512_loadu_ps(y + j)));
-  if (j < n) {
-    const __mmask16 k = static_cast<__mmask16>((1u << (n - j)) - 1u);
-    _mm512_mask_storeu_ps(y + j, k, _mm512_mul_ps(f, _mm512_maskz_loadu_ps(k, y + j)));
+  for (int k = 0; k < K; ++k) {
+    float* yr = y + k * n;
+    if (!scale_needed(yr, n, inv[k])) continue;
+    const __m512 f = _mm512_set1_ps(inv[k]);
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) _mm512_storeu_ps(yr + j, _mm512_mul_ps(f, _mm512_loadu_ps(yr + j)));
+    if (j < n) {
+      const __mmask16 m = static_cast<__mmask16>((1u << (n - j)) - 1u);
+      _mm512_mask_storeu_ps(yr + j, m, _mm512_mul_ps(f, _mm512_maskz_loadu_ps(m, yr + j)));
+    }
   }
 }
 
 __attribute__((target("avx512f,fma"))) void softmax_rows_avx512(const float* x, float* y,
                                                                  int64_t rows, int64_t n) {
-  for (int64_t r = 0; r < rows; ++r) softmax_row_avx512(x + r * n, y + r * n, n);
+  int64_t r = 0;
+  if (n <= 256)  // short rows: 4 at a time
+    for (; r + 4 <= rows; r += 4) softmax_block_avx512<4>(x + r * n, y + r * n, n);
+  for (; r < rows; ++r) softmax_block_avx512<1>(x + r * n, y + r * n, n);
 }
 
 #pragma GCC diagnostic pop
