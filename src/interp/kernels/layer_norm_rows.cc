@@ -94,7 +94,10 @@ bool has_avx512() {
 
 void force_avx2_for_testing(bool force) { g_force_avx2.store(force); }
 
-TJ_AVX512 void stats8(const float* x, int64_t len, double* mean, double* var) {
+// stats8 with the widened pairs of the first pass kept in `buf` (kBuf; len / 4 * 8 doubles per
+// pair) for the second, which then only subtracts and accumulates.
+template <bool kBuf>
+TJ_AVX512 void stats8_impl(const float* x, int64_t len, double* mean, double* var, double* buf) {
   const double n = static_cast<double>(len);
   const int64_t body8 = len / 8 * 8, body = len / 4 * 4;
   auto row = [x, len](int k) { return x + k * len; };
@@ -107,13 +110,20 @@ TJ_AVX512 void stats8(const float* x, int64_t len, double* mean, double* var) {
     for (int q = 0; q < kPairs; ++q) {
       __m512d lo, hi;
       load_pair8(row(2 * q) + i, row(2 * q + 1) + i, &lo, &hi);
+      if constexpr (kBuf) {
+        _mm512_store_pd(buf + (q * body + i) * 2, lo);
+        _mm512_store_pd(buf + (q * body + i) * 2 + 8, hi);
+      }
       acc[q] = add_pd(acc[q], lo);
       acc[q] = add_pd(acc[q], hi);
     }
   if (body > body8)
 #pragma GCC unroll 4
-    for (int q = 0; q < kPairs; ++q)
-      acc[q] = add_pd(acc[q], load_pair4(row(2 * q) + body8, row(2 * q + 1) + body8));
+    for (int q = 0; q < kPairs; ++q) {
+      const __m512d v = load_pair4(row(2 * q) + body8, row(2 * q + 1) + body8);
+      if constexpr (kBuf) _mm512_store_pd(buf + (q * body + body8) * 2, v);
+      acc[q] = add_pd(acc[q], v);
+    }
   __m512d mu[kPairs];
   for (int q = 0; q < kPairs; ++q) {
     _mm512_store_pd(p, acc[q]);
@@ -130,15 +140,21 @@ TJ_AVX512 void stats8(const float* x, int64_t len, double* mean, double* var) {
 #pragma GCC unroll 4
     for (int q = 0; q < kPairs; ++q) {
       __m512d lo, hi;
-      load_pair8(row(2 * q) + i, row(2 * q + 1) + i, &lo, &hi);
+      if constexpr (kBuf) {
+        lo = _mm512_load_pd(buf + (q * body + i) * 2);
+        hi = _mm512_load_pd(buf + (q * body + i) * 2 + 8);
+      } else {
+        load_pair8(row(2 * q) + i, row(2 * q + 1) + i, &lo, &hi);
+      }
       acc[q] = fma_acc_pd(acc[q], _mm512_sub_pd(lo, mu[q]));
       acc[q] = fma_acc_pd(acc[q], _mm512_sub_pd(hi, mu[q]));
     }
   if (body > body8)
 #pragma GCC unroll 4
     for (int q = 0; q < kPairs; ++q) {
-      acc[q] = fma_acc_pd(
-          acc[q], _mm512_sub_pd(load_pair4(row(2 * q) + body8, row(2 * q + 1) + body8), mu[q]));
+      const __m512d v = kBuf ? _mm512_load_pd(buf + (q * body + body8) * 2)
+                             : load_pair4(row(2 * q) + body8, row(2 * q + 1) + body8);
+      acc[q] = fma_acc_pd(acc[q], _mm512_sub_pd(v, mu[q]));
     }
   for (int q = 0; q < kPairs; ++q) {
     _mm512_store_pd(p, acc[q]);
@@ -151,6 +167,16 @@ TJ_AVX512 void stats8(const float* x, int64_t len, double* mean, double* var) {
       }
       var[k] = finish(p + 4 * h, s0, n);
     }
+  }
+}
+
+TJ_AVX512 void stats8(const float* x, int64_t len, double* mean, double* var) {
+  constexpr int64_t kBufLen = 256;  // rows up to this long: 4 pairs x 256 x 2 doubles, 16 KiB
+  if (len <= kBufLen) {
+    alignas(64) double buf[kPairs * kBufLen * 2];
+    stats8_impl<true>(x, len, mean, var, buf);
+  } else {
+    stats8_impl<false>(x, len, mean, var, nullptr);
   }
 }
 
