@@ -1,9 +1,10 @@
 // tier 0's float32 LayerNormalization on AVX-512F CPUs (ln_rows::stats8 / add_row /
 // normalize_row, interp/kernels/layer_norm_rows.h) must give, bit for bit, what the AVX2 code did
-// before: kept here as scalar steps in its order, NaN slots included (old_layer_norm). Y, Mean and InvStdDev; row lengths 1..70, 128, 1000, 100k;
-// row counts around the 8-row block; NaN, +-inf, huge values; a second axis; no rows and empty
-// rows; two threads; and the fused Add + LayerNormalization (residual of the full shape and
-// repeating). Skips the ln_rows checks on CPUs without AVX-512F (the kernel checks still run).
+// before: kept here as scalar steps in its order, NaN slots included (old_layer_norm). Y, Mean and
+// InvStdDev; row lengths 1..70, 128, 1000, 100k; row counts around the 8-row block; NaN, +-inf,
+// huge values; a second axis; no rows and empty rows; two threads; and the fused Add +
+// LayerNormalization (residual of the full shape and repeating). Skips the ln_rows checks on CPUs
+// without AVX-512F (the kernel checks still run).
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -27,8 +28,9 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // the one in the first source slot (quieted), so NaN payloads and signs follow the slots its
 // compiled code used, read off its disassembly and emulated here (this file's own compiled
 // operand order cannot matter): the residual first in Y = X + residual; x - mean, then that
-// times inv; t * scale + B; the double statistics accumulator first, and the finish (s0 + s1) + (s2 + s3) with s1 first for rows that
-// were in a full block of 4 rows, s0 first for the rows after the last full block.
+// times inv; t * scale + B; the double statistics accumulator first, and the finish (s0 + s1) + (s2
+// + s3) with s1 first for rows that were in a full block of 4 rows, s0 first for the rows after the
+// last full block.
 template <class F>
 F quiet(F v) {
   if constexpr (sizeof(F) == 4)
@@ -142,7 +144,7 @@ std::vector<float> normal_values(size_t n, unsigned seed, double mean = 3.0, dou
 
 /// Puts specials into some rows: NaN of either sign, +-inf, both infinities, huge values.
 void add_specials(std::vector<float>& v, int64_t rows, int64_t R, unsigned seed) {
-  const float specials[] = {kNaN, -kNaN, std::bit_cast<float>(0x7fc01234u), kInf, -kInf, 3e38f,
+  const float specials[] = {kNaN,   -kNaN, std::bit_cast<float>(0x7fc01234u), kInf, -kInf, 3e38f,
                             -3e38f, 1e-40f};
   std::mt19937 rng(seed);
   for (int64_t o = 0; o < rows; o += 2) {
@@ -158,7 +160,8 @@ void check_kernel(int64_t rows, int64_t R, bool specials, int threads) {
                            (specials ? " with specials" : "") + ", " + std::to_string(threads) +
                            " threads";
   SCOPED_TRACE(what);
-  std::vector<float> x = normal_values(static_cast<size_t>(rows * R), static_cast<unsigned>(rows * 7 + R));
+  std::vector<float> x =
+      normal_values(static_cast<size_t>(rows * R), static_cast<unsigned>(rows * 7 + R));
   if (specials && R > 0) add_specials(x, rows, R, static_cast<unsigned>(R));
   const std::vector<float> s = normal_values(static_cast<size_t>(R), 1, 1.0, 0.5),
                            b = normal_values(static_cast<size_t>(R), 2, 0.0, 1.0);
@@ -188,9 +191,9 @@ TEST(LayerNormFast, KernelMatchesTheOldCodeBitForBit) {
     }
   check_kernel(9, 100000, false, 1);  // 100k-element rows
   check_kernel(3, 100001, true, 1);
-  check_kernel(1100, 128, true, 2);   // above kParallelWork: two threads
-  check_kernel(8, 0, false, 1);       // empty rows
-  check_kernel(0, 16, false, 1);      // no rows
+  check_kernel(1100, 128, true, 2);  // above kParallelWork: two threads
+  check_kernel(8, 0, false, 1);      // empty rows
+  check_kernel(0, 16, false, 1);     // no rows
 }
 
 // The AVX2 path (the previous code, still used on CPUs without AVX-512F) against the same
@@ -209,9 +212,10 @@ TEST(LayerNormFast, SecondAxisAndNoBias) {
   add_specials(x, 6, 165, 3);
   const std::vector<float> s = normal_values(165, 6, 1.0, 0.5);
   const Ref want = old_layer_norm(x, nullptr, 6, 165, s, std::vector<float>(165, 0.f));
-  const Tensor y = run1(spec(OpKind::LayerNormalization,
-                             {Tensor::from_vector<float>(shape, x), Tensor::from_vector<float>({5, 33}, s)},
-                             {{"axis", attr_int(-2)}}, 17));
+  const Tensor y =
+      run1(spec(OpKind::LayerNormalization,
+                {Tensor::from_vector<float>(shape, x), Tensor::from_vector<float>({5, 33}, s)},
+                {{"axis", attr_int(-2)}}, 17));
   EXPECT_EQ(bit_mismatches(y.data<float>(), want.y.data(), 6 * 165, "axis -2"), 0);
 }
 
@@ -219,7 +223,8 @@ TEST(LayerNormFast, SecondAxisAndNoBias) {
 // output): residual of the full shape and one repeating over the batch.
 TEST(LayerNormFast, FusedAddMatchesTheOldCode) {
   for (Shape bshape : {Shape{4, 64, 128}, Shape{64, 128}, Shape{128}, Shape{3, 37}}) {
-    const Shape ashape = bshape.size() == 2 && bshape[1] == 37 ? Shape{2, 3, 37} : Shape{4, 64, 128};
+    const Shape ashape =
+        bshape.size() == 2 && bshape[1] == 37 ? Shape{2, 3, 37} : Shape{4, 64, 128};
     const int64_t R = ashape.back(), rows = shape_numel(ashape) / R;
     std::vector<float> av = normal_values(static_cast<size_t>(shape_numel(ashape)), 11),
                        bv = normal_values(static_cast<size_t>(shape_numel(bshape)), 12);

@@ -77,7 +77,8 @@ TEST(SoftmaxFast, EveryLengthTo70And1000And100k) {
       check_rows(random_values(static_cast<size_t>(5 * n), scale, static_cast<unsigned>(n)), 5, n,
                  "len " + std::to_string(n) + " scale " + std::to_string(scale));
   check_rows(random_values(5000, 8.f, 1), 5, 1000, "len 1000");
-  check_rows(random_values(9 * 256, 8.f, 3), 9, 256, "len 256");  // the longest rows done 4 at a time
+  check_rows(random_values(9 * 256, 8.f, 3), 9, 256,
+             "len 256");  // the longest rows done 4 at a time
   check_rows(random_values(200000, 3.f, 2), 2, 100000, "len 100000");
   check_rows(random_values(100003, 20.f, 4), 1, 100003, "len 100003");
 }
@@ -85,8 +86,8 @@ TEST(SoftmaxFast, EveryLengthTo70And1000And100k) {
 TEST(SoftmaxFast, SpecialValues) {
   const float neg_nan = -kNaN;
   const float payload = std::bit_cast<float>(0xffc12345u), snan = std::bit_cast<float>(0x7f800001u);
-  const float specials[] = {kNaN,    neg_nan, payload, snan,     kInf,  -kInf,  3e38f, -3e38f,
-                            1e-40f,  -1e-40f, 0.f,     -0.f,     88.7f, -88.7f, 200.f, -200.f};
+  const float specials[] = {kNaN,   neg_nan, payload, snan, kInf,  -kInf,  3e38f, -3e38f,
+                            1e-40f, -1e-40f, 0.f,     -0.f, 88.7f, -88.7f, 200.f, -200.f};
   std::mt19937 rng(5);
   for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 64, 70}) {
     // Rows of one special among random values, at the start, middle and end of the row.

@@ -186,8 +186,8 @@ TJ_AVX512 void add_row(const float* a, const float* b, float* y, int64_t len) {
     _mm512_storeu_ps(y + i, add_ab(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
   if (i < len) {
     const __mmask16 m = static_cast<__mmask16>((1u << (len - i)) - 1u);
-    _mm512_mask_storeu_ps(
-        y + i, m, add_ab(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i)));
+    _mm512_mask_storeu_ps(y + i, m,
+                          add_ab(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i)));
   }
 }
 
@@ -202,8 +202,8 @@ TJ_AVX512 void normalize_row(const float* x, float* y, int64_t len, float mean, 
   if (i < len) {
     const __mmask16 m = static_cast<__mmask16>((1u << (len - i)) - 1u);
     const __m512 t = mul_ab(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vm), vi);
-    _mm512_mask_storeu_ps(y + i, m,
-                          fma_usb(t, _mm512_maskz_loadu_ps(m, s + i), _mm512_maskz_loadu_ps(m, b + i)));
+    _mm512_mask_storeu_ps(
+        y + i, m, fma_usb(t, _mm512_maskz_loadu_ps(m, s + i), _mm512_maskz_loadu_ps(m, b + i)));
   }
 }
 

@@ -280,7 +280,8 @@ __attribute__((target("avx512f,fma"))) void softmax_block_avx512(const float* x,
     if (!scale_needed(yr, n, inv[k])) continue;
     const __m512 f = _mm512_set1_ps(inv[k]);
     int64_t j = 0;
-    for (; j + 16 <= n; j += 16) _mm512_storeu_ps(yr + j, _mm512_mul_ps(f, _mm512_loadu_ps(yr + j)));
+    for (; j + 16 <= n; j += 16)
+      _mm512_storeu_ps(yr + j, _mm512_mul_ps(f, _mm512_loadu_ps(yr + j)));
     if (j < n) {
       const __mmask16 m = static_cast<__mmask16>((1u << (n - j)) - 1u);
       _mm512_mask_storeu_ps(yr + j, m, _mm512_mul_ps(f, _mm512_maskz_loadu_ps(m, yr + j)));

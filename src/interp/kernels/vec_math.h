@@ -29,10 +29,11 @@ void tanh_f32(const float* x, float* y, int64_t n);
 /// measured error in tests/interp/vec_math_test.cc. y may equal x.
 void sigmoid_f32(const float* x, float* y, int64_t n);
 
-/// y[i] = exp(x[i]) bit for bit exp_f32 (SLEEF 3.5's Sleef_expf8_u10 / Sleef_finz_expf16_u10avx512f,
-/// operation for operation, inlined: the three agree on all 2^32 inputs, NaN payloads included,
-/// checked exhaustively against the installed libsleef); 16 lanes on CPUs with AVX-512F, else 8
-/// (exp_f32_inline_avx2). y may equal x.
+/// y[i] = exp(x[i]) bit for bit exp_f32 (SLEEF 3.5's Sleef_expf8_u10 /
+/// Sleef_finz_expf16_u10avx512f, operation for operation, inlined: the three agree on all 2^32
+/// inputs, NaN payloads included, checked exhaustively against the installed libsleef; the test
+/// samples every 61st); 16 lanes on CPUs with AVX-512F, else 8 (exp_f32_inline_avx2). y may
+/// equal x.
 void exp_f32_inline(const float* x, float* y, int64_t n);
 void exp_f32_inline_avx2(const float* x, float* y, int64_t n);
 /// Softmax of `rows` contiguous rows of n >= 1 floats: y = exp(x - max) / sum, bit for bit what
