@@ -1,5 +1,5 @@
-// Array loops over 8-lane AVX2 float functions (erf also 16 lanes on AVX-512F CPUs; see vec_math.h): SLEEF 3.5 (Debian
-// libsleef-dev) Sleef_expf8_u10 and Sleef_tanhf8_u10, documented at max 1.0 ulp (its dispatcher
+// Array loops over 8-lane AVX2 float functions (erf also 16 lanes on AVX-512F CPUs; see
+// vec_math.h): SLEEF 3.5 (Debian libsleef-dev) Sleef_expf8_u10 and Sleef_tanhf8_u10, documented at max 1.0 ulp (its dispatcher
 // picks the AVX2 code at run time), and erf as the rational approximation of the compiled tiers.
 // The tail (n % 8 elements) goes through a padded 8-lane buffer: every element sees one function.
 // SLEEF's expf is also copied inline (exp8 / exp16, the Softmax rows and exp_f32_inline), 16
