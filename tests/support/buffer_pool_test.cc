@@ -45,25 +45,26 @@ TEST(BufferPool, FreedBufferServesTheNextRequestOfItsClass) {
   buffer_free(b, bytes - 1000);
 }
 
-TEST(BufferPool, ASmallerRequestTakesAKeptBufferUpToTwiceItsSize) {
-  // Classes are 8 per power of two: ..., 2 MiB, 2.25 MiB, 2.5 MiB, ..., 4 MiB, 4.5 MiB, 5 MiB.
+TEST(BufferPool, ASmallerRequestTakesAKeptBufferUpToEightTimesItsSize) {
+  // Classes are 8 per power of two: ..., 512 KiB, ..., 1 MiB, ..., 4 MiB, 4.5 MiB, 5 MiB; a
+  // request may take a kept buffer up to 24 classes (8x) above its own.
   buffer_pool_release_kept();
   void* a = buffer_alloc(5 * kMiB);
   buffer_free(a, 5 * kMiB);
-  void* b = buffer_alloc(5 * kMiB / 2);  // 8 classes below 5 MiB: reuses it
+  void* b = buffer_alloc(kMiB);  // 18 classes below 5 MiB: reuses it
   EXPECT_EQ(b, a);
-  buffer_free(b, 5 * kMiB / 2);  // freed with the request's size: the pool knows its real class
+  buffer_free(b, kMiB);  // freed with the request's size: the pool knows its real class
   void* c = buffer_alloc(5 * kMiB);
   EXPECT_EQ(c, a);
   std::memset(c, 1, 5 * kMiB);
   buffer_free(c, 5 * kMiB);
-  void* d = buffer_alloc(2 * kMiB);  // 10 classes below: a fresh mapping, 5 MiB stays kept
+  void* d = buffer_alloc(kMiB / 2);  // 26 classes below: a fresh mapping, 5 MiB stays kept
   EXPECT_NE(d, a);
-  buffer_free(d, 2 * kMiB);
+  buffer_free(d, kMiB / 2);
   // With both kept, a request takes the smallest class that fits.
-  void* e = buffer_alloc(2 * kMiB);
+  void* e = buffer_alloc(kMiB / 2);
   EXPECT_EQ(e, d);
-  buffer_free(e, 2 * kMiB);
+  buffer_free(e, kMiB / 2);
 }
 
 TEST(BufferPool, KeptBytesStayWithinTheBudget) {
