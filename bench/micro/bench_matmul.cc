@@ -1,5 +1,6 @@
 // MatMul C[M, N] = A[M, K] x B[K, N] (float32, row-major) on tier 0 (one MatMul node, B an
-// initializer as a model's weight; the kernel calls oneDNN sgemm) and on the library directly
+// initializer as a model's weight; the kernel calls oneDNN's matmul primitive, or below 2^16
+// multiply-adds our small GEMM: bench_small_gemm.cc) and on the library directly
 // (dnnl_sgemm into a preallocated C: the floor tier 0's interpreter overhead sits on). Shapes:
 // cubes 64..1024, the MLP layers (batch 1 and 64: 256->512, 512->512, 512->10) and the BERT
 // layer GEMMs (N*S = 64 and 512 tokens: hidden 128 -> 128, 128 -> 512, 512 -> 128).

@@ -20,15 +20,18 @@ __attribute__((always_inline)) inline V16 load(const float* p) {
   return v;
 }
 
-__attribute__((always_inline)) inline void store(float* p, V16 v) { std::memcpy(p, &v, sizeof v); }
+__attribute__((always_inline)) inline void store(float* p, const V16& v) {
+  std::memcpy(p, &v, sizeof v);
+}
 
-__attribute__((always_inline)) inline float hsum(V16 v) {
+__attribute__((always_inline)) inline float hsum(const V16& v) {
   float s = 0;
   for (int l = 0; l < 16; ++l) s += v[l];
   return s;
 }
 
-__attribute__((always_inline)) inline float finish(float acc, float alpha, float beta, const float* c) {
+__attribute__((always_inline)) inline float finish(float acc, float alpha, float beta,
+                                                   const float* c) {
   return beta == 0.f ? alpha * acc : alpha * acc + beta * *c;
 }
 
@@ -36,9 +39,10 @@ __attribute__((always_inline)) inline float finish(float acc, float alpha, float
 // the sums over k do not wait on each other), rows of B scaled by A's elements; a tail of
 // fewer columns in scalars, the same order of k.
 template <int R>
-__attribute__((always_inline)) inline void rows_b_plain(bool trans_a, int64_t i0, int64_t n, int64_t k, float alpha,
-                         const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                         float* c, int64_t ldc) {
+__attribute__((always_inline)) inline void rows_b_plain(bool trans_a, int64_t i0, int64_t n,
+                                                       int64_t k, float alpha, const float* a,
+                                                       int64_t lda, const float* b, int64_t ldb,
+                                                       float beta, float* c, int64_t ldc) {
   const int64_t rs = trans_a ? 1 : lda, ps = trans_a ? lda : 1;  // A(i, p) = a[i * rs + p * ps]
   auto av = [&](int r, int64_t p) { return a[(i0 + r) * rs + p * ps]; };
   int64_t j0 = 0;
@@ -105,7 +109,8 @@ void gemm_b_trans(int64_t m, int64_t n, int64_t k, float alpha, const float* a, 
       V16 s00 = {}, s01 = {}, s02 = {}, s03 = {}, s10 = {}, s11 = {}, s12 = {}, s13 = {};
       for (int64_t p = 0; p < kv; p += 16) {
         const V16 x0 = load(a0 + p), x1 = load(a1 + p);
-        const V16 y0 = load(bj[0] + p), y1 = load(bj[1] + p), y2 = load(bj[2] + p), y3 = load(bj[3] + p);
+        const V16 y0 = load(bj[0] + p), y1 = load(bj[1] + p);
+        const V16 y2 = load(bj[2] + p), y3 = load(bj[3] + p);
         s00 += x0 * y0;
         s01 += x0 * y1;
         s02 += x0 * y2;

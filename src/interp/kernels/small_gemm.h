@@ -10,9 +10,10 @@
 
 namespace tierjit::interp::nn {
 
-/// Multiply-accumulates below which nn::sgemm runs small_sgemm. Steady state against dnnl_sgemm, one thread, median of 2,000 (us): 16x64x16 0.25 vs
-/// 0.38, 16x16x64 0.22 vs 0.36, 32x32x64 0.86 vs 0.70, 64x64x16 1.0 vs 0.79, 1x10x512 (B
-/// transposed) 0.12 vs 0.26, 2x10x512 0.24 vs 0.22, 8x10x512 0.95 vs 0.59, 4x10x1568 1.5 vs 1.1.
+/// Multiply-accumulates below which nn::sgemm runs small_sgemm. Steady state against
+/// dnnl_sgemm, one thread, median of 2,000 (us): 16x64x16 0.25 vs 0.38, 16x16x64 0.22 vs 0.36,
+/// 32x32x64 0.86 vs 0.70, 64x64x16 1.0 vs 0.79; B transposed: 1x10x512 0.12 vs 0.26, 2x10x512
+/// 0.24 vs 0.22, 8x10x512 0.95 vs 0.59, 4x10x1568 1.5 vs 1.1.
 inline constexpr int64_t kSmallGemmMacs = int64_t{1} << 16;
 
 /// Row-major C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, op = transpose if trans_*,
