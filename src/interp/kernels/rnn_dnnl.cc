@@ -41,6 +41,7 @@ constexpr int kPeepFrom[3] = {0, 2, 1};
 // process, then its GEMM-based one (make_rnn: ~40% faster per call at batch 1), whose first
 // call generates oneDNN's GEMM kernels: lstm_small's first 32x1x64 request took 22 ms that way,
 // later new lengths 3-15 ms. At ~44 us saved per call (32 steps) that pays after ~500 calls.
+// (GRUs: oneDNN 2.6 has no brgemm GRU; any-format weights give the GEMM-based one anyway.)
 constexpr uint64_t kGemmRnnAfterCalls = 512;
 std::atomic<uint64_t> g_gemm_after{kGemmRnnAfterCalls};
 std::atomic<uint64_t> g_batch1_calls{0};
