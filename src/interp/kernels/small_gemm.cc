@@ -1,5 +1,7 @@
 // Small float32 GEMM (see small_gemm.h): 16-lane vector accumulators (GCC vector extensions),
-// compiled for AVX-512, AVX2 + FMA and baseline x86-64, chosen at load time (target_clones).
+// compiled twice: for AVX-512F and for the build's baseline (AVX2 + FMA), chosen at run time.
+// (Not target_clones: its ifunc resolvers run before ThreadSanitizer's runtime is up, and the
+// TSan build of the tests crashed at load.)
 #include "interp/kernels/small_gemm.h"
 
 #include <algorithm>
@@ -78,8 +80,7 @@ __attribute__((always_inline)) inline void rows_b_plain(bool trans_a, int64_t i0
   }
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-void gemm_b_plain(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+__attribute__((always_inline)) inline void gemm_b_plain(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                   int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) rows_b_plain<4>(trans_a, i, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -93,8 +94,7 @@ void gemm_b_plain(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, co
 
 // B transposed (stored [N, K]) and A plain: dot products of rows, four columns of C at a time
 // sharing A's loads; 16 lanes of partial sums, then the lanes summed in order.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-void gemm_b_trans(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+__attribute__((always_inline)) inline void gemm_b_trans(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   const int64_t kv = k / 16 * 16;
   int64_t i = 0;
@@ -185,6 +185,36 @@ void gemm_b_trans(int64_t m, int64_t n, int64_t k, float alpha, const float* a, 
   }
 }
 
+// Where the CPU has AVX-512F (checked once).
+const bool kHasAvx512 = [] {
+  __builtin_cpu_init();  // static initializers may run before libgcc's own
+  return __builtin_cpu_supports("avx512f") != 0;
+}();
+
+__attribute__((target("avx512f"))) void plain_avx512(bool trans_a, int64_t m, int64_t n,
+                                                     int64_t k, float alpha, const float* a,
+                                                     int64_t lda, const float* b, int64_t ldb,
+                                                     float beta, float* c, int64_t ldc) {
+  gemm_b_plain(trans_a, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void plain_avx2(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  gemm_b_plain(trans_a, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+__attribute__((target("avx512f"))) void trans_avx512(int64_t m, int64_t n, int64_t k, float alpha,
+                                                     const float* a, int64_t lda, const float* b,
+                                                     int64_t ldb, float beta, float* c,
+                                                     int64_t ldc) {
+  gemm_b_trans(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void trans_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  gemm_b_trans(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 }  // namespace
 
 void small_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
@@ -192,9 +222,9 @@ void small_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
                  int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   if (!trans_b) {
-    gemm_b_plain(trans_a, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    (kHasAvx512 ? plain_avx512 : plain_avx2)(trans_a, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else if (!trans_a) {
-    gemm_b_trans(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    (kHasAvx512 ? trans_avx512 : trans_avx2)(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else {  // both transposed (Gemm with transA and transB): rare, plain loops
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
