@@ -122,18 +122,6 @@ Ref old_layer_norm(const std::vector<float>& x, const std::vector<float>* res, i
 }
 // ---- end of the previous code ----
 
-int64_t bit_mismatches(const float* got, const float* want, int64_t n, const std::string& what) {
-  int64_t bad = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(want[i])) continue;
-    if (bad++ < 3)
-      ADD_FAILURE() << what << " element " << i << ": got " << got[i] << " (0x" << std::hex
-                    << std::bit_cast<uint32_t>(got[i]) << ") want " << want[i] << " (0x"
-                    << std::bit_cast<uint32_t>(want[i]) << ")" << std::dec;
-  }
-  return bad;
-}
-
 std::vector<float> normal_values(size_t n, unsigned seed, double mean = 3.0, double sd = 2.0) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> d(mean, sd);

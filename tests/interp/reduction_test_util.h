@@ -3,6 +3,10 @@
 // and an error check, on top of node_runner.h.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +36,20 @@ inline Tensor f16(Shape s, const std::vector<float>& v) {
   for (size_t i = 0; i < v.size(); ++i) t.data<uint16_t>()[i] = support::float_to_half(v[i]);
   return t;
 }
+/// Number of elements of got[0, n) whose bits differ from want's (reports the first three as
+/// test failures naming `what`): for kernels checked bit for bit (NaN payloads included).
+inline int64_t bit_mismatches(const float* got, const float* want, int64_t n, const std::string& what) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(want[i])) continue;
+    if (bad++ < 3)
+      ADD_FAILURE() << what << " element " << i << ": got " << got[i] << " (0x" << std::hex
+                    << std::bit_cast<uint32_t>(got[i]) << ") want " << want[i] << " (0x"
+                    << std::bit_cast<uint32_t>(want[i]) << ")" << std::dec;
+  }
+  return bad;
+}
+
 /// 0, 1, 2, ... as float32.
 inline Tensor iota(Shape s) {
   std::vector<float> v(static_cast<size_t>(shape_numel(s)));

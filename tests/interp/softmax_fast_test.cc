@@ -37,19 +37,6 @@ void reference_rows(const float* x, float* y, int64_t rows, int64_t n) {
   }
 }
 
-/// Number of elements whose bits differ (reports the first few).
-int64_t bit_mismatches(const float* got, const float* want, int64_t n, const std::string& what) {
-  int64_t bad = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(want[i])) continue;
-    if (bad++ < 3)
-      ADD_FAILURE() << what << " element " << i << ": got " << got[i] << " (0x" << std::hex
-                    << std::bit_cast<uint32_t>(got[i]) << ") want " << want[i] << " (0x"
-                    << std::bit_cast<uint32_t>(want[i]) << ")" << std::dec;
-  }
-  return bad;
-}
-
 /// Runs both widths (the AVX-512 one where the CPU has it) and, in place, the dispatching one.
 void check_rows(const std::vector<float>& x, int64_t rows, int64_t n, const std::string& what) {
   std::vector<float> want(x.size()), got(x.size());
