@@ -395,5 +395,40 @@ TEST(ConvChain, ExitOfOneChannelOrOnePosition) {
   }
 }
 
+// One planned chain called with shapes changing from call to call (batch and spatial size,
+// recurring and new): each call resolves its own shapes (ConvChain::resolved, kept per distinct
+// input shape, at most kResolvedKept) and equals the kernels one by one on the same feed.
+TEST(ConvChain, ShapesChangingBetweenCallsOfOnePlan) {
+  Builder b;
+  dense_chain(b, 1, 0);
+  const std::vector<const ir::Node*> nodes = node_list(b.g);
+  const interp::FusionPlan plan = interp::plan_fusion(nodes, b.g);
+  ASSERT_EQ(plan.conv_chains.size(), 1u);
+  const interp::ConvChain& chain = *plan.conv_chains[0];
+  interp::ExecOptions opt;
+  opt.intra_op_threads = 2;
+  struct Call { int64_t n, h, w; };
+  std::vector<Call> calls{{1, 19, 21}, {3, 19, 21}, {1, 19, 21}, {2, 9, 11}, {3, 19, 21}, {1, 9, 11}};
+  for (int64_t n = 4; n < 4 + static_cast<int64_t>(interp::ConvChain::kResolvedKept); ++n) calls.push_back({n, 12, 13});
+  calls.push_back({1, 19, 21});  // dropped from the list by now: resolved again
+  uint32_t seed = 40;
+  for (const Call& k : calls) {
+    const Tensor x = random_f32({k.n, 3, k.h, k.w}, seed++, k.n == 3 ? 17 : 0);
+    interp::Frame fused, plain;
+    for (interp::Frame* f : {&fused, &plain}) {
+      interp::init_frame(*f, b.g);
+      f->values[b.g.inputs()[0]->id()] = x;
+    }
+    ASSERT_TRUE(interp::run_nodes(nodes, plan, fused, opt).ok());
+    ASSERT_TRUE(interp::run_nodes(nodes, interp::FusionPlan(), plain, opt).ok());
+    const ir::Value* y = b.g.outputs()[0];
+    expect_equal(fused.values[y->id()], plain.values[y->id()], false);
+    std::lock_guard<std::mutex> lock(chain.resolved_mu);
+    EXPECT_LE(chain.resolved.size(), interp::ConvChain::kResolvedKept);
+  }
+  std::lock_guard<std::mutex> lock(chain.resolved_mu);
+  EXPECT_EQ(chain.resolved.size(), interp::ConvChain::kResolvedKept);
+}
+
 }  // namespace
 }  // namespace tierjit::testing

@@ -11,6 +11,7 @@
 #include "interp/executor.h"
 #include "interp/kernels/conv_fusion.h"
 #include "interp/kernels/nn_common.h"
+#include "interp/kernels/tensor_internal.h"
 #include "interp/registry.h"
 
 namespace tierjit::interp {
@@ -156,6 +157,14 @@ std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
   return chains;
 }
 
+struct ConvChain::Resolved {
+  std::vector<int64_t> key;           // call_key()
+  std::vector<Shape> shapes;          // per slot, plain
+  std::vector<nn::ConvGeometry> geo;  // per step: its convolution (kConv steps)
+  std::vector<nn::Window> win;        // per step: its window (kMaxPool steps)
+  int64_t most = 0;                   // elements of the largest intermediate but the exit
+};
+
 namespace {
 
 // A value while a chain runs: `buf` holds it in `layout` (a tensor of the plain `shape` either
@@ -179,15 +188,152 @@ bool fits(const Tensor& t) {
   return true;
 }
 
+// Element strides of a tensor of plain shape `s` [N, C, spatial...] stored in layout `l`.
+void layout_strides(const Shape& s, ActLayout l, int64_t* strides) {
+  const size_t r = s.size();
+  int64_t step = 1;
+  if (l == ActLayout::kPlain) {
+    for (size_t d = r; d-- > 0;) {
+      strides[d] = step;
+      step *= s[d];
+    }
+    return;
+  }
+  strides[1] = 1;  // channels-last: [N, spatial..., C]
+  step = s[1];
+  for (size_t d = r; d-- > 2;) {
+    strides[d] = step;
+    step *= s[d];
+  }
+  strides[0] = step;
+}
+
+// Copies the float32 tensor of plain shape `shape` (rank 3-5) from layout `from` at x to
+// layout `to` at y: a transpose by register tiles (strided_copy_plain), no oneDNN reorder to
+// create per shape.
+void copy_layout(const Shape& shape, ActLayout from, const float* x, ActLayout to, float* y,
+                 int threads) {
+  int64_t xs[5], ys[5];
+  layout_strides(shape, from, xs);
+  layout_strides(shape, to, ys);
+  strided_copy_plain(y, ys, x, xs, shape.data(), shape.size(), sizeof(float), threads);
+}
+
 // The channels-last form of slot `s` (made once for a plain one).
-Expected<const Tensor*> as_channels_last(Slot& s, int threads) {
+const Tensor* as_channels_last(Slot& s, int threads) {
   if (s.layout == ActLayout::kChannelsLast) return &s.buf;
   if (!s.cl.defined()) {
     s.cl = Tensor::empty(DType::kFloat32, s.shape);
-    TJ_RETURN_IF_ERROR(nn::dnnl_reorder_f32(s.shape, ActLayout::kPlain, s.buf.data<float>(),
-                                            ActLayout::kChannelsLast, s.cl.data<float>(), threads));
+    copy_layout(s.shape, ActLayout::kPlain, s.buf.data<float>(), ActLayout::kChannelsLast,
+                s.cl.data<float>(), threads);
   }
   return &s.cl;
+}
+
+// The key of a call's shapes: the memory limit, then dtype, rank and dims of every external
+// slot's tensor and of each Conv's W and B (all that resolve() reads besides constant
+// attributes).
+void call_key(const ConvChain& c, const Frame& frame, const ExecOptions& options,
+              std::vector<int64_t>& key) {
+  key.clear();
+  key.push_back(options.memory_limit_bytes);
+  auto add = [&](const Tensor* t) {
+    if (!t || !t->defined()) {
+      key.push_back(-1);
+      return;
+    }
+    key.push_back(static_cast<int64_t>(t->dtype()));
+    key.push_back(t->rank());
+    key.insert(key.end(), t->shape().begin(), t->shape().end());
+  };
+  for (size_t i = 0; i < c.values.size(); ++i)
+    if (c.external[i]) add(&frame.values[c.values[i]->id()]);
+  for (const ConvChain::Step& st : c.steps)
+    if (st.kind == ConvChain::Kind::kConv)
+      for (size_t k = 1; k < st.node->num_inputs(); ++k)
+        add(st.node->input(k) ? &frame.values[st.node->input(k)->id()] : nullptr);
+}
+
+// Resolves the shapes of a call (keyed `key`), or null when anything is unexpected: the
+// chain then leaves the call to the kernels, before any work.
+std::shared_ptr<const ConvChain::Resolved> resolve(const ConvChain& c, const Frame& frame,
+                                                   const ExecOptions& options,
+                                                   const SubgraphRunner& runner,
+                                                   const std::vector<int64_t>& key) {
+  using Kind = ConvChain::Kind;
+  auto r = std::make_shared<ConvChain::Resolved>();
+  r->key = key;
+  r->shapes.resize(c.values.size());
+  r->geo.resize(c.steps.size());
+  r->win.resize(c.steps.size());
+  std::vector<Tensor> none;
+  std::vector<const Tensor*> in_ptrs;
+  for (size_t i = 0; i < c.values.size(); ++i) {
+    if (!c.external[i]) continue;
+    const Tensor& t = frame.values[c.values[i]->id()];
+    if (!fits(t)) return nullptr;
+    r->shapes[i] = t.shape();
+  }
+  for (size_t si = 0; si < c.steps.size(); ++si) {
+    const ConvChain::Step& st = c.steps[si];
+    const Shape& x = r->shapes[static_cast<size_t>(st.in[0])];
+    Shape& y = r->shapes[static_cast<size_t>(st.out)];
+    if (st.kind == Kind::kConv) {
+      in_ptrs.assign(st.node->num_inputs(), nullptr);
+      for (size_t k = 1; k < st.node->num_inputs(); ++k)
+        if (st.node->input(k)) in_ptrs[k] = &frame.values[st.node->input(k)->id()];
+      KernelContext ctx(*st.node, in_ptrs, none, options, &runner);
+      Expected<nn::ConvGeometry> g = nn::conv_chain_geometry(ctx, x);
+      if (!g.ok()) return nullptr;
+      r->geo[si] = std::move(*g);
+      y = {r->geo[si].batch, r->geo[si].out_channels};
+      y.insert(y.end(), r->geo[si].out_spatial.begin(), r->geo[si].out_spatial.end());
+      if (x.size() != y.size() || !ctx.check_size(DType::kFloat32, y).ok()) return nullptr;
+    } else if (st.kind == Kind::kMaxPool) {
+      in_ptrs.clear();
+      KernelContext ctx(*st.node, in_ptrs, none, options, &runner);
+      const std::vector<int64_t> spatial(x.begin() + 2, x.end());
+      Expected<nn::Window> w = nn::resolve_window(ctx, spatial, st.node->attr_ints("kernel_shape"),
+                                                  st.node->attr_int("ceil_mode", 0) != 0);
+      if (!w.ok() || !nn::check_pool_pads(ctx, *w).ok()) return nullptr;  // the kernel's error
+      r->win[si] = std::move(*w);
+      y = {x[0], x[1]};
+      y.insert(y.end(), r->win[si].out.begin(), r->win[si].out.end());
+      if (shape_numel(y) == 0) return nullptr;
+    } else {
+      if (st.kind == Kind::kAdd && r->shapes[static_cast<size_t>(st.in[1])] != x) return nullptr;
+      y = x;
+    }
+  }
+  const size_t exit = static_cast<size_t>(c.steps.back().out);
+  for (size_t i = 0; i < c.values.size(); ++i)
+    if (!c.external[i] && i != exit) r->most = std::max(r->most, shape_numel(r->shapes[i]));
+  return r;
+}
+
+// The call's resolved shapes: from the chain's list when seen before (moved to the front),
+// else resolved and added (the least recently used dropped past ConvChain::kResolvedKept).
+std::shared_ptr<const ConvChain::Resolved> resolved_for(const ConvChain& c, const Frame& frame,
+                                                        const ExecOptions& options,
+                                                        const SubgraphRunner& runner) {
+  thread_local std::vector<int64_t> key;
+  call_key(c, frame, options, key);
+  {
+    std::lock_guard<std::mutex> lock(c.resolved_mu);
+    auto& list = c.resolved;
+    for (size_t i = 0; i < list.size(); ++i)
+      if (list[i]->key == key) {
+        std::rotate(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(i),
+                    list.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        return list.front();
+      }
+  }
+  std::shared_ptr<const ConvChain::Resolved> r = resolve(c, frame, options, runner, key);
+  if (!r) return nullptr;
+  std::lock_guard<std::mutex> lock(c.resolved_mu);
+  c.resolved.insert(c.resolved.begin(), r);
+  if (c.resolved.size() > ConvChain::kResolvedKept) c.resolved.pop_back();
+  return r;
 }
 
 }  // namespace
@@ -196,52 +342,19 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
                               const SubgraphRunner& runner) {
   using Kind = ConvChain::Kind;
   const int threads = options.intra_op_threads;
-  std::vector<Slot> slots(c.values.size());
-  std::vector<nn::ConvGeometry> geo(c.steps.size());
-  std::vector<nn::Window> win(c.steps.size());
-  std::vector<Tensor> none;
-  std::vector<const Tensor*> in_ptrs;
   // Shapes first: anything unexpected leaves the chain to the kernels, before any work.
+  const std::shared_ptr<const ConvChain::Resolved> resolved = resolved_for(c, frame, options, runner);
+  if (!resolved) return false;
+  const std::vector<nn::ConvGeometry>& geo = resolved->geo;
+  const std::vector<nn::Window>& win = resolved->win;
+  std::vector<Slot> slots(c.values.size());
   for (size_t i = 0; i < slots.size(); ++i) {
+    slots[i].shape = resolved->shapes[i];
     if (!c.external[i]) continue;
-    const Tensor& t = frame.values[c.values[i]->id()];
-    if (!fits(t)) return false;
-    slots[i].buf = t;
-    slots[i].shape = t.shape();
-    if (layouts_coincide(t.shape())) slots[i].layout = ActLayout::kChannelsLast;  // no copy needed
+    slots[i].buf = frame.values[c.values[i]->id()];
+    if (layouts_coincide(slots[i].shape)) slots[i].layout = ActLayout::kChannelsLast;  // no copy needed
   }
-  for (size_t si = 0; si < c.steps.size(); ++si) {
-    const ConvChain::Step& st = c.steps[si];
-    const Shape& x = slots[static_cast<size_t>(st.in[0])].shape;
-    Shape& y = slots[static_cast<size_t>(st.out)].shape;
-    if (st.kind == Kind::kConv) {
-      in_ptrs.assign(st.node->num_inputs(), nullptr);
-      for (size_t k = 1; k < st.node->num_inputs(); ++k)
-        if (st.node->input(k)) in_ptrs[k] = &frame.values[st.node->input(k)->id()];
-      KernelContext ctx(*st.node, in_ptrs, none, options, &runner);
-      Expected<nn::ConvGeometry> g = nn::conv_chain_geometry(ctx, x);
-      if (!g.ok()) return false;
-      geo[si] = std::move(*g);
-      y = {geo[si].batch, geo[si].out_channels};
-      y.insert(y.end(), geo[si].out_spatial.begin(), geo[si].out_spatial.end());
-      if (x.size() != y.size() || !ctx.check_size(DType::kFloat32, y).ok())
-        return false;
-    } else if (st.kind == Kind::kMaxPool) {
-      in_ptrs.clear();
-      KernelContext ctx(*st.node, in_ptrs, none, options, &runner);
-      const std::vector<int64_t> spatial(x.begin() + 2, x.end());
-      Expected<nn::Window> w = nn::resolve_window(ctx, spatial, st.node->attr_ints("kernel_shape"),
-                                                  st.node->attr_int("ceil_mode", 0) != 0);
-      if (!w.ok() || !nn::check_pool_pads(ctx, *w).ok()) return false;  // the kernel's error
-      win[si] = std::move(*w);
-      y = {x[0], x[1]};
-      y.insert(y.end(), win[si].out.begin(), win[si].out.end());
-      if (shape_numel(y) == 0) return false;
-    } else {
-      if (st.kind == Kind::kAdd && slots[static_cast<size_t>(st.in[1])].shape != x) return false;
-      y = x;
-    }
-  }
+  std::vector<const Tensor*> in_ptrs;
 
   // The run. Dead internal buffers are dropped (or reused in place) as soon as possible.
   const KernelRegistry& reg = KernelRegistry::global();
@@ -270,7 +383,7 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
                                            b ? b->data<float>() : nullptr, out.buf.data<float>(),
                                            ActLayout::kChannelsLast, threads, st.post));
     } else if (st.kind == Kind::kMaxPool) {
-      TJ_ASSIGN_OR_RETURN(const Tensor* xc, as_channels_last(a, threads));
+      const Tensor* xc = as_channels_last(a, threads);
       out.buf = Tensor::empty(DType::kFloat32, out.shape);
       out.layout = ActLayout::kChannelsLast;
       max_pool_channels_last(win[si], a.shape, xc->data<float>(), out.buf.data<float>(), threads);
@@ -287,8 +400,8 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
         Slot& bs = slots[static_cast<size_t>(st.in[1])];
         if (a.layout != bs.layout) layout = ActLayout::kChannelsLast;
         if (layout == ActLayout::kChannelsLast) {
-          TJ_ASSIGN_OR_RETURN(pa, as_channels_last(a, threads));
-          TJ_ASSIGN_OR_RETURN(pb, as_channels_last(bs, threads));
+          pa = as_channels_last(a, threads);
+          pb = as_channels_last(bs, threads);
         } else {
           pb = &bs.buf;
         }
@@ -322,13 +435,10 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
   Tensor y = e.buf;
   if (e.layout == ActLayout::kChannelsLast && !layouts_coincide(e.shape)) {
     y = Tensor::empty(DType::kFloat32, e.shape);
-    TJ_RETURN_IF_ERROR(nn::dnnl_reorder_f32(e.shape, ActLayout::kChannelsLast, e.buf.data<float>(),
-                                            ActLayout::kPlain, y.data<float>(), threads));
+    copy_layout(e.shape, ActLayout::kChannelsLast, e.buf.data<float>(), ActLayout::kPlain,
+                y.data<float>(), threads);
   }
-  int64_t most = 0;
-  for (size_t i = 0; i < slots.size(); ++i)
-    if (!c.external[i] && static_cast<int>(i) != exit) most = std::max(most, shape_numel(slots[i].shape));
-  const Tensor holder = Tensor::empty(DType::kFloat32, {most});
+  const Tensor holder = Tensor::empty(DType::kFloat32, {resolved->most});
   for (size_t i = 0; i < slots.size(); ++i)
     if (!c.external[i] && static_cast<int>(i) != exit)
       frame.values[c.values[i]->id()] =

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -51,6 +52,14 @@ struct ConvChain {
   std::vector<const ir::Value*> values;  ///< slots: every value a member reads or writes
   std::vector<int> last_use;             ///< per slot: the last step reading it, -1: none
   std::vector<bool> external;            ///< per slot: not produced by a member
+
+  /// What a call resolves from the shapes of its external inputs (slot shapes, convolution
+  /// geometries, pooling windows): resolved once per distinct set of shapes and kept here,
+  /// most recently used first, at most kResolvedKept (run_conv_chain; thread-safe).
+  struct Resolved;
+  static constexpr size_t kResolvedKept = 16;
+  mutable std::mutex resolved_mu;
+  mutable std::vector<std::shared_ptr<const Resolved>> resolved;
 };
 
 /// The conv chains of `nodes` (in topological order, all from `graph`); `eligible[i]` false

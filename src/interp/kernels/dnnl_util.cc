@@ -231,46 +231,7 @@ BoundConv bind_conv(const std::shared_ptr<ConvEntry>& e) {
   return m;
 }
 
-struct ReorderKey {
-  Shape shape;
-  ActLayout from, to;
-  int threads;
-  bool operator<(const ReorderKey& o) const {
-    return std::tie(shape, from, to, threads) < std::tie(o.shape, o.from, o.to, o.threads);
-  }
-};
-
-struct ReorderEntry {
-  dnnl::memory::desc from_md, to_md;
-  dnnl::reorder r;
-};
-
 }  // namespace
-
-Status dnnl_reorder_f32(const Shape& shape, ActLayout from, const float* x, ActLayout to, float* y,
-                        int threads) {
-  static PrimitiveCache<ReorderKey, ReorderEntry> cache(kPrimitiveCacheEntries);
-  const int used_threads = parallel_threads(shape_numel(shape), threads);
-  set_dnnl_threads(used_threads);
-  try {
-    std::shared_ptr<ReorderEntry> e = cache.get(ReorderKey{shape, from, to, used_threads}, [&] {
-      auto r = std::make_shared<ReorderEntry>();
-      const Dims dims(shape.begin(), shape.end());
-      r->from_md = dnnl::memory::desc(dims, dnnl::memory::data_type::f32, layout_tag(from, shape.size()));
-      r->to_md = dnnl::memory::desc(dims, dnnl::memory::data_type::f32, layout_tag(to, shape.size()));
-      r->r = make_reorder(r->from_md, r->to_md);
-      return r;
-    });
-    dnnl::engine& eng = cpu_engine();
-    dnnl::stream& s = thread_stream();
-    dnnl::memory src(e->from_md, eng, const_cast<float*>(x)), dst(e->to_md, eng, y);
-    e->r.execute(s, src, dst);
-    s.wait();
-  } catch (const dnnl::error& err) {
-    return internal_error("oneDNN reorder failed: {}", err.what());
-  }
-  return Status();
-}
 
 bool dnnl_conv_fuses_post_ops(const ConvGeometry& g) { return !is_pointwise(g); }
 

@@ -127,10 +127,4 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, 
                      const Tensor* constant_w, const float* bias, float* y, ActLayout y_layout,
                      int threads, const ConvPostOp& post);
 
-/// Copies the float32 tensor of plain shape `shape` (rank 3-5, every dim > 0) from layout `from`
-/// (at x) to layout `to` (at y), through a cached oneDNN reorder (an exact copy).
-/// Errors: oneDNN failures as kInternal.
-Status dnnl_reorder_f32(const Shape& shape, ActLayout from, const float* x, ActLayout to, float* y,
-                        int threads);
-
 }  // namespace tierjit::interp::nn
