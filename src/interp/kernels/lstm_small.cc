@@ -1,0 +1,480 @@
+// Small-batch float32 LSTM (lstm_small.h). Weights are packed per direction with the hidden
+// units in blocks of 16 and the four gates (ONNX order i, o, f, c) of a block side by side: W as
+// [H/16][I][64], R as [H/16][H][64], bias (Wb + Rb) as [H/16][64], H padded to a multiple of 16
+// with zeros. The input projection of a chunk of time steps is one register-blocked product;
+// each step then accumulates h R^T onto it block by block and finishes the block's gate math in
+// the same registers. Written once with GCC vector extensions (16 lanes), compiled for AVX-512F
+// and for the baseline AVX2 + FMA, chosen at run time (not target_clones: see small_gemm.cc).
+#include "interp/kernels/lstm_small.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+// The 16-lane helpers pass vectors by value; they are always inlined into the two versions.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace tierjit::interp::nn {
+namespace {
+
+typedef float V16 __attribute__((vector_size(64)));
+typedef int32_t I16 __attribute__((vector_size(64)));
+
+#define TJ_LSTM_INLINE __attribute__((always_inline)) inline
+
+constexpr int64_t kBlock = 16;       // hidden units per block
+constexpr int64_t kBlockCols = 64;   // 4 gates x 16 units
+
+std::atomic<bool> g_enabled{true};
+std::atomic<bool> g_force_avx2{false};
+std::atomic<uint64_t> g_runs{0};
+
+const bool kHasAvx512 = [] {
+  __builtin_cpu_init();  // static initializers may run before libgcc's own
+  return __builtin_cpu_supports("avx512f") != 0;
+}();
+
+TJ_LSTM_INLINE V16 load(const float* p) {
+  V16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+TJ_LSTM_INLINE void store(float* p, const V16& v) { std::memcpy(p, &v, sizeof v); }
+TJ_LSTM_INLINE void store_n(float* p, const V16& v, int64_t n) {  // the first n < 16 lanes
+  float tmp[16];
+  std::memcpy(tmp, &v, sizeof v);
+  std::memcpy(p, tmp, static_cast<size_t>(n) * sizeof(float));
+}
+TJ_LSTM_INLINE V16 splat(float f) { return V16{} + f; }
+TJ_LSTM_INLINE V16 from_bits(const I16& b) {
+  V16 v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+TJ_LSTM_INLINE I16 bits(const V16& v) {
+  I16 b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+TJ_LSTM_INLINE V16 abs_v(const V16& x) { return from_bits(bits(x) & 0x7fffffff); }
+
+// exp(y) = 2^q (1 + p): q = rint(y / ln 2) (the 1.5 * 2^23 rounding trick, valid for
+// |y| < 2^21), s = y - q ln 2 in two steps and p = expm1(s) by SLEEF 3.5's expf u10 polynomial
+// (the one vec_math.cc's exp16 inlines). p keeps expm1's relative accuracy near 0.
+TJ_LSTM_INLINE void exp_parts(const V16& y, I16& q, V16& p) {
+  const V16 big = splat(0x1.8p23f);
+  const V16 qf = (y * 0x1.715476p+0f + big) - big;
+  q = __builtin_convertvector(qf, I16);
+  V16 s = qf * -0x1.62e4p-1f + y;
+  s = qf * -0x1.7f7d1cp-20f + s;
+  V16 u = splat(0x1.a057b4p-13f);
+  u = u * s + 0x1.6d2d92p-10f;
+  u = u * s + 0x1.11114cp-7f;
+  u = u * s + 0x1.5554f4p-5f;
+  u = u * s + 0x1.555556p-3f;
+  u = u * s + 0.5f;
+  p = (s * s) * u + s;
+}
+TJ_LSTM_INLINE V16 pow2(const I16& q) { return from_bits((q + 127) << 23); }  // -126 <= q <= 127
+
+// 1 / (1 + exp(-x)) as e = exp(-|x|), x >= 0 ? 1 / (1 + e) : e / (1 + e) (no overflow);
+// -|x| clamped at -104 (exp rounds to 0 below), scaled by 2^q in two halves so that
+// subnormal results stay exact. NaN passes the clamp (the comparison is false) and gives NaN.
+TJ_LSTM_INLINE V16 sigmoid_v(const V16& x) {
+  V16 y = -abs_v(x);
+  y = y < -104.f ? splat(-104.f) : y;
+  I16 q;
+  V16 p;
+  exp_parts(y, q, p);
+  const I16 h = q >> 1;
+  const V16 e = ((p + 1.f) * pow2(h)) * pow2(q - h);
+  const V16 r = 1.f / (e + 1.f);
+  return x >= 0.f ? r : e * r;
+}
+
+// tanh(x) = sign(x) * -m / (2 + m) with m = expm1(-2|x|) = 2^q p + (2^q - 1): no cancellation
+// near 0 (there m = p). |x| clamped at 10 (tanh rounds to 1 from 9.01); NaN passes the clamp.
+TJ_LSTM_INLINE V16 tanh_v(const V16& x) {
+  V16 a = abs_v(x);
+  a = a > 10.f ? splat(10.f) : a;
+  I16 q;
+  V16 p;
+  exp_parts(a * -2.f, q, p);
+  const V16 t = pow2(q);
+  const V16 m = t * p + (t - 1.f);
+  const V16 r = -m / (m + 2.f);
+  return from_bits(bits(r) | (bits(x) & static_cast<int32_t>(0x80000000u)));
+}
+
+// One direction of one call.
+struct DirJob {
+  int64_t steps = 0, batch = 0, input = 0, hidden = 0, hp = 0, blocks = 0;
+  bool reverse = false;
+  const float* x = nullptr;
+  int64_t x_t = 0, x_n = 0;  // strides (floats) of a time step and a batch row of x
+  const float *wp = nullptr, *rp = nullptr, *bias = nullptr;  // packed, this direction
+  float* y = nullptr;        // this direction's first row of Y, or null
+  int64_t y_t = 0, y_n = 0;  // strides of Y
+  int64_t chunk = 1;         // time steps projected at once
+  float* proj = nullptr;     // [chunk * N][C]
+  const float** rows = nullptr;  // [chunk * N]
+  float* h[2] = {nullptr, nullptr};  // [N][hp] each, h[0] holds the initial state
+  float* c = nullptr;                // [N][hp]
+  int final_h = 0;                   // out: which h[] holds the last state
+};
+
+// out[i][C] (block b's 64 columns) = rows[i] . W_b + bias_b for RT rows.
+template <int RT>
+TJ_LSTM_INLINE void project_tile(const float* const* rows, int64_t k_n, const float* wb,
+                                 const float* bias_b, float* out, int64_t ldo) {
+  V16 acc[RT][4];
+#pragma GCC unroll 8
+  for (int r = 0; r < RT; ++r)
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) acc[r][g] = load(bias_b + g * kBlock);
+  for (int64_t k = 0; k < k_n; ++k) {
+    const float* wk = wb + k * kBlockCols;
+    const V16 w0 = load(wk), w1 = load(wk + 16), w2 = load(wk + 32), w3 = load(wk + 48);
+#pragma GCC unroll 8
+    for (int r = 0; r < RT; ++r) {
+      const float xv = rows[r][k];
+      acc[r][0] += xv * w0;
+      acc[r][1] += xv * w1;
+      acc[r][2] += xv * w2;
+      acc[r][3] += xv * w3;
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < RT; ++r)
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) store(out + r * ldo + g * kBlock, acc[r][g]);
+}
+
+template <bool kWide>
+TJ_LSTM_INLINE void project(const DirJob& j, int64_t m) {
+  constexpr int kRt = kWide ? 6 : 2;
+  const int64_t C = j.blocks * kBlockCols;
+  for (int64_t b = 0; b < j.blocks; ++b) {
+    const float* wb = j.wp + b * j.input * kBlockCols;
+    const float* bb = j.bias + b * kBlockCols;
+    float* ob = j.proj + b * kBlockCols;
+    int64_t i = 0;
+    for (; i + kRt <= m; i += kRt) project_tile<kRt>(j.rows + i, j.input, wb, bb, ob + i * C, C);
+    for (; i < m; ++i) project_tile<1>(j.rows + i, j.input, wb, bb, ob + i * C, C);
+  }
+}
+
+// One step for batch rows n0 .. n0 + R - 1 and hidden blocks b0 .. b0 + B - 1: gates = P rows
+// + h R^T, then c and h of those units; h goes to hn (h is still read by other tiles).
+template <int R, int B>
+TJ_LSTM_INLINE void step_tile(const DirJob& j, const float* p, const float* h, float* hn,
+                              float* yt, int64_t n0, int64_t b0) {
+  const int64_t C = j.blocks * kBlockCols, H = j.hidden, hp = j.hp;
+  V16 acc[R][B][4];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int bi = 0; bi < B; ++bi)
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g)
+        acc[r][bi][g] = load(p + (n0 + r) * C + (b0 + bi) * kBlockCols + g * kBlock);
+  const float* rb = j.rp + b0 * H * kBlockCols;
+  for (int64_t k = 0; k < H; ++k) {
+    float hv[R];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) hv[r] = h[(n0 + r) * hp + k];
+#pragma GCC unroll 4
+    for (int bi = 0; bi < B; ++bi)
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        const V16 w = load(rb + (bi * H + k) * kBlockCols + g * kBlock);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) acc[r][bi][g] += hv[r] * w;
+      }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int bi = 0; bi < B; ++bi) {
+      const int64_t u0 = (b0 + bi) * kBlock, n = n0 + r;
+      float* cp = j.c + n * hp + u0;
+      const V16 c = sigmoid_v(acc[r][bi][2]) * load(cp) +
+                    sigmoid_v(acc[r][bi][0]) * tanh_v(acc[r][bi][3]);
+      store(cp, c);
+      const V16 hv = sigmoid_v(acc[r][bi][1]) * tanh_v(c);
+      store(hn + n * hp + u0, hv);
+      if (yt) {
+        float* yr = yt + n * j.y_n + u0;
+        if (H - u0 >= kBlock) store(yr, hv);
+        else store_n(yr, hv, H - u0);
+      }
+    }
+}
+
+// Batch rows n0 .. n0 + R - 1 over all hidden blocks, B at a time.
+template <int R, int B>
+TJ_LSTM_INLINE void step_rows(const DirJob& j, const float* p, const float* h, float* hn,
+                              float* yt, int64_t n0) {
+  int64_t b = 0;
+  for (; b + B <= j.blocks; b += B) step_tile<R, B>(j, p, h, hn, yt, n0, b);
+  for (; b < j.blocks; ++b) step_tile<R, 1>(j, p, h, hn, yt, n0, b);
+}
+
+// Register tiles: AVX-512 (32 registers) 8-16 accumulators of 16 lanes; AVX2 (16 registers,
+// two per 16 lanes) 4 of them.
+template <bool kWide>
+TJ_LSTM_INLINE void step(const DirJob& j, const float* p, const float* h, float* hn, float* yt) {
+  int64_t n = 0;
+  if constexpr (kWide) {
+    for (; n + 4 <= j.batch; n += 4) step_rows<4, 1>(j, p, h, hn, yt, n);
+    switch (j.batch - n) {
+      case 3: step_rows<3, 1>(j, p, h, hn, yt, n); break;
+      case 2: step_rows<2, 2>(j, p, h, hn, yt, n); break;
+      case 1: step_rows<1, 2>(j, p, h, hn, yt, n); break;
+      default: break;
+    }
+  } else {
+    for (; n < j.batch; ++n) step_rows<1, 1>(j, p, h, hn, yt, n);
+  }
+}
+
+template <bool kWide>
+TJ_LSTM_INLINE void run_direction_body(DirJob& j) {
+  const int64_t S = j.steps, N = j.batch, C = j.blocks * kBlockCols;
+  int cur = 0;
+  for (int64_t t0 = 0; t0 < S; t0 += j.chunk) {
+    const int64_t nt = std::min(j.chunk, S - t0);
+    auto time = [&](int64_t t) { return j.reverse ? S - 1 - t : t; };
+    for (int64_t ti = 0; ti < nt; ++ti)
+      for (int64_t n = 0; n < N; ++n) j.rows[ti * N + n] = j.x + time(t0 + ti) * j.x_t + n * j.x_n;
+    project<kWide>(j, nt * N);
+    for (int64_t ti = 0; ti < nt; ++ti) {
+      float* yt = j.y ? j.y + time(t0 + ti) * j.y_t : nullptr;
+      step<kWide>(j, j.proj + ti * N * C, j.h[cur], j.h[cur ^ 1], yt);
+      cur ^= 1;
+    }
+  }
+  j.final_h = cur;
+}
+
+__attribute__((target("avx512f,fma"))) void run_direction_avx512(DirJob& j) {
+  run_direction_body<true>(j);
+}
+void run_direction_avx2(DirJob& j) { run_direction_body<false>(j); }
+
+template <bool kSigmoid>
+TJ_LSTM_INLINE void activation_body(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) store(y + i, kSigmoid ? sigmoid_v(load(x + i)) : tanh_v(load(x + i)));
+  if (i < n) {
+    float buf[16] = {};
+    std::memcpy(buf, x + i, static_cast<size_t>(n - i) * sizeof(float));
+    store_n(y + i, kSigmoid ? sigmoid_v(load(buf)) : tanh_v(load(buf)), n - i);
+  }
+}
+__attribute__((target("avx512f,fma"))) void sigmoid_avx512(const float* x, float* y, int64_t n) {
+  activation_body<true>(x, y, n);
+}
+__attribute__((target("avx512f,fma"))) void tanh_avx512(const float* x, float* y, int64_t n) {
+  activation_body<false>(x, y, n);
+}
+void sigmoid_avx2(const float* x, float* y, int64_t n) { activation_body<true>(x, y, n); }
+void tanh_avx2(const float* x, float* y, int64_t n) { activation_body<false>(x, y, n); }
+
+// A float buffer starting on a cache line (std::vector's storage is 16-byte aligned: a 64-byte
+// load then spans two lines, and R's stream from L2 ran ~20% slower that way).
+class LineBuffer {
+ public:
+  float* data() { return data_; }
+  const float* data() const { return data_; }
+  size_t size() const { return size_; }
+  void resize(size_t n) {  // keeps no contents
+    if (n <= size_) return;
+    v_.assign(n + 16, 0.f);
+    const auto addr = reinterpret_cast<uintptr_t>(v_.data());
+    data_ = v_.data() + ((64 - addr % 64) % 64) / sizeof(float);
+    size_ = n;
+  }
+
+ private:
+  std::vector<float> v_;
+  float* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// ---- Packed weights ----
+
+struct Packed {
+  int64_t input = 0, hidden = 0, hp = 0, blocks = 0, dirs = 0;
+  LineBuffer wp, rp, bias;  // [D][blocks][I][64], [D][blocks][H][64], [D][blocks][64]
+  Tensor keep_w, keep_r, keep_b;    // constant tensors: their storage stays ours
+  size_t bytes() const { return (wp.size() + rp.size() + bias.size()) * sizeof(float); }
+};
+
+// ONNX's [D][4H][K] (gates i, o, f, c) -> [D][blocks][K][64], zeros past H.
+void pack_matrix(const float* src, int64_t D, int64_t H, int64_t K, int64_t blocks, float* dst) {
+  for (int64_t d = 0; d < D; ++d)
+    for (int64_t b = 0; b < blocks; ++b)
+      for (int64_t k = 0; k < K; ++k) {
+        float* o = dst + ((d * blocks + b) * K + k) * kBlockCols;
+        for (int64_t g = 0; g < 4; ++g)
+          for (int64_t u = 0; u < kBlock; ++u) {
+            const int64_t unit = b * kBlock + u;
+            o[g * kBlock + u] = unit < H ? src[((d * 4 + g) * H + unit) * K + k] : 0.f;
+          }
+      }
+}
+
+void pack(const RnnDnnlArgs& a, Packed& pk) {
+  const int64_t D = a.dirs, H = a.hidden, I = a.input;
+  pk.input = I;
+  pk.hidden = H;
+  pk.blocks = (H + kBlock - 1) / kBlock;
+  pk.hp = pk.blocks * kBlock;
+  pk.dirs = D;
+  pk.wp.resize(static_cast<size_t>(D * pk.blocks * I * kBlockCols));
+  pk.rp.resize(static_cast<size_t>(D * pk.blocks * H * kBlockCols));
+  pk.bias.resize(static_cast<size_t>(D * pk.blocks * kBlockCols));
+  std::fill(pk.bias.data(), pk.bias.data() + D * pk.blocks * kBlockCols, 0.f);
+  pack_matrix(a.w, D, H, I, pk.blocks, pk.wp.data());
+  pack_matrix(a.r, D, H, H, pk.blocks, pk.rp.data());
+  if (a.b)
+    for (int64_t d = 0; d < D; ++d)
+      for (int64_t g = 0; g < 4; ++g)
+        for (int64_t unit = 0; unit < H; ++unit) {
+          const float* bd = a.b + d * 8 * H;
+          pk.bias.data()[static_cast<size_t>((d * pk.blocks + unit / kBlock) * kBlockCols + g * kBlock +
+                                      unit % kBlock)] = bd[g * H + unit] + bd[(4 + g) * H + unit];
+        }
+}
+
+// Packed weights of constant tensors by their data pointers and sizes (the entries hold the
+// tensors, so the storage cannot be reused while cached); cleared whole past the budget.
+class PackCache {
+ public:
+  std::shared_ptr<const Packed> get(const RnnDnnlArgs& a) {
+    const Key key{a.w, a.r, a.b, a.input, a.hidden, a.dirs};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = items_.find(key);
+      if (it != items_.end()) return it->second;
+    }
+    auto pk = std::make_shared<Packed>();
+    pack(a, *pk);
+    pk->keep_w = *a.constant_w;
+    pk->keep_r = *a.constant_r;
+    if (a.constant_b) pk->keep_b = *a.constant_b;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (bytes_ + pk->bytes() > kBudget) {
+      items_.clear();
+      bytes_ = 0;
+    }
+    items_[key] = pk;
+    bytes_ += pk->bytes();
+    return pk;
+  }
+
+ private:
+  using Key = std::tuple<const float*, const float*, const float*, int64_t, int64_t, int64_t>;
+  static constexpr size_t kBudget = size_t{64} << 20;
+  std::mutex mu_;
+  std::map<Key, std::shared_ptr<const Packed>> items_;
+  size_t bytes_ = 0;
+};
+
+// Per-thread reused buffers (no allocation per call once grown).
+struct Scratch {
+  LineBuffer proj, h, c;
+  std::vector<const float*> rows;
+  Packed packed;  // weights packed per call (not constant)
+};
+
+}  // namespace
+
+void set_lstm_small_enabled(bool enabled) { g_enabled.store(enabled); }
+bool lstm_small_enabled() { return g_enabled.load(std::memory_order_relaxed); }
+uint64_t lstm_small_runs() { return g_runs.load(std::memory_order_relaxed); }
+void set_lstm_small_force_avx2(bool force) { g_force_avx2.store(force); }
+
+void lstm_small_sigmoid(const float* x, float* y, int64_t n, bool avx2) {
+  (kHasAvx512 && !avx2 ? sigmoid_avx512 : sigmoid_avx2)(x, y, n);
+}
+void lstm_small_tanh(const float* x, float* y, int64_t n, bool avx2) {
+  (kHasAvx512 && !avx2 ? tanh_avx512 : tanh_avx2)(x, y, n);
+}
+
+bool lstm_small_supports(const RnnDnnlArgs& a) {
+  return lstm_small_enabled() && a.cell == RnnCell::kLstm && a.p == nullptr && a.seq >= 1 &&
+         a.input >= 1 && a.batch >= 1 && a.batch <= kLstmSmallMaxBatch && a.hidden >= 1 &&
+         a.hidden <= kLstmSmallMaxHidden && (a.dirs == 1 || a.dirs == 2);
+}
+
+Status lstm_small_f32(const RnnDnnlArgs& a) {
+  static PackCache cache;
+  thread_local Scratch scratch;
+  const int64_t S = a.seq, N = a.batch, I = a.input, H = a.hidden, D = a.dirs;
+  const bool constant = a.constant_w && a.constant_r && (!a.b || a.constant_b);
+  std::shared_ptr<const Packed> keep;
+  const Packed* pk = &scratch.packed;
+  if (constant) {
+    keep = cache.get(a);
+    pk = keep.get();
+  } else {
+    pack(a, scratch.packed);
+  }
+  const int64_t hp = pk->hp, blocks = pk->blocks, C = blocks * kBlockCols;
+  // Time steps projected at once: ~128 KiB of projections (L2-resident until their step).
+  const int64_t chunk = std::clamp<int64_t>(32768 / (N * C), 1, S);
+  scratch.proj.resize(static_cast<size_t>(chunk * N * C));
+  if (scratch.rows.size() < static_cast<size_t>(chunk * N)) scratch.rows.resize(static_cast<size_t>(chunk * N));
+  scratch.h.resize(static_cast<size_t>(2 * N * hp));
+  scratch.c.resize(static_cast<size_t>(N * hp));
+  const bool wide = kHasAvx512 && !g_force_avx2.load(std::memory_order_relaxed);
+  for (int64_t d = 0; d < D; ++d) {
+    DirJob j;
+    j.steps = S; j.batch = N; j.input = I; j.hidden = H; j.hp = hp; j.blocks = blocks;
+    j.reverse = d == 1 || a.reverse;
+    j.x = a.x;
+    j.x_t = a.layout1 ? I : N * I;
+    j.x_n = a.layout1 ? S * I : I;
+    j.wp = pk->wp.data() + d * blocks * I * kBlockCols;
+    j.rp = pk->rp.data() + d * blocks * H * kBlockCols;
+    j.bias = pk->bias.data() + d * C;
+    if (a.y) {  // layout 0: Y [S, D, N, H]; layout 1: [N, S, D, H]
+      j.y = a.y + (a.layout1 ? d * H : d * N * H);
+      j.y_t = a.layout1 ? D * H : D * N * H;
+      j.y_n = a.layout1 ? S * D * H : H;
+    }
+    j.chunk = chunk;
+    j.proj = scratch.proj.data();
+    j.rows = scratch.rows.data();
+    j.h[0] = scratch.h.data();
+    j.h[1] = scratch.h.data() + N * hp;
+    j.c = scratch.c.data();
+    // States [D, N, H] (layout 0) or [N, D, H] (layout 1) <-> rows of hp.
+    auto state_row = [&](int64_t n) { return (a.layout1 ? n * D + d : d * N + n) * H; };
+    for (int64_t n = 0; n < N; ++n) {
+      float* hr = j.h[0] + n * hp;
+      float* cr = j.c + n * hp;
+      std::fill(hr, hr + hp, 0.f);
+      std::fill(cr, cr + hp, 0.f);
+      if (a.h0) std::copy(a.h0 + state_row(n), a.h0 + state_row(n) + H, hr);
+      if (a.c0) std::copy(a.c0 + state_row(n), a.c0 + state_row(n) + H, cr);
+    }
+    (wide ? run_direction_avx512 : run_direction_avx2)(j);
+    for (int64_t n = 0; n < N; ++n) {
+      if (a.yh) std::copy(j.h[j.final_h] + n * hp, j.h[j.final_h] + n * hp + H, a.yh + state_row(n));
+      if (a.yc) std::copy(j.c + n * hp, j.c + n * hp + H, a.yc + state_row(n));
+    }
+  }
+  g_runs.fetch_add(1, std::memory_order_relaxed);
+  return Status();
+}
+
+}  // namespace tierjit::interp::nn
