@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "interp/executor.h"
+#include "interp/kernels/conv_chain_bounds.h"
 #include "interp/kernels/conv_fusion.h"
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/tensor_internal.h"
@@ -96,6 +97,7 @@ std::shared_ptr<ConvChain> make_chain(std::span<const ir::Node* const> nodes,
       }
     }
   }
+  c->clip_proof = plan_clip_proof(*c);  // Clips: post-ops only where a call proves them exact
   return c;
 }
 
@@ -355,6 +357,10 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
     if (layouts_coincide(slots[i].shape)) slots[i].layout = ActLayout::kChannelsLast;  // no copy needed
   }
   std::vector<const Tensor*> in_ptrs;
+  // Clips proven exact as oneDNN post-ops for this call's values (fused[si]: Conv and Clip).
+  std::vector<uint8_t> fused;
+  if (c.clip_proof) prove_clip_post_ops(c, *c.clip_proof, frame, threads, fused);
+  auto is_fused = [&](size_t si) { return !fused.empty() && fused[si] != 0; };
 
   // The run. Dead internal buffers are dropped (or reused in place) as soon as possible.
   const KernelRegistry& reg = KernelRegistry::global();
@@ -379,15 +385,26 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
       const Tensor* constant_w = wv->is_constant() && w.shares_storage_with(wv->constant()) ? &w : nullptr;
       out.buf = Tensor::empty(DType::kFloat32, out.shape);
       out.layout = ActLayout::kChannelsLast;
-      TJ_RETURN_IF_ERROR(nn::dnnl_conv_f32(geo[si], x, xl, w.data<float>(), constant_w,
-                                           b ? b->data<float>() : nullptr, out.buf.data<float>(),
-                                           ActLayout::kChannelsLast, threads, st.post));
+      const float* bias = b ? b->data<float>() : nullptr;
+      if (is_fused(si)) {  // the Clip as post-op where oneDNN keeps its kernel, else in place
+        const ChainClipProof::Step& p = c.clip_proof->steps[si];
+        TJ_ASSIGN_OR_RETURN(
+            const bool applied,
+            nn::dnnl_conv_f32_same_kernel(geo[si], x, xl, w.data<float>(), constant_w, bias,
+                                          out.buf.data<float>(), ActLayout::kChannelsLast, threads,
+                                          p.post));
+        if (!applied) fused[static_cast<size_t>(p.clip)] = 0;
+      } else {
+        TJ_RETURN_IF_ERROR(nn::dnnl_conv_f32(geo[si], x, xl, w.data<float>(), constant_w, bias,
+                                             out.buf.data<float>(), ActLayout::kChannelsLast,
+                                             threads, st.post));
+      }
     } else if (st.kind == Kind::kMaxPool) {
       const Tensor* xc = as_channels_last(a, threads);
       out.buf = Tensor::empty(DType::kFloat32, out.shape);
       out.layout = ActLayout::kChannelsLast;
       max_pool_channels_last(win[si], a.shape, xc->data<float>(), out.buf.data<float>(), threads);
-    } else if (st.aliased) {
+    } else if (st.aliased || is_fused(si)) {
       out.buf = a.buf;
       out.layout = a.layout;
     } else {

@@ -18,6 +18,7 @@
 namespace tierjit::interp {
 
 struct Frame;
+struct ChainClipProof;
 namespace nn {
 struct Window;
 }
@@ -52,6 +53,8 @@ struct ConvChain {
   std::vector<const ir::Value*> values;  ///< slots: every value a member reads or writes
   std::vector<int> last_use;             ///< per slot: the last step reading it, -1: none
   std::vector<bool> external;            ///< per slot: not produced by a member
+  /// Clips that run as their Convs' post-ops on calls that prove it exact (conv_chain_bounds.h).
+  std::shared_ptr<const ChainClipProof> clip_proof;
 
   /// What a call resolves from the shapes of its external inputs (slot shapes, convolution
   /// geometries, pooling windows): resolved once per distinct set of shapes and kept here,

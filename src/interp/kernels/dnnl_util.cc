@@ -3,6 +3,7 @@
 // caught here and become a Status.
 #include "interp/kernels/dnnl_util.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -87,6 +88,10 @@ struct ConvEntry {
   bool src_reorder = false, dst_reorder = false, w_reorder = false;
   dnnl::reorder src_r, dst_r, w_r;
   dnnl::memory::desc scratch_md;  // per-call scratchpad: concurrent runs share no buffers
+  std::string impl;                // oneDNN's implementation name
+  // With a post-op: 1 if the entry without it runs the same implementation on the same layouts
+  // (dnnl_conv_f32_same_kernel), 0 if not, -1 not yet known.
+  std::atomic<int> same_kernel_as_plain{-1};
 };
 
 struct ConvKey {
@@ -198,6 +203,7 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const
     pd = make_pd(src_q, dst_q);
   }
   e->scratch_md = pd.scratchpad_desc();
+  e->impl = pd.impl_info_str();
   e->src_md = pd.src_desc();
   e->dst_md = pd.dst_desc();
   e->w_md = pd.weights_desc();
@@ -247,9 +253,13 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
                        post);
 }
 
-Status dnnl_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, const float* w,
-                     const Tensor* constant_w, const float* bias, float* y, ActLayout y_layout,
-                     int threads, const ConvPostOp& post) {
+namespace {
+
+// dnnl_conv_f32 (layout form); with `applied` non-null, `post` only where the kernel without it
+// is the same (dnnl_conv_f32_same_kernel), *applied telling whether it was.
+Status run_conv(const ConvGeometry& g, const float* x, ActLayout x_layout, const float* w,
+                const Tensor* constant_w, const float* bias, float* y, ActLayout y_layout,
+                int threads, const ConvPostOp& post, bool* applied) {
   static PrimitiveCache<ConvKey, ConvEntry> cache(kPrimitiveCacheEntries);
   int64_t macs = g.batch * g.out_channels * (g.in_channels / g.group);
   for (size_t i = 0; i < g.kernel.size(); ++i) macs *= g.kernel[i] * g.out_spatial[i];
@@ -259,6 +269,27 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, 
     ConvKey key{g, bias != nullptr, used_threads, post, x_layout, y_layout};
     std::shared_ptr<ConvEntry> e = cache.get(
         key, [&] { return make_conv(g, bias != nullptr, post, x_layout, y_layout); });
+    if (applied) {
+      *applied = post.kind != ConvPostOp::Kind::kNone;
+      if (*applied && e->same_kernel_as_plain.load(std::memory_order_relaxed) != 1) {
+        ConvKey plain_key = key;
+        plain_key.post = ConvPostOp{};
+        std::shared_ptr<ConvEntry> plain = cache.get(plain_key, [&] {
+          return make_conv(g, bias != nullptr, ConvPostOp{}, x_layout, y_layout);
+        });
+        int same = e->same_kernel_as_plain.load(std::memory_order_relaxed);
+        if (same < 0) {
+          same = e->impl == plain->impl && e->src_md == plain->src_md &&
+                 e->dst_md == plain->dst_md && e->w_md == plain->w_md &&
+                 e->user_src_md == plain->user_src_md && e->user_dst_md == plain->user_dst_md;
+          e->same_kernel_as_plain.store(same, std::memory_order_relaxed);
+        }
+        if (!same) {
+          e = plain;
+          *applied = false;
+        }
+      }
+    }
     thread_local ThreadBindings<ConvEntry, BoundConv> bindings;
     BoundConv& m = bindings.get(e, bind_conv);
     dnnl::stream& s = thread_stream();
@@ -307,6 +338,24 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, 
     return internal_error("oneDNN convolution failed: {}", err.what());
   }
   return Status();
+}
+
+}  // namespace
+
+Status dnnl_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, const float* w,
+                     const Tensor* constant_w, const float* bias, float* y, ActLayout y_layout,
+                     int threads, const ConvPostOp& post) {
+  return run_conv(g, x, x_layout, w, constant_w, bias, y, y_layout, threads, post, nullptr);
+}
+
+Expected<bool> dnnl_conv_f32_same_kernel(const ConvGeometry& g, const float* x, ActLayout x_layout,
+                                         const float* w, const Tensor* constant_w,
+                                         const float* bias, float* y, ActLayout y_layout,
+                                         int threads, const ConvPostOp& post) {
+  bool applied = false;
+  TJ_RETURN_IF_ERROR(
+      run_conv(g, x, x_layout, w, constant_w, bias, y, y_layout, threads, post, &applied));
+  return applied;
 }
 
 }  // namespace tierjit::interp::nn

@@ -127,4 +127,15 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, 
                      const Tensor* constant_w, const float* bias, float* y, ActLayout y_layout,
                      int threads, const ConvPostOp& post);
 
+/// As the layout form of dnnl_conv_f32, but `post` is applied only where oneDNN runs the same
+/// convolution (implementation and memory layouts) with it as without it, so that the values
+/// before the post-op are bit for bit the convolution's alone (tier 0's conv chains apply a Clip
+/// this way, conv_chain_bounds.h; oneDNN may pick another kernel for some shapes when a post-op
+/// is attached, e.g. brgemm 1x1 instead of GEMM on a one-position image). Returns whether `post`
+/// was applied (false: y holds the convolution alone). Errors: as dnnl_conv_f32.
+Expected<bool> dnnl_conv_f32_same_kernel(const ConvGeometry& g, const float* x, ActLayout x_layout,
+                                         const float* w, const Tensor* constant_w,
+                                         const float* bias, float* y, ActLayout y_layout,
+                                         int threads, const ConvPostOp& post);
+
 }  // namespace tierjit::interp::nn
