@@ -401,7 +401,9 @@ FusionPlan plan_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& 
 
 ExecOptions under_current_load(const ExecOptions& options) {
   ExecOptions o = options;
+  if (o.load_applied) return o;
   if (o.intra_op_threads > 1 && !support::spare_cores_for(o.intra_op_threads)) o.intra_op_threads = 1;
+  o.load_applied = true;
   return o;
 }
 
@@ -416,8 +418,12 @@ Status run_nodes(std::span<const ir::Node* const> nodes, const FusionPlan& fusio
   SubgraphRunner runner = [p = &c](const ir::Graph& g, std::vector<Tensor> in) {
     return run_graph(g, std::move(in), *p->options, p->frame);
   };
-  std::vector<const Tensor*> in_ptrs;
-  std::vector<Tensor> outs;
+  std::vector<const Tensor*>& in_ptrs = frame.in_scratch;
+  std::vector<Tensor>& outs = frame.out_scratch;
+  struct Clear {  // a pooled frame keeps no tensor (e.g. an unused optional output) alive
+    std::vector<Tensor>& outs;
+    ~Clear() { outs.clear(); }
+  } clear{outs};
   static const std::vector<int> kNothingFused;
   const std::vector<int>& fused = frame.graph ? fusion.fused : kNothingFused;
   for (size_t ni = 0; ni < nodes.size(); ++ni)
@@ -485,8 +491,8 @@ Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tens
   SubgraphRunner runner = [&](const ir::Graph& g, std::vector<Tensor> in) {
     return run_graph(g, std::move(in), options, &frame);
   };
-  std::vector<const Tensor*> in_ptrs;
-  std::vector<Tensor> outs;
+  std::vector<const Tensor*>& in_ptrs = frame.in_scratch;
+  std::vector<Tensor>& outs = frame.out_scratch;
   std::vector<const ir::Node*> node_ptrs(nodes.size());
   for (size_t ni = 0; ni < nodes.size(); ++ni) node_ptrs[ni] = nodes[ni].get();
   std::vector<int> fused;

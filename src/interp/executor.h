@@ -26,6 +26,11 @@ struct Frame {
   const ir::Graph* graph = nullptr;
   std::vector<Tensor> values;
   const Frame* parent = nullptr;
+  /// run_nodes' scratch (a kernel's input pointers and output slots), kept with the frame so the
+  /// calls of a reused frame (a Plan's pooled call state) allocate nothing for them. Between
+  /// nodes out_scratch holds only undefined tensors.
+  std::vector<const Tensor*> in_scratch;
+  std::vector<Tensor> out_scratch;
 };
 
 /// Checks that tier 0 has a kernel for every node of `graph` and its subgraphs.
@@ -46,6 +51,8 @@ void init_frame(Frame& frame, const ir::Graph& graph);
 /// a team whose second thread waits for a core held by another process makes a kernel up to
 /// 4x slower than one thread. run_nodes and run_graph apply it on entry, so every tier-0
 /// kernel (elementwise, reductions, pooling, oneDNN calls) sees the thread count it may use.
+/// The result has load_applied set; options that have it already are returned unchanged (a
+/// caller running many node lists in one call, e.g. Plan::run, decides once).
 ExecOptions under_current_load(const ExecOptions& options);
 
 /// Runs `nodes` (nodes of frame.graph's top level, in topological order; e.g. one Region's) on

@@ -16,6 +16,14 @@ namespace {
 constexpr int64_t kAlign = 64;
 int64_t align_up(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
+// a == b, inline: the check after every tier-0 step compares a few dims (no memcmp call).
+bool same_shape(const Shape& a, const Shape& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 size_t shape_bytes(DType dtype, const Shape& shape) {
   return static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
 }
@@ -278,6 +286,7 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
     if (std::optional<MergedRun> m = e > s ? merge_run(run, *layout.graph) : std::nullopt) {
       PlanStep& first = p->steps_[s];
       first.merged = e - s - 1;
+      p->has_merged_ = true;
       first.merged_nodes = std::move(m->nodes);
       first.nodes = first.merged_nodes;
       first.merged_fusion = std::move(m->fusion);
@@ -342,7 +351,8 @@ Plan::CallStatePtr Plan::acquire() const {
 }
 
 void Plan::release(CallStatePtr state) const {
-  for (uint32_t id : layout_->dynamic_ids) state->frame.values[id] = Tensor();
+  for (uint32_t id : layout_->dynamic_ids)  // most were released by their steps already
+    if (state->frame.values[id].defined()) state->frame.values[id] = Tensor();
   if (state->arena_bytes >= support::kPooledMinBytes) {  // large: back to the buffer pool
     support::buffer_free(state->arena, state->arena_bytes);
     state->arena = nullptr;
@@ -368,6 +378,9 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
   std::vector<Tensor>& vals = cs->frame.values;
   for (size_t i = 0; i < feeds.size(); ++i) vals[layout_->feed_ids[i]] = feeds[i];
   char* arena = static_cast<char*>(cs->arena);
+  // The thread count the load allows, decided once per call (at the first tier-0 step) rather
+  // than by every step: each decision reads the clock.
+  interp::ExecOptions exec = layout_->exec;
   auto t0 = step_us ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   double* const step_us0 = step_us;
   for (const PlanStep& st : steps_) {
@@ -376,9 +389,10 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
         for (const auto& [id, t] : st.bound) vals[id] = t;
         break;
       case StepKind::kTier0:
-        TJ_RETURN_IF_ERROR(interp::run_nodes(st.nodes, *st.fusion, cs->frame, layout_->exec));
+        exec = interp::under_current_load(exec);
+        TJ_RETURN_IF_ERROR(interp::run_nodes(st.nodes, *st.fusion, cs->frame, exec));
         for (uint32_t id : st.check)
-          if (vals[id].shape() != shapes_[id]) {
+          if (!same_shape(vals[id].shape(), shapes_[id])) {
             *shape_changed = true;
             return std::vector<Tensor>();
           }
@@ -410,7 +424,7 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
       t0 = t1;
     }
   }
-  if (step_us0)  // a merged group's time, shared out over its steps (PlanStep::merged)
+  if (step_us0 && has_merged_)  // a merged group's time, shared out over its steps (PlanStep::merged)
     for (size_t s = 0; s < steps_.size(); s += steps_[s].merged + 1) {
       if (steps_[s].merged == 0) continue;
       double total = 0;

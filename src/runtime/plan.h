@@ -163,6 +163,7 @@ class Plan {
   std::vector<PlanStep> steps_;
   std::vector<uint8_t> clone_output_;  ///< per graph output: constant or plan-time value
   size_t compiled_steps_ = 0;
+  bool has_merged_ = false;  ///< some step has merged > 0
   size_t max_buffers_ = 0;
   int64_t arena_bytes_ = 0;
   size_t bytes_ = 0;
