@@ -2,6 +2,7 @@
 #include "interp/executor.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -437,36 +438,22 @@ Status run_nodes(std::span<const ir::Node* const> nodes, Frame& frame, const Exe
                    options);
 }
 
-Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tensor> inputs,
-                                        const ExecOptions& requested, const Frame* parent) {
-  const ExecOptions options = under_current_load(requested);
-  Frame frame;
-  frame.graph = &graph;
-  frame.parent = parent;
-  frame.values.resize(graph.num_value_ids());
+namespace {
 
-  // Bind constants, feeds and captures.
-  for (const auto& v : graph.values())
-    if (v->is_constant()) frame.values[v->id()] = v->constant();
-  size_t k = 0;
-  for (ir::Value* v : graph.inputs()) {
-    if (v->is_constant() && k >= inputs.size()) continue;
-    if (v->is_constant()) continue;
-    if (k >= inputs.size())
-      return invalid_argument("graph '{}': input '{}' not given", graph.name(), v->name());
-    frame.values[v->id()] = std::move(inputs[k++]);
-  }
-  for (size_t i = 0; i < graph.captures().size(); ++i) {
-    const ir::Value* src = graph.capture_sources()[i];
-    const Frame* f = parent;
-    while (f && f->graph != src->owner()) f = f->parent;
-    if (!f) return internal_error("graph '{}': capture '{}' has no enclosing frame", graph.name(), src->name());
-    frame.values[graph.captures()[i]->id()] = f->values[src->id()];
-  }
+// What run_graph works out about a graph before running it: the last node reading each value
+// (intermediates are freed after it), the nodes as pointers and their fusions.
+struct GraphPrep {
+  std::vector<int> last_use;
+  std::vector<const ir::Node*> node_ptrs;
+  std::vector<int> fused;
+  ConvChains chains;
+};
 
+void prepare_graph(const ir::Graph& graph, GraphPrep& p) {
   // Last use of each value, so intermediates are freed early.
   const auto& nodes = graph.nodes();
-  std::vector<int> last_use(graph.num_value_ids(), -1);
+  std::vector<int>& last_use = p.last_use;
+  last_use.assign(graph.num_value_ids(), -1);
   for (size_t ni = 0; ni < nodes.size(); ++ni)
     for (ir::Value* v : nodes[ni]->inputs())
       if (v) last_use[v->id()] = static_cast<int>(ni);
@@ -487,32 +474,39 @@ Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tens
           }
       }
     }
+  p.node_ptrs.resize(nodes.size());
+  for (size_t ni = 0; ni < nodes.size(); ++ni) p.node_ptrs[ni] = nodes[ni].get();
+  plan_conv_fusion(p.node_ptrs, graph, p.fused, p.chains);
+  // A conv chain reads its members' inputs when its last member's turn comes.
+  for (const auto& c : p.chains)
+    for (int m : c->node_indices)
+      for (ir::Value* v : nodes[static_cast<size_t>(m)]->inputs())
+        if (v) last_use[v->id()] = std::max(last_use[v->id()], c->node_indices.back());
+}
 
+// Runs every node of frame.graph (constants, feeds and captures bound) and returns its outputs.
+Expected<std::vector<Tensor>> run_prepared(const GraphPrep& p, Frame& frame, const ExecOptions& options) {
+  const ir::Graph& graph = *frame.graph;
+  const auto& nodes = graph.nodes();
   SubgraphRunner runner = [&](const ir::Graph& g, std::vector<Tensor> in) {
     return run_graph(g, std::move(in), options, &frame);
   };
   std::vector<const Tensor*>& in_ptrs = frame.in_scratch;
   std::vector<Tensor>& outs = frame.out_scratch;
-  std::vector<const ir::Node*> node_ptrs(nodes.size());
-  for (size_t ni = 0; ni < nodes.size(); ++ni) node_ptrs[ni] = nodes[ni].get();
-  std::vector<int> fused;
-  ConvChains chains;
-  plan_conv_fusion(node_ptrs, graph, fused, chains);
-  // A conv chain reads its members' inputs when its last member's turn comes.
-  for (const auto& c : chains)
-    for (int m : c->node_indices)
-      for (ir::Value* v : nodes[static_cast<size_t>(m)]->inputs())
-        if (v) last_use[v->id()] = std::max(last_use[v->id()], c->node_indices.back());
+  struct Clear {  // a pooled frame keeps no tensor alive (GraphRunner)
+    std::vector<Tensor>& outs;
+    ~Clear() { outs.clear(); }
+  } clear{outs};
   auto release = [&](const ir::Node& n, size_t ni) {
     for (ir::Value* v : n.inputs())
-      if (v && last_use[v->id()] == static_cast<int>(ni) && !v->is_constant())
+      if (v && p.last_use[v->id()] == static_cast<int>(ni) && !v->is_constant())
         frame.values[v->id()] = Tensor();
   };
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
-    TJ_RETURN_IF_ERROR(run_planned(node_ptrs, ni, fused, chains, frame, options, runner, in_ptrs, outs));
-    const int f = fused.empty() ? -1 : fused[ni];
+    TJ_RETURN_IF_ERROR(run_planned(p.node_ptrs, ni, p.fused, p.chains, frame, options, runner, in_ptrs, outs));
+    const int f = p.fused.empty() ? -1 : p.fused[ni];
     if (f <= kConvChain0)
-      for (int m : chains[static_cast<size_t>(kConvChain0 - f)]->node_indices) release(*nodes[static_cast<size_t>(m)], ni);
+      for (int m : p.chains[static_cast<size_t>(kConvChain0 - f)]->node_indices) release(*nodes[static_cast<size_t>(m)], ni);
     else
       release(*nodes[ni], ni);
   }
@@ -525,6 +519,85 @@ Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tens
     results.push_back(frame.values[v->id()]);
   }
   return results;
+}
+
+// Binds graph.inputs() that are not constants to `inputs`, in order.
+Status bind_feeds(const ir::Graph& graph, std::vector<Tensor>& inputs, Frame& frame) {
+  size_t k = 0;
+  for (ir::Value* v : graph.inputs()) {
+    if (v->is_constant()) continue;
+    if (k >= inputs.size())
+      return invalid_argument("graph '{}': input '{}' not given", graph.name(), v->name());
+    frame.values[v->id()] = std::move(inputs[k++]);
+  }
+  return Status();
+}
+
+}  // namespace
+
+Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tensor> inputs,
+                                        const ExecOptions& requested, const Frame* parent) {
+  const ExecOptions options = under_current_load(requested);
+  Frame frame;
+  frame.graph = &graph;
+  frame.parent = parent;
+  frame.values.resize(graph.num_value_ids());
+
+  // Bind constants, feeds and captures.
+  for (const auto& v : graph.values())
+    if (v->is_constant()) frame.values[v->id()] = v->constant();
+  TJ_RETURN_IF_ERROR(bind_feeds(graph, inputs, frame));
+  for (size_t i = 0; i < graph.captures().size(); ++i) {
+    const ir::Value* src = graph.capture_sources()[i];
+    const Frame* f = parent;
+    while (f && f->graph != src->owner()) f = f->parent;
+    if (!f) return internal_error("graph '{}': capture '{}' has no enclosing frame", graph.name(), src->name());
+    frame.values[graph.captures()[i]->id()] = f->values[src->id()];
+  }
+  GraphPrep prep;
+  prepare_graph(graph, prep);
+  return run_prepared(prep, frame, options);
+}
+
+// ---- GraphRunner -------------------------------------------------------------------------------
+
+struct GraphRunner::Prepared : GraphPrep {};
+
+GraphRunner::GraphRunner(const ir::Graph& graph, size_t pool_cap)
+    : graph_(&graph), prep_(std::make_unique<Prepared>()), pool_cap_(pool_cap) {
+  prepare_graph(graph, *prep_);
+  for (const auto& v : graph.values())
+    if (!v->is_constant()) dynamic_ids_.push_back(static_cast<uint32_t>(v->id()));
+}
+
+GraphRunner::~GraphRunner() = default;
+
+Expected<std::vector<Tensor>> GraphRunner::run(std::vector<Tensor> inputs,
+                                               const ExecOptions& options) const {
+  std::unique_ptr<Frame> frame;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!pool_.empty()) {
+      frame = std::move(pool_.back());
+      pool_.pop_back();
+    }
+  }
+  if (!frame) {
+    frame = std::make_unique<Frame>();
+    init_frame(*frame, *graph_);
+  }
+  struct Return {  // every value but the constants reset, the frame back to the pool
+    const GraphRunner* r;
+    std::unique_ptr<Frame>& f;
+    ~Return() {
+      for (uint32_t id : r->dynamic_ids_)
+        if (f->values[id].defined()) f->values[id] = Tensor();
+      std::lock_guard<std::mutex> lock(r->mu_);
+      if (r->pool_.size() < r->pool_cap_) r->pool_.push_back(std::move(f));
+    }
+  } ret{this, frame};
+  TJ_RETURN_IF_ERROR(bind_feeds(*graph_, inputs, *frame));
+  return run_prepared(*prep_, *frame, under_current_load(options));
 }
 
 }  // namespace tierjit::interp

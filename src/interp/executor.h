@@ -8,7 +8,9 @@
 // intermediates in oneDNN's blocked layout (interp/kernels/conv_chain.h).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -78,5 +80,30 @@ Status run_nodes(std::span<const ir::Node* const> nodes, const FusionPlan& fusio
 /// Returns graph.outputs() in order. Errors carry the failing node's description.
 Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tensor> inputs,
                                         const ExecOptions& options, const Frame* parent = nullptr);
+
+/// run_graph for calling one top-level graph (no parent, no captures) many times, e.g. a
+/// Session's interpret-only mode: what run_graph works out per call (each value's last use, the
+/// fusions) is found once here, and each call takes a frame with the constants already bound from
+/// a small pool (a new one when all are busy; at most `pool_cap` kept). Same results and errors
+/// as run_graph. Thread-safe: concurrent calls use different frames. `graph` must outlive it and
+/// not change.
+class GraphRunner {
+ public:
+  explicit GraphRunner(const ir::Graph& graph, size_t pool_cap = 8);
+  ~GraphRunner();
+  GraphRunner(const GraphRunner&) = delete;
+  GraphRunner& operator=(const GraphRunner&) = delete;
+  /// run_graph(graph, inputs, options).
+  Expected<std::vector<Tensor>> run(std::vector<Tensor> inputs, const ExecOptions& options) const;
+
+ private:
+  struct Prepared;
+  const ir::Graph* graph_;
+  std::unique_ptr<Prepared> prep_;
+  std::vector<uint32_t> dynamic_ids_;  ///< every non-constant value, reset after a call
+  size_t pool_cap_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<Frame>> pool_;
+};
 
 }  // namespace tierjit::interp

@@ -31,6 +31,9 @@ struct Session::Impl {
   interp::ExecOptions exec;
   std::vector<TensorInfo> inputs, outputs;
   std::vector<ir::Value*> feed_values;
+  /// Runs the graph at tier 0 for run_interpreted (fusions and last uses found once, frames
+  /// pooled; interp::GraphRunner).
+  std::unique_ptr<interp::GraphRunner> interpreter;
 
   /// False when every call goes to run_graph (interpret-only mode, or the partition failed).
   bool use_plans = false;

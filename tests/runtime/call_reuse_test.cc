@@ -6,6 +6,8 @@
 // frame holds no tensor between calls. Reference = ExecutionMode::kInterpretOnly (tier 0, the
 // same kernels): compared bit for bit, since the adaptive session here never compiles
 // (theta0 = 1e18) and its fused pairs are bit-identical to the nodes apart (executor.h).
+// interp::GraphRunner (the interpret-only mode's runner: fusions found once, pooled frames) is
+// checked against run_graph itself.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -188,6 +190,96 @@ TEST(ExecutorScratch, FrameKeepsNoTensorAfterRunNodes) {
     EXPECT_EQ(out.data<float>()[1], v > 0 ? 0.f : v);
     EXPECT_TRUE(frame.out_scratch.empty());  // no output tensor kept alive by the scratch
   }
+}
+
+// x[?] -> Relu -> Neg -> y; c (a constant output) and u (an input no node reads) beside it.
+struct SmallGraph {
+  ir::Graph g{"runner"};
+  ir::Value *x = nullptr, *u = nullptr;
+  SmallGraph() {
+    x = g.add_value("x", {DType::kFloat32, std::nullopt});
+    u = g.add_value("u", {DType::kFloat32, std::nullopt});
+    g.inputs() = {x, u};
+    ir::Value* r = g.add_value("r");
+    ir::Value* y = g.add_value("y");
+    g.add_node(ir::OpKind::Relu, {x}, {r}, "relu")->set_opset(17);
+    g.add_node(ir::OpKind::Neg, {r}, {y}, "neg")->set_opset(17);
+    ir::Value* c = g.add_value("c", {DType::kFloat32, std::nullopt});
+    c->set_constant(Tensor::from_vector<float>({2}, {1.f, 2.f}));
+    g.outputs() = {y, c};
+  }
+};
+
+Tensor ramp_input(int64_t n, float scale) {
+  Tensor t = Tensor::empty(DType::kFloat32, {n});
+  for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = scale * static_cast<float>(i % 7 - 3);
+  return t;
+}
+
+TEST(GraphRunner, MatchesRunGraphAcrossCallsAndShapes) {
+  SmallGraph sg;
+  interp::GraphRunner runner(sg.g);
+  std::vector<std::vector<Tensor>> held, want;
+  const std::vector<int64_t> sizes = {5, 1, 0, 33, 5};
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const Tensor x = ramp_input(sizes[k], static_cast<float>(k + 1));
+    const Tensor u = ramp_input(3, 1.f);
+    auto got = runner.run({x, u}, interp::ExecOptions{});
+    auto ref = interp::run_graph(sg.g, {x, u}, interp::ExecOptions{});
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    ASSERT_TRUE(ref.ok());
+    held.push_back(std::move(got.value()));
+    std::vector<Tensor> copy;
+    for (const Tensor& t : ref.value()) copy.push_back(t.clone());
+    want.push_back(std::move(copy));
+  }
+  for (size_t k = 0; k < held.size(); ++k) {  // after every later call: unchanged
+    ASSERT_EQ(held[k].size(), 2u);
+    for (size_t o = 0; o < 2; ++o) {
+      ASSERT_EQ(held[k][o].shape(), want[k][o].shape()) << "call " << k;
+      EXPECT_EQ(std::memcmp(held[k][o].raw_data(), want[k][o].raw_data(), want[k][o].nbytes()), 0)
+          << "call " << k << " output " << o;
+    }
+  }
+}
+
+TEST(GraphRunner, MissingInputIsTheSameError) {
+  SmallGraph sg;
+  interp::GraphRunner runner(sg.g);
+  auto got = runner.run({ramp_input(4, 1.f)}, interp::ExecOptions{});
+  auto ref = interp::run_graph(sg.g, {ramp_input(4, 1.f)}, interp::ExecOptions{});
+  ASSERT_FALSE(got.ok());
+  ASSERT_FALSE(ref.ok());
+  EXPECT_EQ(got.status().message(), ref.status().message());
+  // The failed call's frame went back to the pool clean: the next call is right.
+  auto ok = runner.run({ramp_input(4, -1.f), ramp_input(1, 1.f)}, interp::ExecOptions{});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok.value()[0].data<float>()[0], -3.f);  // -relu(-1 * -3)
+}
+
+TEST(GraphRunner, EightThreads) {
+  SmallGraph sg;
+  interp::GraphRunner runner(sg.g, 2);  // fewer pooled frames than threads
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 200; ++k) {
+        const int64_t n = 1 + (t + k) % 9;
+        const float scale = static_cast<float>(t + 1);
+        auto got = runner.run({ramp_input(n, scale), ramp_input(1, 1.f)}, interp::ExecOptions{});
+        if (!got.ok() || got.value()[0].numel() != n) {
+          ++bad;
+          continue;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          const float x = scale * static_cast<float>(i % 7 - 3);
+          if (got.value()[0].data<float>()[i] != -(x > 0 ? x : 0.f)) ++bad;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
 }
 
 TEST(ExecutorLoad, DecidedOnceWhenApplied) {
