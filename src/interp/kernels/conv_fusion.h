@@ -20,9 +20,9 @@ namespace tierjit::interp {
 ///   dtypes other than float32). Here a Clip always runs in place; inside tier 0's conv chains
 ///   it runs as the clip post-op on calls that prove it exact (conv_chain_bounds.h: finite
 ///   inputs, bounded |W| sums, biases without a zero entry, so no NaN and no -0 reach it; the
-///   same oneDNN kernel with and without the post-op): mobilenet_v2 at 2 threads, calls
-///   alternating in one process, p50 1x 4.24 -> 3.94 ms, 8x 63.0 -> 60.4 ms (busy machine; the
-///   post-op makes the depthwise layers 1-12 us slower, the 35 separate passes cost more).
+///   same oneDNN kernel with and without the post-op): mobilenet_v2 at 2 threads p50 1x 4.62 ->
+///   4.30 ms, 8x 52.9 -> 48.4 ms (busy machine, docs/performance.md; the post-op makes the
+///   depthwise layers 1-12 us slower, the 35 separate passes cost more).
 struct ConvFusion {
   enum class Mode { kPostOp, kInPlace };
   Mode mode = Mode::kInPlace;
