@@ -19,6 +19,7 @@
 #include "interp/kernels/lstm_small.h"
 #include "interp/kernels/rnn_dnnl.h"
 #include "node_runner.h"
+#include "support/cpu_load.h"
 
 namespace tierjit::testing {
 namespace {
@@ -42,6 +43,7 @@ struct Case {
   bool outputs[3] = {true, true, true};
   uint32_t seed = 1;
   float scale = 0;  // W, R, B uniform in +-scale; 0: 1 / sqrt(H), PyTorch's LSTM initialization
+  int threads = 1;
 };
 
 int64_t dirs(const Case& c) { return c.direction == "bidirectional" ? 2 : 1; }
@@ -96,8 +98,10 @@ Expected<std::vector<Tensor>> run_lstm(const Case& c, const std::vector<Tensor>&
   n->set_attr("hidden_size", attr_int(c.H));
   n->set_attr("direction", attr_string(c.direction));
   if (c.layout1) n->set_attr("layout", attr_int(1));
+  interp::ExecOptions options;
+  options.intra_op_threads = c.threads;
   interp::nn::set_rnn_dnnl_enabled(fast);
-  auto out = interp::run_graph(g, feeds, interp::ExecOptions{});
+  auto out = interp::run_graph(g, feeds, options);
   interp::nn::set_rnn_dnnl_enabled(true);
   return out;
 }
@@ -268,6 +272,34 @@ TEST(LstmSmall, Avx2VersionGivesTheSameBits) {
     compare(c);
     interp::nn::set_lstm_small_force_avx2(false);
   }
+}
+
+// Two threads (a direction each, or half of the hidden blocks each with a wait per step) give
+// the bits of one: every output column is computed by the same operations either way.
+TEST(LstmSmall, TwoThreadsMatchOneBitForBit) {
+  support::override_foreign_busy_cores(0);
+  struct Shape4 { int64_t S, N, I, H; const char* dir; bool split; };
+  const Shape4 shapes[] = {{32, 1, 64, 128, "forward", true}, {7, 3, 5, 64, "reverse", true},
+                           {9, 2, 7, 100, "forward", true},   {5, 8, 3, 37, "forward", true},
+                           {6, 1, 4, 21, "forward", false},  // a step < 2^15 multiply-adds   {33, 2, 64, 128, "bidirectional", true},
+                           {4, 3, 5, 9, "bidirectional", false}};  // < 2^16 multiply-adds
+  for (const Shape4& sh : shapes)
+    for (bool layout1 : {false, true}) {
+      Case c;
+      c.S = sh.S; c.N = sh.N; c.I = sh.I; c.H = sh.H; c.direction = sh.dir; c.layout1 = layout1;
+      c.h0 = c.c0 = true; c.constants = true;
+      SCOPED_TRACE(describe(c));
+      const std::vector<Tensor> ins = inputs(c);
+      auto one = run_lstm(c, ins, true);
+      const uint64_t before = interp::nn::lstm_small_two_thread_runs();
+      c.threads = 2;
+      auto two = run_lstm(c, ins, true);
+      ASSERT_TRUE(one.ok() && two.ok());
+      EXPECT_EQ(interp::nn::lstm_small_two_thread_runs() - before, sh.split ? 1u : 0u);
+      for (size_t i = 0; i < 3; ++i) expect_tensor_near((*two)[i], (*one)[i], 0, 0);
+      compare(c);
+    }
+  support::override_foreign_busy_cores(-1);
 }
 
 // NaN / Inf in X: the same outputs turn NaN (and the same stay finite) as on the reference path.

@@ -14,8 +14,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <tuple>
 #include <vector>
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include "interp/kernels/dnnl_util.h"
 
 // The 16-lane helpers pass vectors by value; they are always inlined into the two versions.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -30,10 +36,12 @@ typedef int32_t I16 __attribute__((vector_size(64)));
 
 constexpr int64_t kBlock = 16;       // hidden units per block
 constexpr int64_t kBlockCols = 64;   // 4 gates x 16 units
+// Multiply-adds of one step (N x 4H x H) from which one direction is split over two threads.
+constexpr int64_t kTwoThreadStepMacs = int64_t{1} << 15;
 
 std::atomic<bool> g_enabled{true};
 std::atomic<bool> g_force_avx2{false};
-std::atomic<uint64_t> g_runs{0};
+std::atomic<uint64_t> g_runs{0}, g_two_thread_runs{0};
 
 const bool kHasAvx512 = [] {
   __builtin_cpu_init();  // static initializers may run before libgcc's own
@@ -112,7 +120,7 @@ TJ_LSTM_INLINE V16 tanh_v(const V16& x) {
   return from_bits(bits(r) | (bits(x) & static_cast<int32_t>(0x80000000u)));
 }
 
-// One direction of one call.
+// One direction of one call (or the hidden blocks blk0 .. blk1 - 1 of it).
 struct DirJob {
   int64_t steps = 0, batch = 0, input = 0, hidden = 0, hp = 0, blocks = 0;
   bool reverse = false;
@@ -124,9 +132,9 @@ struct DirJob {
   int64_t chunk = 1;         // time steps projected at once
   float* proj = nullptr;     // [chunk * N][C]
   const float** rows = nullptr;  // [chunk * N]
-  float* h[2] = {nullptr, nullptr};  // [N][hp] each, h[0] holds the initial state
-  float* c = nullptr;                // [N][hp]
-  int final_h = 0;                   // out: which h[] holds the last state
+  float* h[2] = {nullptr, nullptr};  // [N][hp] each, h[0] holds the initial state; h[S % 2]
+  float* c = nullptr;                // [N][hp]                                    the last
+  int64_t blk0 = 0, blk1 = 0;        // the hidden blocks to compute
 };
 
 // out[i][C] (block b's 64 columns) = rows[i] . W_b + bias_b for RT rows.
@@ -160,7 +168,7 @@ template <bool kWide>
 TJ_LSTM_INLINE void project(const DirJob& j, int64_t m) {
   constexpr int kRt = kWide ? 6 : 2;
   const int64_t C = j.blocks * kBlockCols;
-  for (int64_t b = 0; b < j.blocks; ++b) {
+  for (int64_t b = j.blk0; b < j.blk1; ++b) {
     const float* wb = j.wp + b * j.input * kBlockCols;
     const float* bb = j.bias + b * kBlockCols;
     float* ob = j.proj + b * kBlockCols;
@@ -221,9 +229,9 @@ TJ_LSTM_INLINE void step_tile(const DirJob& j, const float* p, const float* h, f
 template <int R, int B>
 TJ_LSTM_INLINE void step_rows(const DirJob& j, const float* p, const float* h, float* hn,
                               float* yt, int64_t n0) {
-  int64_t b = 0;
-  for (; b + B <= j.blocks; b += B) step_tile<R, B>(j, p, h, hn, yt, n0, b);
-  for (; b < j.blocks; ++b) step_tile<R, 1>(j, p, h, hn, yt, n0, b);
+  int64_t b = j.blk0;
+  for (; b + B <= j.blk1; b += B) step_tile<R, B>(j, p, h, hn, yt, n0, b);
+  for (; b < j.blk1; ++b) step_tile<R, 1>(j, p, h, hn, yt, n0, b);
 }
 
 // Register tiles: AVX-512 (32 registers) 8-16 accumulators of 16 lanes; AVX2 (16 registers,
@@ -245,7 +253,10 @@ TJ_LSTM_INLINE void step(const DirJob& j, const float* p, const float* h, float*
 }
 
 template <bool kWide>
-TJ_LSTM_INLINE void run_direction_body(DirJob& j) {
+TJ_LSTM_INLINE void run_direction_body(const DirJob& job) {
+  // A local copy: through the reference GCC reloaded fields after the stores of row pointers
+  // and outputs, and lstm_small's 32x1x64 took 75 instead of 66 us.
+  const DirJob j = job;
   const int64_t S = j.steps, N = j.batch, C = j.blocks * kBlockCols;
   int cur = 0;
   for (int64_t t0 = 0; t0 < S; t0 += j.chunk) {
@@ -260,13 +271,117 @@ TJ_LSTM_INLINE void run_direction_body(DirJob& j) {
       cur ^= 1;
     }
   }
-  j.final_h = cur;
 }
 
-__attribute__((target("avx512f,fma"))) void run_direction_avx512(DirJob& j) {
+// Two threads on one direction. A step's hidden blocks form tiles of kTileBlocks; each thread
+// owns half of the tiles and claims its own from the front, then, once done and after a grace
+// period, claims what is left of the other half from the back, and waits until both halves of
+// the step are finished (h of the next step needs all of them). Normally each thread computes its own half (R's half stays
+// in its core's L2); a partner that is descheduled or late waking only has its tiles taken over,
+// not the step stalled. The projections of a chunk's steps for a tile's blocks are computed
+// with the tile at the chunk's first step. Every output element sees the same operations as on
+// one thread.
+constexpr int64_t kTileBlocks = 2;
+// Pauses (~20 ns each) a thread waits for the other half before taking tiles of it: stealing at
+// once made two threads trade tiles every step (each core's L2 then held all of R) and
+// lstm_small's 32x1x64 alternated between 0.038 and 0.115 ms per call at 2 threads. After a
+// step in which the other thread did none of its tiles (descheduled, or not yet woken), the next
+// step's are taken without waiting.
+constexpr int kStealAfterSpins = 200;
+
+struct TileSync {
+  struct alignas(64) Set {
+    std::atomic<uint64_t> claim{0};  // (step + 1) << 32 | claimed from front << 16 | from back
+    std::atomic<int64_t> done{0};    // tiles of this half finished, over all steps
+  };
+  Set set[2];
+  int64_t first[2] = {0, 0}, count[2] = {0, 0};  // each half's tiles
+};
+
+// Claims one tile (index in its half, *idx) of half `s` (`count` tiles) at step t from the front
+// (its owner) or the back (the other thread); false when none is left at step t.
+TJ_LSTM_INLINE bool claim_tile(TileSync::Set& s, int64_t count, int64_t t, bool front,
+                               int64_t* idx) {
+  const uint64_t tag = static_cast<uint64_t>(t + 1);
+  uint64_t w = s.claim.load(std::memory_order_relaxed);
+  for (;;) {
+    if ((w >> 32) > tag) return false;
+    const uint64_t f = (w >> 32) == tag ? (w >> 16) & 0xffff : 0, b = (w >> 32) == tag ? w & 0xffff : 0;
+    if (static_cast<int64_t>(f + b) >= count) return false;
+    const uint64_t next = (tag << 32) | ((f + (front ? 1 : 0)) << 16) | (b + (front ? 0 : 1));
+    if (s.claim.compare_exchange_weak(w, next, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      *idx = front ? static_cast<int64_t>(f) : count - 1 - static_cast<int64_t>(b);
+      return true;
+    }
+  }
+}
+
+template <bool kWide>
+TJ_LSTM_INLINE void shared_tile(const DirJob& j, int64_t tile, int64_t t, const float** rows) {
+  DirJob tj = j;
+  tj.blk0 = tile * kTileBlocks;
+  tj.blk1 = std::min(j.blocks, tj.blk0 + kTileBlocks);
+  const int64_t S = j.steps, N = j.batch, C = j.blocks * kBlockCols, ti = t % j.chunk;
+  if (ti == 0) {
+    tj.rows = rows;
+    project<kWide>(tj, std::min(j.chunk, S - t) * N);
+  }
+  const int64_t time = j.reverse ? S - 1 - t : t;
+  step<kWide>(tj, j.proj + ti * N * C, j.h[t & 1], j.h[(t & 1) ^ 1], j.y ? j.y + time * j.y_t : nullptr);
+}
+
+TJ_LSTM_INLINE void pause_or_yield(int& spins) {
+  if (++spins < 20000) _mm_pause();
+  else std::this_thread::yield();
+}
+
+template <bool kWide>
+TJ_LSTM_INLINE void run_shared_body(const DirJob& job, TileSync& sy, int me, const float** rows) {
+  const DirJob j = job;  // as run_direction_body
+  const int64_t S = j.steps, N = j.batch;
+  const int other = 1 - me;
+  bool partner_absent = false;
+  for (int64_t t = 0; t < S; ++t) {
+    if (t % j.chunk == 0) {
+      const int64_t nt = std::min(j.chunk, S - t);
+      for (int64_t ti = 0; ti < nt; ++ti) {
+        const int64_t time = j.reverse ? S - 1 - (t + ti) : t + ti;
+        for (int64_t n = 0; n < N; ++n) rows[ti * N + n] = j.x + time * j.x_t + n * j.x_n;
+      }
+    }
+    int64_t idx;
+    while (claim_tile(sy.set[me], sy.count[me], t, true, &idx)) {
+      shared_tile<kWide>(j, sy.first[me] + idx, t, rows);
+      sy.set[me].done.fetch_add(1, std::memory_order_release);
+    }
+    int64_t stolen = 0;
+    for (int spins = 0; sy.set[other].done.load(std::memory_order_acquire) < (t + 1) * sy.count[other];) {
+      if ((partner_absent || spins >= kStealAfterSpins) &&
+          claim_tile(sy.set[other], sy.count[other], t, false, &idx)) {
+        shared_tile<kWide>(j, sy.first[other] + idx, t, rows);
+        sy.set[other].done.fetch_add(1, std::memory_order_release);
+        ++stolen;
+      } else {
+        pause_or_yield(spins);
+      }
+    }
+    for (int spins = 0; sy.set[me].done.load(std::memory_order_acquire) < (t + 1) * sy.count[me];)
+      pause_or_yield(spins);  // a tile of ours the other thread took
+    partner_absent = stolen == sy.count[other];  // it did none of its own: take them at once
+  }
+}
+
+__attribute__((target("avx512f,fma"))) void run_direction_avx512(const DirJob& j) {
   run_direction_body<true>(j);
 }
-void run_direction_avx2(DirJob& j) { run_direction_body<false>(j); }
+void run_direction_avx2(const DirJob& j) { run_direction_body<false>(j); }
+__attribute__((target("avx512f,fma"))) void run_shared_avx512(const DirJob& j, TileSync& sy,
+                                                             int me, const float** rows) {
+  run_shared_body<true>(j, sy, me, rows);
+}
+void run_shared_avx2(const DirJob& j, TileSync& sy, int me, const float** rows) {
+  run_shared_body<false>(j, sy, me, rows);
+}
 
 template <bool kSigmoid>
 TJ_LSTM_INLINE void activation_body(const float* x, float* y, int64_t n) {
@@ -400,6 +515,7 @@ struct Scratch {
 void set_lstm_small_enabled(bool enabled) { g_enabled.store(enabled); }
 bool lstm_small_enabled() { return g_enabled.load(std::memory_order_relaxed); }
 uint64_t lstm_small_runs() { return g_runs.load(std::memory_order_relaxed); }
+uint64_t lstm_small_two_thread_runs() { return g_two_thread_runs.load(std::memory_order_relaxed); }
 void set_lstm_small_force_avx2(bool force) { g_force_avx2.store(force); }
 
 void lstm_small_sigmoid(const float* x, float* y, int64_t n, bool avx2) {
@@ -431,13 +547,16 @@ Status lstm_small_f32(const RnnDnnlArgs& a) {
   const int64_t hp = pk->hp, blocks = pk->blocks, C = blocks * kBlockCols;
   // Time steps projected at once: ~128 KiB of projections (L2-resident until their step).
   const int64_t chunk = std::clamp<int64_t>(32768 / (N * C), 1, S);
-  scratch.proj.resize(static_cast<size_t>(chunk * N * C));
-  if (scratch.rows.size() < static_cast<size_t>(chunk * N)) scratch.rows.resize(static_cast<size_t>(chunk * N));
-  scratch.h.resize(static_cast<size_t>(2 * N * hp));
-  scratch.c.resize(static_cast<size_t>(N * hp));
-  const bool wide = kHasAvx512 && !g_force_avx2.load(std::memory_order_relaxed);
+  // Buffers per direction: projections, row pointers (per thread: two threads may share a
+  // direction), h twice, c.
+  scratch.proj.resize(static_cast<size_t>(D * chunk * N * C));
+  if (scratch.rows.size() < static_cast<size_t>(2 * chunk * N))
+    scratch.rows.resize(static_cast<size_t>(2 * chunk * N));
+  scratch.h.resize(static_cast<size_t>(D * 2 * N * hp));
+  scratch.c.resize(static_cast<size_t>(D * N * hp));
+  DirJob jobs[2];
   for (int64_t d = 0; d < D; ++d) {
-    DirJob j;
+    DirJob& j = jobs[d];
     j.steps = S; j.batch = N; j.input = I; j.hidden = H; j.hp = hp; j.blocks = blocks;
     j.reverse = d == 1 || a.reverse;
     j.x = a.x;
@@ -452,27 +571,58 @@ Status lstm_small_f32(const RnnDnnlArgs& a) {
       j.y_n = a.layout1 ? S * D * H : H;
     }
     j.chunk = chunk;
-    j.proj = scratch.proj.data();
-    j.rows = scratch.rows.data();
-    j.h[0] = scratch.h.data();
-    j.h[1] = scratch.h.data() + N * hp;
-    j.c = scratch.c.data();
-    // States [D, N, H] (layout 0) or [N, D, H] (layout 1) <-> rows of hp.
-    auto state_row = [&](int64_t n) { return (a.layout1 ? n * D + d : d * N + n) * H; };
-    for (int64_t n = 0; n < N; ++n) {
+    j.proj = scratch.proj.data() + d * chunk * N * C;
+    j.rows = scratch.rows.data() + d * chunk * N;
+    j.h[0] = scratch.h.data() + d * 2 * N * hp;
+    j.h[1] = j.h[0] + N * hp;
+    j.c = scratch.c.data() + d * N * hp;
+    j.blk0 = 0;
+    j.blk1 = blocks;
+    for (int64_t n = 0; n < N; ++n) {  // states [D, N, H] (layout 0) or [N, D, H] (layout 1)
+      const int64_t row = (a.layout1 ? n * D + d : d * N + n) * H;
       float* hr = j.h[0] + n * hp;
       float* cr = j.c + n * hp;
       std::fill(hr, hr + hp, 0.f);
       std::fill(cr, cr + hp, 0.f);
-      if (a.h0) std::copy(a.h0 + state_row(n), a.h0 + state_row(n) + H, hr);
-      if (a.c0) std::copy(a.c0 + state_row(n), a.c0 + state_row(n) + H, cr);
-    }
-    (wide ? run_direction_avx512 : run_direction_avx2)(j);
-    for (int64_t n = 0; n < N; ++n) {
-      if (a.yh) std::copy(j.h[j.final_h] + n * hp, j.h[j.final_h] + n * hp + H, a.yh + state_row(n));
-      if (a.yc) std::copy(j.c + n * hp, j.c + n * hp + H, a.yc + state_row(n));
+      if (a.h0) std::copy(a.h0 + row, a.h0 + row + H, hr);
+      if (a.c0) std::copy(a.c0 + row, a.c0 + row + H, cr);
     }
   }
+  const bool wide = kHasAvx512 && !g_force_avx2.load(std::memory_order_relaxed);
+  const auto run = wide ? run_direction_avx512 : run_direction_avx2;
+  // Two threads: one direction each, or half of the hidden blocks each with a wait per step
+  // (only where a step's product is large enough to pay for it; docs/performance.md).
+  const int64_t tiles = (blocks + kTileBlocks - 1) / kTileBlocks;
+  const bool split_blocks = D == 1 && tiles >= 2 && N * 4 * hp * H >= kTwoThreadStepMacs;
+  const int threads = (D == 2 || split_blocks) && parallel_threads(D * S * N * 4 * hp * (I + H), a.threads) >= 2 ? 2 : 1;
+  if (threads == 1) {
+    for (int64_t d = 0; d < D; ++d) run(jobs[d]);
+  } else {
+    TileSync sync;
+    sync.count[0] = (tiles + 1) / 2;
+    sync.first[1] = sync.count[0];
+    sync.count[1] = tiles - sync.count[0];
+#pragma omp parallel num_threads(2)
+    {
+      const int team = omp_get_num_threads(), me = omp_get_thread_num();
+      if (me == 0 && team == 2) g_two_thread_runs.fetch_add(1, std::memory_order_relaxed);
+      if (team == 1) {  // no second thread (e.g. inside another parallel region)
+        for (int64_t d = 0; d < D; ++d) run(jobs[d]);
+      } else if (D == 2) {
+        run(jobs[me]);
+      } else {
+        (wide ? run_shared_avx512 : run_shared_avx2)(jobs[0], sync, me, jobs[0].rows + me * chunk * N);
+      }
+    }
+  }
+  for (int64_t d = 0; d < D; ++d)
+    for (int64_t n = 0; n < N; ++n) {
+      const int64_t row = (a.layout1 ? n * D + d : d * N + n) * H;
+      const float* hr = jobs[d].h[S % 2] + n * hp;
+      const float* cr = jobs[d].c + n * hp;
+      if (a.yh) std::copy(hr, hr + H, a.yh + row);
+      if (a.yc) std::copy(cr, cr + H, a.yc + row);
+    }
   g_runs.fetch_add(1, std::memory_order_relaxed);
   return Status();
 }

@@ -23,13 +23,16 @@ inline constexpr int64_t kLstmSmallMaxHidden = 256;
 /// layout, and lstm_small_enabled().
 bool lstm_small_supports(const RnnDnnlArgs& a);
 
-/// Runs the LSTM of `a` (shapes and layouts as RnnDnnlArgs; a.p must be null) on the calling
-/// thread: i = sigmoid(x Wi + h Ri + Wbi + Rbi), o, f likewise, c~ = tanh(...),
+/// Runs the LSTM of `a` (shapes and layouts as RnnDnnlArgs; a.p must be null): i = sigmoid(x Wi + h Ri + Wbi + Rbi), o, f likewise, c~ = tanh(...),
 /// c = f * c + i * c~, h = o * tanh(c). The bias Wb + Rb is summed once in float32 (as oneDNN
 /// does). sigmoid and tanh are this file's 16-lane functions: measured at most 3 ulp (sigmoid)
 /// and 4 ulp (tanh) from double over [-20, 20] (tests/interp/lstm_small_test.cc); NaN in -> NaN
 /// out. Weights of constant tensors (a.constant_*) are packed once and cached (bounded, 64 MiB);
-/// others are packed per call. Requires lstm_small_supports(a). Never fails.
+/// others are packed per call. Threads: with a.threads >= 2 and a spare core
+/// (parallel_threads, dnnl_util.h), a bidirectional LSTM runs one direction per thread, and
+/// one direction whose step has >= 2^15 multiply-adds (N x 4H x H) half of the hidden units per
+/// thread with a wait per step; results are the same bits on one or two threads.
+/// Requires lstm_small_supports(a). Never fails.
 Status lstm_small_f32(const RnnDnnlArgs& a);
 
 /// Whether rnn.cc may use lstm_small_f32 (default true). Tests turn it off to test oneDNN's
@@ -37,8 +40,10 @@ Status lstm_small_f32(const RnnDnnlArgs& a);
 void set_lstm_small_enabled(bool enabled);
 bool lstm_small_enabled();
 
-/// Number of LSTMs lstm_small_f32 has run in this process (tests check which path ran).
+/// Number of LSTMs lstm_small_f32 has run in this process, and of those on two threads (tests
+/// check which path ran).
 uint64_t lstm_small_runs();
+uint64_t lstm_small_two_thread_runs();
 
 /// The gate activations on n >= 0 floats (y may equal x), as lstm_small_f32 computes them; for
 /// tests and benchmarks. Always the baseline (AVX2) code when avx2 is true, else the CPU's best.
