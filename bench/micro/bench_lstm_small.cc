@@ -1,8 +1,8 @@
 // Small-batch float32 LSTM (interp/kernels/lstm_small.h) against oneDNN's RNN primitive
 // (rnn_dnnl.h; batch 1 on its GEMM-based implementation, the faster one in steady state) on
 // lstm_small's geometry (I 64, H 128, one direction, zero initial states, constant weights), one
-// thread, the kernels called directly (no graph); batch 16 too, above kLstmSmallMaxBatch, to show
-// where oneDNN catches up. Cases: rnn.lstm_<S>x<N>x64/<system>.
+// thread, the kernels called directly (no graph); batch 16 is kLstmSmallMaxBatch, where oneDNN
+// (brgemm there) catches up. Cases: rnn.lstm_<S>x<N>x64/<system>.
 // Run: tierjit_micro_bench --benchmark_filter=rnn.lstm_ --benchmark_repetitions=5
 //      --benchmark_enable_random_interleaving=true
 #include <omp.h>

@@ -180,7 +180,7 @@ void compare(const Case& c, bool want_small = true) {
 TEST(LstmSmall, MatchesReferenceAndDoubleAcrossSizes) {
   int variant = 0;
   for (int64_t S : {1, 2, 7, 33})
-    for (int64_t N : {1, 2, 3, 8})
+    for (int64_t N : {1, 2, 3, 8, 13})
       for (int64_t H : {1, 3, 16, 128})
         for (int64_t I : {1, 5, 64}) {
           Case c;
@@ -247,7 +247,7 @@ TEST(LstmSmall, EveryDirectionLayoutAndStateOption) {
 }
 
 TEST(LstmSmall, ModelGeometry) {  // lstm_small: I 64, H 128, zero initial states, constant weights
-  for (int64_t N : {1, 8}) {
+  for (int64_t N : {1, 8, 16}) {
     Case c;
     c.S = 32; c.N = N; c.I = 64; c.H = 128; c.h0 = c.c0 = true; c.constants = true;
     SCOPED_TRACE(describe(c));
@@ -359,12 +359,12 @@ TEST(LstmSmall, WeightsFedOrConstant) {
   for (size_t i = 0; i < 3; ++i) expect_tensor_near((*fed)[i], (*cst)[i], 0, 0);
 }
 
-// Peepholes and batches above kLstmSmallMaxBatch go to oneDNN (and still match).
+// Peepholes and batches / hidden sizes above the limits go to oneDNN (and still match).
 TEST(LstmSmall, OtherLstmsStayOnOneDnn) {
   { Case c; c.peep = true; c.h0 = c.c0 = true; SCOPED_TRACE("peepholes"); compare(c, false); }
   {
     Case c; c.N = interp::nn::kLstmSmallMaxBatch + 1; c.S = 4; c.H = 17;
-    SCOPED_TRACE("batch 9"); compare(c, false);
+    SCOPED_TRACE("batch 17"); compare(c, false);
   }
   {
     Case c; c.H = interp::nn::kLstmSmallMaxHidden + 1; c.S = 2; c.N = 1;

@@ -11,9 +11,10 @@
 
 namespace tierjit::interp::nn {
 
-/// Largest batch N lstm_small_f32 takes: above it oneDNN's RNN is as fast or faster
-/// (docs/performance.md, "Tier 0, session 7").
-inline constexpr int64_t kLstmSmallMaxBatch = 8;
+/// Largest batch N lstm_small_f32 takes: up to 16 it is as fast as oneDNN's RNN or faster per
+/// call (one thread, 32x16x64: 486 vs 503 us) and never generates kernels (oneDNN's first call
+/// of a new 16-row shape took 3-40 ms); docs/performance.md, "Small-batch LSTM (session 7)".
+inline constexpr int64_t kLstmSmallMaxBatch = 16;
 /// Largest hidden size it takes (R of H = 256 is 1 MiB packed, a core's L2).
 inline constexpr int64_t kLstmSmallMaxHidden = 256;
 

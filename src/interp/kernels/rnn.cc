@@ -15,7 +15,7 @@
 // float32 sum of I + H products, and the two paths' differences grow with it (max 2.4e-7 at
 // I + H <= 40, 1.3e-6 (LSTM) / 2.5e-6 (GRU) at lstm_small's 192; the gates contract, they do not
 // amplify). NaN and Inf inputs give NaN in the same outputs. Of those, LSTMs without peepholes
-// of batch <= 8 run lstm_small.h's kernel instead (same bias sum, its own sigmoid / tanh within
+// of batch <= 16 run lstm_small.h's kernel instead (same bias sum, its own sigmoid / tanh within
 // a few ulp; tests/interp/lstm_small_test.cc). Everything else, and any oneDNN
 // failure, runs the reference path: the input projection of all time steps is one GEMM per
 // direction (oneDNN sgemm for float32); each step adds one GEMM of the hidden state with R^T.
