@@ -430,5 +430,62 @@ TEST(ConvChain, ShapesChangingBetweenCallsOfOnePlan) {
   EXPECT_EQ(chain.resolved.size(), interp::ConvChain::kResolvedKept);
 }
 
+// Residual Adds run as their Convs' oneDNN sum post-op (ConvChain::Step::sum_add), with the
+// Relu after them (resnet18's blocks) or none (mobilenet_v2's): the Conv, Add and Relu kernels
+// one by one within the chain tolerance (its 1x1 layers run other oneDNN kernels than alone;
+// the sum itself is the Add's one float32 addition: resnet18 and mobilenet_v2 at N=3 gave the
+// same bytes with and without it), NaN inputs included; residuals the sum must not overwrite (a
+// chain input, a value read again later) run the Add kernel.
+TEST(ConvChain, ResidualSumsIntoTheSkipBuffer) {
+  for (int64_t n : {1, 2})
+    for (int64_t nan_every : {0, 23}) {
+      Builder b;  // resnet-like: conv-relu-conv + skip, relu; twice
+      ir::Value* x = b.input(random_f32({n, 16, 14, 13}, 8, nan_every));
+      ir::Value* s = b.node(OpKind::Relu, {b.conv(x, 16, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+      for (int k = 0; k < 2; ++k) {
+        ir::Value* h = b.node(OpKind::Relu, {b.conv(s, 32, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+        ir::Value* c2 = b.conv(h, 32, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}});
+        s = b.node(OpKind::Relu, {b.node(OpKind::Add, {c2, s})});
+      }
+      // mobilenet-like: 1x1 expand, depthwise, 1x1 project + skip (no activation after)
+      ir::Value* e = b.node(OpKind::Relu, {b.conv(s, 32, 64, {1, 1})});
+      ir::Value* d = b.node(OpKind::Relu, {b.conv(e, 64, 64, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}, 64)});
+      ir::Value* p = b.node(OpKind::Add, {s, b.conv(d, 64, 32, {1, 1})});
+      b.output(b.conv(p, 32, 16, {1, 1}));
+      const uint64_t before = interp::conv_chain_residual_sums();
+      EXPECT_EQ(check(b, false), 1u);
+      // check() runs the graph twice (run_graph and run_nodes): 3 Adds each.
+      EXPECT_EQ(interp::conv_chain_residual_sums() - before, 6u) << "every Add summed in place";
+      EXPECT_EQ(check(b, false, 2), 1u);
+    }
+}
+
+TEST(ConvChain, ResidualsTheSumMustNotOverwriteRunTheAdd) {
+  {  // the skip is the chain's input (the caller's tensor)
+    Builder b;
+    ir::Value* x = b.input(random_f32({1, 16, 9, 9}, 9, 0));
+    ir::Value* h = b.node(OpKind::Relu, {b.conv(x, 16, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+    ir::Value* r = b.node(OpKind::Add, {b.conv(h, 16, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}), x});
+    b.output(r);
+    const Tensor x_before = b.feeds[0].clone();
+    const uint64_t before = interp::conv_chain_residual_sums();
+    EXPECT_EQ(check(b, true), 1u);
+    EXPECT_EQ(interp::conv_chain_residual_sums(), before);
+    EXPECT_EQ(std::memcmp(b.feeds[0].raw_data(), x_before.raw_data(), x_before.nbytes()), 0);
+  }
+  {  // the skip is read again after the Add
+    Builder b;
+    ir::Value* x = b.input(random_f32({1, 8, 9, 9}, 10, 0));
+    ir::Value* s = b.node(OpKind::Relu, {b.conv(x, 8, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+    ir::Value* h = b.node(OpKind::Relu, {b.conv(s, 16, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+    ir::Value* r = b.node(OpKind::Add, {b.conv(h, 16, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}), s});
+    ir::Value* t = b.node(OpKind::Add, {b.conv(r, 16, 16, {1, 1}), s});  // s read again: r adds
+    b.output(t);
+    const uint64_t before = interp::conv_chain_residual_sums();
+    EXPECT_EQ(check(b, false), 1u);
+    EXPECT_EQ(interp::conv_chain_residual_sums() - before, 2u);  // the second Add, in both runs
+  }
+}
+
 }  // namespace
 }  // namespace tierjit::testing

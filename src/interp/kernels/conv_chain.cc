@@ -5,6 +5,7 @@
 #include "interp/kernels/conv_chain.h"
 
 #include <algorithm>
+#include <atomic>
 #include <queue>
 #include <unordered_map>
 
@@ -54,6 +55,54 @@ bool read_only_inside(const ir::Value* v, const std::unordered_map<const ir::Nod
   return true;
 }
 
+// A Conv whose output only an Add reads, where the Add's other operand (the residual) is ready
+// before the Conv runs (outside the chain or made by an earlier step) and read by no step
+// between the Conv and the Add nor after it: the Conv may add itself to the residual's buffer
+// (ConvChain::Step::sum_add), and apply a Relu / LeakyRelu that reads the Add alone after the
+// sum (mobilenet_v2's projection + skip, resnet18's conv2 + identity + Relu).
+void plan_residual_sums(ConvChain& c) {
+  using Kind = ConvChain::Kind;
+  auto step_reading = [&](const ir::Node* n, Kind kind) {
+    for (size_t k = 0; k < c.steps.size(); ++k)
+      if (c.steps[k].node == n && c.steps[k].kind == kind) return static_cast<int>(k);
+    return -1;
+  };
+  for (size_t si = 0; si < c.steps.size(); ++si) {
+    ConvChain::Step& st = c.steps[si];
+    if (st.kind != Kind::kConv || st.post.kind != nn::ConvPostOp::Kind::kNone) continue;
+    const ir::Value* v = c.values[static_cast<size_t>(st.out)];
+    if (v->users().size() != 1) continue;
+    const int ai = step_reading(v->users()[0], Kind::kAdd);
+    if (ai < 0) continue;
+    const ConvChain::Step& add = c.steps[static_cast<size_t>(ai)];
+    if (add.in[0] == add.in[1]) continue;
+    const int res = add.in[0] == st.out ? add.in[1] : add.in[0];
+    if (c.last_use[static_cast<size_t>(res)] != ai) continue;
+    bool ok = true;
+    for (size_t k = 0; k < c.steps.size() && ok; ++k) {
+      const ConvChain::Step& o = c.steps[k];
+      if (o.out == res && k > si) ok = false;  // made after the Conv
+      if (k >= si && static_cast<int>(k) < ai && (o.in[0] == res || o.in[1] == res)) ok = false;
+    }
+    if (!ok) continue;
+    st.sum_add = ai;
+    st.sum_post.sum = true;
+    const ir::Value* sum = c.values[static_cast<size_t>(add.out)];
+    if (sum->users().size() != 1) continue;
+    const int ui = step_reading(sum->users()[0], Kind::kUnary);
+    if (ui < 0) continue;
+    const ir::Node& act = *c.steps[static_cast<size_t>(ui)].node;
+    const std::optional<ConvFusion> f = conv_fusion_for(act);
+    bool other_use = false;
+    for (size_t k = 1; k < act.num_inputs(); ++k) other_use = other_use || act.input(k) == sum;
+    if (!f || f->mode != ConvFusion::Mode::kPostOp || other_use) continue;
+    st.sum_act = ui;
+    st.sum_post.kind = f->post.kind;
+    st.sum_post.alpha = f->post.alpha;
+    st.sum_post.beta = f->post.beta;
+  }
+}
+
 std::shared_ptr<ConvChain> make_chain(std::span<const ir::Node* const> nodes,
                                       std::vector<int> members) {
   auto c = std::make_shared<ConvChain>();
@@ -97,6 +146,7 @@ std::shared_ptr<ConvChain> make_chain(std::span<const ir::Node* const> nodes,
       }
     }
   }
+  plan_residual_sums(*c);
   c->clip_proof = plan_clip_proof(*c);  // Clips: post-ops only where a call proves them exact
   return c;
 }
@@ -158,6 +208,12 @@ std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
   std::reverse(chains.begin(), chains.end());
   return chains;
 }
+
+namespace {
+std::atomic<uint64_t> g_residual_sums{0};  // conv_chain_residual_sums()
+}  // namespace
+
+uint64_t conv_chain_residual_sums() { return g_residual_sums.load(std::memory_order_relaxed); }
 
 struct ConvChain::Resolved {
   std::vector<int64_t> key;           // call_key()
@@ -361,6 +417,23 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
   std::vector<uint8_t> fused;
   if (c.clip_proof) prove_clip_post_ops(c, *c.clip_proof, frame, threads, fused);
   auto is_fused = [&](size_t si) { return !fused.empty() && fused[si] != 0; };
+  // Residual sums done by their Convs (sum_add): takes[si] = the slot whose buffer step si's
+  // output is (the residual's, now holding the sum), -1: the step runs.
+  std::vector<int> takes;
+  // Whether the Conv of step si may write the residual `res` in place: a chain buffer no other
+  // value still to be read (or outside the chain) shares.
+  auto summable = [&](int res, size_t si) {
+    const Slot& r = slots[static_cast<size_t>(res)];
+    if (c.external[static_cast<size_t>(res)] || r.layout != ActLayout::kChannelsLast || !r.buf.defined())
+      return false;
+    for (size_t k = 0; k < slots.size(); ++k) {
+      if (static_cast<int>(k) == res) continue;
+      const bool shares = (slots[k].buf.defined() && slots[k].buf.shares_storage_with(r.buf)) ||
+                          (slots[k].cl.defined() && slots[k].cl.shares_storage_with(r.buf));
+      if (shares && (c.external[k] || c.last_use[k] >= static_cast<int>(si))) return false;
+    }
+    return true;
+  };
 
   // The run. Dead internal buffers are dropped (or reused in place) as soon as possible.
   const KernelRegistry& reg = KernelRegistry::global();
@@ -374,7 +447,39 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
     Slot& out = slots[static_cast<size_t>(st.out)];
     Slot& a = slots[static_cast<size_t>(st.in[0])];
     const ir::Node& n = *st.node;
-    if (st.kind == Kind::kConv) {
+    bool summed = false;
+    if (!takes.empty() && takes[si] >= 0) {  // an Add (or its activation) its Conv did
+      out.buf = slots[static_cast<size_t>(takes[si])].buf;
+      out.layout = ActLayout::kChannelsLast;
+    } else if (st.kind == Kind::kConv && st.sum_add >= 0 && !is_fused(si)) {
+      const ConvChain::Step& add = c.steps[static_cast<size_t>(st.sum_add)];
+      const int res = add.in[0] == st.out ? add.in[1] : add.in[0];
+      if (summable(res, si)) {
+        const ActLayout xl = a.layout == ActLayout::kChannelsLast || a.cl.defined()
+                                 ? ActLayout::kChannelsLast : ActLayout::kPlain;
+        const float* x = xl == a.layout ? a.buf.data<float>() : a.cl.data<float>();
+        const Tensor& w = frame.values[n.input(1)->id()];
+        const Tensor* b = n.input(2) ? &frame.values[n.input(2)->id()] : nullptr;
+        const ir::Value* wv = n.input(1);
+        const Tensor* constant_w = wv->is_constant() && w.shares_storage_with(wv->constant()) ? &w : nullptr;
+        Slot& r = slots[static_cast<size_t>(res)];
+        TJ_ASSIGN_OR_RETURN(summed, nn::dnnl_conv_f32_accumulate(
+                                        geo[si], x, xl, w.data<float>(), constant_w,
+                                        b && b->defined() ? b->data<float>() : nullptr,
+                                        r.buf.data<float>(), threads, st.sum_post));
+        if (summed) {  // the Conv's own value is not kept: its slot gets a buffer for its shape
+          g_residual_sums.fetch_add(1, std::memory_order_relaxed);
+          out.buf = r.buf;
+          out.layout = ActLayout::kChannelsLast;
+          if (takes.empty()) takes.assign(c.steps.size(), -1);
+          takes[static_cast<size_t>(st.sum_add)] = res;
+          if (st.sum_act >= 0) takes[static_cast<size_t>(st.sum_act)] = add.out;
+        }
+      }
+    }
+    if ((!takes.empty() && takes[si] >= 0) || summed) {
+      // done above
+    } else if (st.kind == Kind::kConv) {
       const ActLayout xl = a.layout == ActLayout::kChannelsLast || a.cl.defined()
                                ? ActLayout::kChannelsLast : ActLayout::kPlain;
       const float* x = xl == a.layout ? a.buf.data<float>() : a.cl.data<float>();

@@ -47,6 +47,12 @@ struct ConvChain {
     int out = -1;          ///< slot of the output
     nn::ConvPostOp post;   ///< kConv: the activation of the next aliased step, as a post-op
     bool aliased = false;  ///< kUnary: applied by the Conv as its post-op; output = input
+    /// kConv read only by an Add (a residual): the Add's step, whose other operand the Conv may
+    /// accumulate into in place (oneDNN's sum post-op) when a call allows it (run_conv_chain);
+    /// sum_act: the Relu / LeakyRelu step reading that Add alone, applied after the sum; -1:
+    /// none. sum_post: the post-ops of that form.
+    int sum_add = -1, sum_act = -1;
+    nn::ConvPostOp sum_post;
   };
   std::vector<int> node_indices;         ///< members' indices in the node list, ascending
   std::vector<Step> steps;               ///< one per member, in node-list order
@@ -89,6 +95,10 @@ std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
 /// Errors: a member kernel's or oneDNN's.
 Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOptions& options,
                               const SubgraphRunner& runner);
+
+/// Residual Adds this process has run as their Convs' sum post-op (ConvChain::Step::sum_add);
+/// tests check which path ran.
+uint64_t conv_chain_residual_sums();
 
 /// MaxPool of window `w` (resolved by nn::resolve_window, as the MaxPool kernel does) on the
 /// channels-last float32 tensor x of plain shape `x_shape` (rank 3-5, no zero dim) into

@@ -105,7 +105,7 @@ struct ConvKey {
       return std::tie(k.g.batch, k.g.in_channels, k.g.out_channels, k.g.group, k.g.in_spatial,
                       k.g.out_spatial, k.g.kernel, k.g.strides, k.g.dilations, k.g.pad_begin,
                       k.g.pad_end, k.has_bias, k.threads, k.post.kind, k.post.alpha,
-                      k.post.beta, k.x_layout, k.y_layout);
+                      k.post.beta, k.post.sum, k.x_layout, k.y_layout);
     };
     return tie(*this) < tie(o);
   }
@@ -155,11 +155,13 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const
   e->bias_md = has_bias ? dnnl::memory::desc({g.out_channels}, dt::f32, tag::x) : dnnl::memory::desc();
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (post.kind != ConvPostOp::Kind::kNone) {
+  if (post.kind != ConvPostOp::Kind::kNone || post.sum) {
     dnnl::post_ops ops;
-    ops.append_eltwise(1.0f, post.kind == ConvPostOp::Kind::kClip ? dnnl::algorithm::eltwise_clip
-                                                                   : dnnl::algorithm::eltwise_relu,
-                       post.alpha, post.beta);
+    if (post.sum) ops.append_sum(1.0f);
+    if (post.kind != ConvPostOp::Kind::kNone)
+      ops.append_eltwise(1.0f, post.kind == ConvPostOp::Kind::kClip ? dnnl::algorithm::eltwise_clip
+                                                                     : dnnl::algorithm::eltwise_relu,
+                         post.alpha, post.beta);
     attr.set_post_ops(ops);
   }
   auto make_pd = [&](const dnnl::memory::desc& sq, const dnnl::memory::desc& dq) {
@@ -274,7 +276,11 @@ Status run_conv(const ConvGeometry& g, const float* x, ActLayout x_layout, const
     std::shared_ptr<ConvEntry> e = cache.get(
         key, [&] { return make_conv(g, bias != nullptr, post, x_layout, y_layout); });
     if (applied) {
-      *applied = post.kind != ConvPostOp::Kind::kNone;
+      *applied = post.kind != ConvPostOp::Kind::kNone || post.sum;
+      if (*applied && post.sum && e->dst_reorder) {  // y is not written in place: leave it
+        *applied = false;
+        return Status();
+      }
       if (*applied && e->same_kernel_as_plain.load(std::memory_order_relaxed) != 1) {
         int same = e->same_kernel_as_plain.load(std::memory_order_relaxed);
         if (same < 0) {
@@ -287,6 +293,10 @@ Status run_conv(const ConvGeometry& g, const float* x, ActLayout x_layout, const
                  e->dst_md == plain->dst_md && e->w_md == plain->w_md &&
                  e->user_src_md == plain->user_src_md && e->user_dst_md == plain->user_dst_md;
           e->same_kernel_as_plain.store(same, std::memory_order_relaxed);
+        }
+        if (!same && post.sum) {  // nothing written: the caller adds separately
+          *applied = false;
+          return Status();
         }
         if (!same) {
           ConvKey plain_key = key;
@@ -363,6 +373,17 @@ Expected<bool> dnnl_conv_f32_same_kernel(const ConvGeometry& g, const float* x, 
   bool applied = false;
   TJ_RETURN_IF_ERROR(
       run_conv(g, x, x_layout, w, constant_w, bias, y, y_layout, threads, post, &applied));
+  return applied;
+}
+
+Expected<bool> dnnl_conv_f32_accumulate(const ConvGeometry& g, const float* x, ActLayout x_layout,
+                                        const float* w, const Tensor* constant_w,
+                                        const float* bias, float* y, int threads,
+                                        const ConvPostOp& post) {
+  if (!post.sum) return internal_error("dnnl_conv_f32_accumulate: post-op without sum");
+  bool applied = false;
+  TJ_RETURN_IF_ERROR(run_conv(g, x, x_layout, w, constant_w, bias, y, ActLayout::kChannelsLast,
+                              threads, post, &applied));
   return applied;
 }
 

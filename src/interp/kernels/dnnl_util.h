@@ -83,10 +83,13 @@ struct ConvGeometry {
 /// kClip: min(max(y, alpha), beta), NaN -> alpha (oneDNN eltwise_clip; Relu is alpha = 0,
 ///   beta = +inf, matching tier 0's Relu, which maps NaN and -0 to +0).
 /// kLeakyRelu: y > 0 ? y : alpha * y with alpha > 0 (oneDNN eltwise_relu; NaN stays NaN).
+/// `sum` (dnnl_conv_f32_accumulate only): first y = conv + y's prior contents (oneDNN's sum
+/// post-op, scale 1: one float32 addition, as tier 0's Add), then the activation.
 struct ConvPostOp {
   enum class Kind : uint8_t { kNone, kClip, kLeakyRelu };
   Kind kind = Kind::kNone;
   float alpha = 0, beta = 0;
+  bool sum = false;
   bool operator==(const ConvPostOp&) const = default;
 };
 
@@ -137,5 +140,16 @@ Expected<bool> dnnl_conv_f32_same_kernel(const ConvGeometry& g, const float* x, 
                                          const float* w, const Tensor* constant_w,
                                          const float* bias, float* y, ActLayout y_layout,
                                          int threads, const ConvPostOp& post);
+
+/// y = act(conv(x, w) + bias + y) for `post` with post.sum set, y channels-last (a conv chain's
+/// residual Add fused into the Conv that feeds it, conv_chain.h): only where oneDNN runs the
+/// same convolution with the post-ops as without them and writes y in place (no destination
+/// reorder), so the sum is tier 0's Conv then Add (then activation) bit for bit. Returns false,
+/// having written nothing (y keeps its contents), where that does not hold. Errors: as
+/// dnnl_conv_f32.
+Expected<bool> dnnl_conv_f32_accumulate(const ConvGeometry& g, const float* x, ActLayout x_layout,
+                                        const float* w, const Tensor* constant_w,
+                                        const float* bias, float* y, int threads,
+                                        const ConvPostOp& post);
 
 }  // namespace tierjit::interp::nn
