@@ -24,11 +24,12 @@ inline constexpr int64_t kLstmSmallMaxHidden = 256;
 /// layout, and lstm_small_enabled().
 bool lstm_small_supports(const RnnDnnlArgs& a);
 
-/// Runs the LSTM of `a` (shapes and layouts as RnnDnnlArgs; a.p must be null): i = sigmoid(x Wi + h Ri + Wbi + Rbi), o, f likewise, c~ = tanh(...),
-/// c = f * c + i * c~, h = o * tanh(c). The bias Wb + Rb is summed once in float32 (as oneDNN
-/// does). sigmoid and tanh are this file's 16-lane functions: measured at most 3 ulp (sigmoid)
-/// and 4 ulp (tanh) from double over [-20, 20] (tests/interp/lstm_small_test.cc); NaN in -> NaN
-/// out. Weights of constant tensors (a.constant_*) are packed once and cached (bounded, 64 MiB);
+/// Runs the LSTM of `a` (shapes and layouts as RnnDnnlArgs; a.p must be null):
+/// i = sigmoid(x Wi + h Ri + Wbi + Rbi), o, f likewise, c~ = tanh(...), c = f * c + i * c~,
+/// h = o * tanh(c). The bias Wb + Rb is summed once in float32 (as oneDNN does). sigmoid and
+/// tanh are lstm_small.cc's 16-lane functions: at most 2.6 ulp (sigmoid) and 2.5 ulp (tanh)
+/// from double over [-20, 20] (tests/interp/lstm_small_test.cc bounds them at 3 and 4); NaN in
+/// -> NaN out. Weights of constant tensors (a.constant_*) are packed once and cached (bounded, 64 MiB);
 /// others are packed per call. Threads: with a.threads >= 2 and a spare core
 /// (parallel_threads, dnnl_util.h), a bidirectional LSTM runs one direction per thread, and
 /// one direction whose step has >= 2^15 multiply-adds (N x 4H x H) half of the hidden units per
