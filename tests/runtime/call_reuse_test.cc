@@ -3,7 +3,8 @@
 // ExecOptions::load_applied) must not leak into its results: a tensor handed to the caller keeps
 // its values through later calls, consecutive calls with other shapes (size 0 and 1 included)
 // match the interpreter, 8 threads alternating shapes on one Session stay correct, and a reused
-// frame holds no tensor between calls. Reference = ExecutionMode::kInterpretOnly (tier 0, the
+// frame holds no tensor between calls (the multi-threaded tests are named *Concurrent* so that
+// scripts/test-tsan.sh runs them). Reference = ExecutionMode::kInterpretOnly (tier 0, the
 // same kernels): compared bit for bit, since the adaptive session here never compiles
 // (theta0 = 1e18) and its fused pairs are bit-identical to the nodes apart (executor.h).
 // interp::GraphRunner (the interpret-only mode's runner: fusions found once, pooled frames) is
@@ -136,7 +137,7 @@ TEST_F(CallReuseTest, AlternatingShapesMatchTierZero) {
   EXPECT_EQ(s.stats().plans_cached, 4u);
 }
 
-TEST_F(CallReuseTest, EightThreadsAlternatingShapes) {
+TEST_F(CallReuseTest, ConcurrentAlternatingShapes) {
   const std::string model = write_model(dir_);
   Session ref(model, interpret_only());
   Session s(model, never_compiles());
@@ -257,7 +258,7 @@ TEST(GraphRunner, MissingInputIsTheSameError) {
   EXPECT_EQ(ok.value()[0].data<float>()[0], -3.f);  // -relu(-1 * -3)
 }
 
-TEST(GraphRunner, EightThreads) {
+TEST(GraphRunner, ConcurrentCalls) {
   SmallGraph sg;
   interp::GraphRunner runner(sg.g, 2);  // fewer pooled frames than threads
   std::atomic<int> bad{0};
