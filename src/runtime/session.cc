@@ -59,7 +59,7 @@ Session::Session(const std::string& model_path, SessionOptions options)
     throw Error(StatusCode::kInvalidArgument,
                 model_path + ": pinned_tier must be 1, 2 or 3, got " + std::to_string(options.pinned_tier));
   impl_->init_runtime();
-  impl_->interpreter = std::make_unique<interp::GraphRunner>(*impl_->model.graph);
+  if (!impl_->use_plans) impl_->interpreter = std::make_unique<interp::GraphRunner>(*impl_->model.graph);
 }
 
 Session::~Session() = default;
@@ -147,6 +147,9 @@ NamedTensors Session::run(const NamedTensors& feeds) const {
 
 std::vector<Tensor> Session::Impl::run_interpreted(const std::vector<Tensor>& feeds) {
   interpreted_calls.fetch_add(1, std::memory_order_relaxed);
+  std::call_once(interpreter_once, [this] {
+    if (!interpreter) interpreter = std::make_unique<interp::GraphRunner>(*model.graph);
+  });
   auto result = interpreter->run(feeds, exec);
   if (!result.ok()) result.status().with_prefix(model.path).throw_if_error();
   const auto& outs = model.graph->outputs();

@@ -32,8 +32,10 @@ struct Session::Impl {
   std::vector<TensorInfo> inputs, outputs;
   std::vector<ir::Value*> feed_values;
   /// Runs the graph at tier 0 for run_interpreted (fusions and last uses found once, frames
-  /// pooled; interp::GraphRunner).
+  /// pooled; interp::GraphRunner). Made with the Session in interpret-only mode, else on the
+  /// first call that needs it (interpreter_once): finding resnet18's conv chains takes ~7 ms.
   std::unique_ptr<interp::GraphRunner> interpreter;
+  std::once_flag interpreter_once;
 
   /// False when every call goes to run_graph (interpret-only mode, or the partition failed).
   bool use_plans = false;
