@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <optional>
 
 #include "support/buffer_pool.h"
@@ -65,7 +67,8 @@ struct MergedRun {
   std::vector<const ir::Node*> nodes;
   std::shared_ptr<const interp::FusionPlan> fusion;
 };
-std::optional<MergedRun> merge_run(std::span<const passes::Region* const> regions, const ir::Graph& g) {
+std::optional<MergedRun> plan_merged_run(std::span<const passes::Region* const> regions,
+                                         const ir::Graph& g) {
   if (regions.size() < 2) return std::nullopt;
   MergedRun m;
   for (const passes::Region* r : regions) m.nodes.insert(m.nodes.end(), r->nodes.begin(), r->nodes.end());
@@ -77,12 +80,39 @@ std::optional<MergedRun> merge_run(std::span<const passes::Region* const> region
 
 }  // namespace
 
+struct GraphLayout::MergedRuns {
+  std::mutex mu;
+  std::map<std::pair<int, size_t>, std::optional<MergedRun>> runs;  // (first region id, length)
+};
+
+namespace {
+
+// plan_merged_run for `regions` (consecutive, in order), once per layout: the fusion plan (and
+// its conv chains) is shared by every plan of the Session.
+std::optional<MergedRun> merge_run(const GraphLayout& layout,
+                                   std::span<const passes::Region* const> regions) {
+  if (regions.size() < 2) return std::nullopt;
+  if (!layout.merged_runs) return plan_merged_run(regions, *layout.graph);
+  const std::pair<int, size_t> key{regions.front()->id, regions.size()};
+  {
+    std::lock_guard<std::mutex> lock(layout.merged_runs->mu);
+    auto it = layout.merged_runs->runs.find(key);
+    if (it != layout.merged_runs->runs.end()) return it->second;
+  }
+  std::optional<MergedRun> m = plan_merged_run(regions, *layout.graph);
+  std::lock_guard<std::mutex> lock(layout.merged_runs->mu);
+  return layout.merged_runs->runs.emplace(key, std::move(m)).first->second;
+}
+
+}  // namespace
+
 GraphLayout make_layout(const ir::Graph& graph, const passes::Partition& partition,
                         const interp::ExecOptions& exec) {
   GraphLayout l;
   l.graph = &graph;
   l.partition = &partition;
   l.exec = exec;
+  l.merged_runs = std::make_shared<GraphLayout::MergedRuns>();
   for (const ir::Value* v : graph.feed_inputs()) l.feed_ids.push_back(static_cast<uint32_t>(v->id()));
   for (const ir::Value* v : graph.outputs()) l.output_ids.push_back(static_cast<uint32_t>(v->id()));
   for (const auto& v : graph.values())
@@ -146,7 +176,7 @@ Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, 
     size_t e = s;
     std::vector<const passes::Region*> run;
     while (e < regions.size() && regions[e].kind != passes::RegionKind::kShapeOnly) run.push_back(&regions[e++]);
-    if (e > s) merged[s] = merge_run(run, g);
+    if (e > s) merged[s] = merge_run(layout, run);
     size_t next = std::max(e, s + 1);
     for (size_t k = s + 1; k < e && merged[s]; ++k) merged[k] = MergedRun{};  // runs nothing
     s = next;
@@ -283,7 +313,7 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
     size_t e = s;
     std::vector<const passes::Region*> run;
     while (e < nregions && p->steps_[e].kind == StepKind::kTier0) run.push_back(&regions[e++]);
-    if (std::optional<MergedRun> m = e > s ? merge_run(run, *layout.graph) : std::nullopt) {
+    if (std::optional<MergedRun> m = e > s ? merge_run(layout, run) : std::nullopt) {
       PlanStep& first = p->steps_[s];
       first.merged = e - s - 1;
       p->has_merged_ = true;

@@ -40,6 +40,11 @@ struct GraphLayout {
   std::vector<int> last_reader;
   /// Per region: its tier-0 fusions (interp::plan_fusion), found once instead of every call.
   std::vector<interp::FusionPlan> fusion;
+  /// Fusions of runs of consecutive regions holding a conv chain across them (plan.cc,
+  /// merge_run), by first region and length: planned once per Session, not per signature, so
+  /// a new shape plans no chain again (their per-shape caches and per-weight bounds stay).
+  struct MergedRuns;
+  std::shared_ptr<MergedRuns> merged_runs;
 };
 GraphLayout make_layout(const ir::Graph& graph, const passes::Partition& partition,
                         const interp::ExecOptions& exec);
