@@ -4,6 +4,7 @@
 // its immediate parent, which captures from its own parent first when needed). Ends with the
 // legacy broadcast rewrite and a topological sort.
 #include <fmt/format.h>
+#include <onnx/defs/schema.h>
 
 #include "onnx/import_internal.h"
 
@@ -242,26 +243,58 @@ class GraphImporter {
     return *op;
   }
 
+  // The type of attribute `a`; IR version 1 models leave `type` unset: then the field that is
+  // set (UNDEFINED when none is).
+  static int attr_type(const onnx::AttributeProto& a) {
+    using AP = onnx::AttributeProto;
+    if (a.type() != AP::UNDEFINED) return a.type();
+    if (a.floats_size()) return AP::FLOATS;
+    if (a.ints_size()) return AP::INTS;
+    if (a.strings_size()) return AP::STRINGS;
+    if (a.tensors_size()) return AP::TENSORS;
+    if (a.graphs_size()) return AP::GRAPHS;
+    if (a.has_f()) return AP::FLOAT;
+    if (a.has_i()) return AP::INT;
+    if (a.has_s()) return AP::STRING;
+    if (a.has_t()) return AP::TENSOR;
+    if (a.has_g()) return AP::GRAPH;
+    return AP::UNDEFINED;
+  }
+
+  // Every attribute of node `n` that the ONNX operator schema of its op and opset declares has
+  // the declared type (ONNX Runtime rejects the model otherwise; the kernels would read a
+  // default instead, e.g. LeakyRelu alpha = "abc" ran with 0.01). Attributes the schema does not
+  // declare, and ops without a schema in libonnx, are left to the kernels.
+  static Status check_attr_types(const onnx::NodeProto& n, int opset) {
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Schema(n.op_type(), opset, normalize_domain(n.domain()));
+    if (!schema) return Status();
+    for (const auto& a : n.attribute()) {
+      auto it = schema->attributes().find(a.name());
+      if (it == schema->attributes().end() || a.has_ref_attr_name()) continue;
+      const int want = it->second.type, got = attr_type(a);
+      if (want != onnx::AttributeProto::UNDEFINED && got != want)
+        return invalid_model("{}: attribute '{}' must be {} (ONNX {} opset {}), got {}",
+                             describe_node(n), a.name(),
+                             onnx::AttributeProto::AttributeType_Name(
+                                 static_cast<onnx::AttributeProto::AttributeType>(want)),
+                             n.op_type(), schema->since_version(),
+                             got == onnx::AttributeProto::UNDEFINED
+                                 ? std::string("no value")
+                                 : onnx::AttributeProto::AttributeType_Name(
+                                       static_cast<onnx::AttributeProto::AttributeType>(got)));
+    }
+    return Status();
+  }
+
   Expected<ir::Attribute> convert_attr(const onnx::AttributeProto& a, const ExpandedNode& en) {
     using AP = onnx::AttributeProto;
     const std::string what = fmt::format("attribute '{}'", a.name());
     if (a.has_ref_attr_name())
       return invalid_model("{}: refers to function attribute '{}' outside a function", what,
                            a.ref_attr_name());
-    int type = a.type();
-    if (type == AP::UNDEFINED) {  // IR version 1 models leave `type` unset
-      if (a.floats_size()) type = AP::FLOATS;
-      else if (a.ints_size()) type = AP::INTS;
-      else if (a.strings_size()) type = AP::STRINGS;
-      else if (a.tensors_size()) type = AP::TENSORS;
-      else if (a.graphs_size()) type = AP::GRAPHS;
-      else if (a.has_f()) type = AP::FLOAT;
-      else if (a.has_i()) type = AP::INT;
-      else if (a.has_s()) type = AP::STRING;
-      else if (a.has_t()) type = AP::TENSOR;
-      else if (a.has_g()) type = AP::GRAPH;
-      else return invalid_model("{}: no value", what);
-    }
+    const int type = attr_type(a);
+    if (type == AP::UNDEFINED) return invalid_model("{}: no value", what);
     ir::Attribute r;
     using K = ir::Attribute::Kind;
     const int64_t limit = ctx_.options.memory_limit_bytes;
@@ -335,6 +368,7 @@ class GraphImporter {
     }
     for (const std::string& name : n.output())
       outputs.push_back(name.empty() ? nullptr : scope_.resolve(name));
+    TJ_RETURN_IF_ERROR(check_attr_types(n, opset));
     std::map<std::string, ir::Attribute> attrs;
     for (const auto& a : n.attribute()) {
       Expected<ir::Attribute> r = convert_attr(a, en);

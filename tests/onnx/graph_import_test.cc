@@ -326,6 +326,58 @@ TEST(GraphImport, UnknownOperatorsAndDomains) {
                "node with output 'y' (op Relu, domain 'com.example'): unknown operator");
 }
 
+// An attribute whose type is not the one the op's ONNX schema declares is an invalid model (as
+// for ONNX Runtime): a kernel would otherwise read its default (LeakyRelu alpha = "abc" ran with
+// 0.01) or fail with a misleading message. Untyped IR v1 attributes count by the field set;
+// attributes the schema does not declare are left to the kernels.
+TEST(GraphImport, AttributesOfTheWrongTypeAreInvalid) {
+  struct Case {
+    const char* op;
+    const char* attr;
+    onnx::AttributeProto::AttributeType type;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"LeakyRelu", "alpha", onnx::AttributeProto::STRING, "attribute 'alpha' must be FLOAT"},
+      {"LeakyRelu", "alpha", onnx::AttributeProto::INT, "attribute 'alpha' must be FLOAT"},
+      {"Softmax", "axis", onnx::AttributeProto::FLOAT, "attribute 'axis' must be INT"},
+      {"Softmax", "axis", onnx::AttributeProto::INTS, "attribute 'axis' must be INT"},
+      {"Gemm", "transB", onnx::AttributeProto::FLOAT, "attribute 'transB' must be INT"},
+      {"Conv", "group", onnx::AttributeProto::FLOAT, "attribute 'group' must be INT"},
+      {"Conv", "kernel_shape", onnx::AttributeProto::INT, "attribute 'kernel_shape' must be INTS"},
+  };
+  for (const Case& c : cases) {
+    onnx::GraphProto g;
+    add_input(g, "x", TP::FLOAT, {1, 1, 3, 3});
+    add_input(g, "w", TP::FLOAT, {1, 1, 1, 1});
+    const bool two = std::string(c.op) == "Gemm" || std::string(c.op) == "Conv";
+    auto* n = add_node(g, c.op, two ? std::vector<std::string>{"x", "w"} : std::vector<std::string>{"x"},
+                       {"y"}, "n1");
+    auto* a = n->add_attribute();
+    a->set_name(c.attr);
+    a->set_type(c.type);
+    if (c.type == onnx::AttributeProto::STRING) a->set_s("abc");
+    if (c.type == onnx::AttributeProto::INT) a->set_i(1);
+    if (c.type == onnx::AttributeProto::FLOAT) a->set_f(1.5f);
+    if (c.type == onnx::AttributeProto::INTS) a->add_ints(1);
+    add_output(g, "y", TP::FLOAT, {});
+    SCOPED_TRACE(std::string(c.op) + " " + c.attr);
+    expect_error(load(make_model(g)), StatusCode::kInvalidModel, c.message);
+  }
+  {  // IR v1 style: no `type`, the float field set: a FLOAT, accepted
+    onnx::GraphProto g;
+    add_input(g, "x", TP::FLOAT, {2});
+    auto* n = add_node(g, "LeakyRelu", {"x"}, {"y"});
+    auto* a = n->add_attribute();
+    a->set_name("alpha");
+    a->set_f(0.5f);
+    add_output(g, "y", TP::FLOAT, {2});
+    auto m = load(make_model(g));
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_EQ(find_node(*m->graph, ir::OpKind::LeakyRelu)->attr_float("alpha", 0.f), 0.5f);
+  }
+}
+
 TEST(GraphImport, InconsistentModelsAreInvalid) {
   {  // a value declared with two element types
     onnx::GraphProto g;
