@@ -20,64 +20,30 @@
 #include "interp/kernels/conv_chain.h"
 #include "interp/kernels/conv_chain_bounds.h"
 #include "node_runner.h"
+#include "ref_graph_builder.h"
 
 namespace tierjit::testing {
 namespace {
 
 using interp::ClipProofMode;
 using ir::OpKind;
-using Attrs = std::vector<std::pair<std::string, ir::Attribute>>;
+using Attrs = RefGraphBuilder::Attrs;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-Tensor random_f32(Shape s, uint32_t seed, float scale = 1.0f) {
-  Tensor t = Tensor::empty(DType::kFloat32, std::move(s));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-scale, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
-  return t;
-}
-
 Tensor scalar(float v) { return Tensor::from_vector<float>({}, {v}); }
 
-// Builds a graph and computes every value with the one-node kernels on the way (reference).
-class Builder {
+// The graph and its reference values (ref_graph_builder.h), with mobilenet-like blocks.
+class Builder : public RefGraphBuilder {
  public:
-  ir::Graph g{"clip_chain"};
-  std::map<const ir::Value*, Tensor> ref;
-  std::vector<Tensor> feeds;
+  Builder() : RefGraphBuilder("clip_chain") {}
   bool zero_bias_entry = false;  ///< the next conv's bias gets a 0 in its middle channel
   bool no_bias = false;          ///< the next conv has no bias
 
-  ir::Value* input(const Tensor& t) {
-    ir::Value* v = g.add_value("x" + std::to_string(count_++), {t.dtype(), std::nullopt});
-    g.inputs().push_back(v);
-    feeds.push_back(t);
-    ref[v] = t;
-    return v;
-  }
-  ir::Value* constant(const Tensor& t) {
-    ir::Value* v = g.add_value("c" + std::to_string(count_++), {t.dtype(), std::nullopt});
-    v->set_constant(t);
-    ref[v] = t;
-    return v;
-  }
-  ir::Value* node(OpKind op, std::vector<ir::Value*> in, Attrs attrs = {}, int opset = 17) {
-    ir::Value* out = g.add_value("v" + std::to_string(count_++));
-    ir::Node* n = g.add_node(op, in, {out}, "n" + std::to_string(count_++));
-    n->set_opset(opset);
-    for (const auto& [k, a] : attrs) n->set_attr(k, a);
-    NodeSpec spec{op, {}, 1, attrs, opset};
-    for (ir::Value* v : in) spec.inputs.push_back(v ? ref[v] : Tensor());
-    auto r = run_node(spec);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    if (r.ok()) ref[out] = (*r)[0];
-    return out;
-  }
   ir::Value* conv(ir::Value* x, int64_t cin, int64_t cout, int64_t k, int64_t stride = 1,
                   int64_t group = 1) {
-    std::vector<ir::Value*> in{x, constant(random_f32({cout, cin / group, k, k}, seed_++, 0.5f))};
+    std::vector<ir::Value*> in{x, constant(random_f32({cout, cin / group, k, k}, seed_++, 0, 0.5f))};
     if (!no_bias) {
       Tensor b = random_f32({cout}, seed_++);
       for (float& v : b.span<float>())
@@ -101,10 +67,8 @@ class Builder {
     ir::Value* p = conv(h, e, out, 1);
     return stride == 1 && c == out ? node(OpKind::Add, {p, x}) : p;
   }
-  void output(ir::Value* v) { g.outputs().push_back(v); }
 
  private:
-  int count_ = 0;
   uint32_t seed_ = 300;
 };
 
@@ -199,7 +163,7 @@ TEST(ConvChainClip, ScanFindsEveryNonFiniteAndTheLargestMagnitude) {
   };
   for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{31},
                     int64_t{32}, int64_t{33}, int64_t{100}, (int64_t{1} << 19) + 3}) {
-    Tensor t = random_f32({n}, static_cast<uint32_t>(n), 2.0f);
+    Tensor t = random_f32({n}, static_cast<uint32_t>(n), 0, 2.0f);
     float* x = t.data<float>();
     for (ScanIsa isa : {ScanIsa::kBest, ScanIsa::kAvx2, ScanIsa::kScalar})
       for (int threads : {1, 2}) {
@@ -230,7 +194,7 @@ TEST(ConvChainClip, ScanFindsEveryNonFiniteAndTheLargestMagnitude) {
 TEST(ConvChainClip, RandomInputsFuseEveryClip) {
   for (int64_t n : {1, 2}) {
     Builder b;
-    mobilenet_like(b, random_f32({n, 3, 20, 18}, 1, 3.0f));
+    mobilenet_like(b, random_f32({n, 3, 20, 18}, 1, 0, 3.0f));
     const Proof p = check(b);
     EXPECT_EQ(p.planned, 5);
     EXPECT_EQ(p.fused, 5);
@@ -278,7 +242,7 @@ TEST(ConvChainClip, HugeInputsFailTheProofAndStillMatch) {
     EXPECT_EQ(p.fused, 0) << big;
   }
   // Large but provably safe: every Clip fused.
-  Tensor x = random_f32({1, 3, 20, 18}, 5, 1e20f);
+  Tensor x = random_f32({1, 3, 20, 18}, 5, 0, 1e20f);
   Builder b;
   mobilenet_like(b, x);
   EXPECT_EQ(check(b).fused, 5);
@@ -345,7 +309,7 @@ TEST(ConvChainClip, ClipBoundForms) {
     SCOPED_TRACE(::testing::Message()
                  << f.opset << " " << f.lo.value_or(-1234) << " " << f.hi.value_or(-1234));
     Builder b;
-    ir::Value* in = b.input(random_f32({2, 5, 7, 9}, 8, 2.0f));
+    ir::Value* in = b.input(random_f32({2, 5, 7, 9}, 8, 0, 2.0f));
     auto clip = [&](ir::Value* v) {
       if (f.opset < 11) {
         Attrs a;
@@ -372,7 +336,7 @@ TEST(ConvChainClip, SizeOneDimsAndOddChannels) {
        {Shape{1, 1, 1, 1}, Shape{1, 3, 1, 7}, Shape{3, 5, 6, 1}, Shape{1, 7, 2, 2}}) {
     SCOPED_TRACE(shape_to_string(s));
     Builder b;
-    ir::Value* in = b.input(random_f32(s, 9, 4.0f));
+    ir::Value* in = b.input(random_f32(s, 9, 0, 4.0f));
     ir::Value* h = b.relu6(b.conv(in, s[1], 1, 1));
     h = b.relu6(b.conv(h, 1, 1, 3, 2, 1));
     h = b.relu6(b.conv(h, 1, 13, 1));
@@ -388,7 +352,7 @@ TEST(ConvChainClip, SizeOneDimsAndOddChannels) {
 // two branches; an external second Add input (scanned too).
 TEST(ConvChainClip, BoundsThroughOtherMembers) {
   auto build = [](Builder& b, const Tensor& side_value) {
-    ir::Value* in = b.input(random_f32({2, 4, 12, 12}, 10, 100.0f));
+    ir::Value* in = b.input(random_f32({2, 4, 12, 12}, 10, 0, 100.0f));
     ir::Value* side = b.input(side_value);
     ir::Value* h = b.node(OpKind::Sigmoid, {b.conv(in, 4, 8, 3)});
     h = b.relu6(b.conv(h, 8, 8, 3));

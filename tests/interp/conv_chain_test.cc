@@ -17,60 +17,20 @@
 #include "interp/executor.h"
 #include "interp/kernels/conv_chain.h"
 #include "node_runner.h"
+#include "ref_graph_builder.h"
 
 namespace tierjit::testing {
 namespace {
 
 using ir::OpKind;
-using Attrs = std::vector<std::pair<std::string, ir::Attribute>>;
+using Attrs = RefGraphBuilder::Attrs;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-Tensor random_f32(Shape s, uint32_t seed, int64_t nan_every = 0, float scale = 1.0f) {
-  Tensor t = Tensor::empty(DType::kFloat32, std::move(s));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-scale, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
-  if (nan_every > 0)
-    for (int64_t i = 0; i < t.numel(); i += nan_every) t.data<float>()[i] = kNaN;
-  return t;
-}
-
-// Builds a graph node by node and computes every value with the one-node kernels on the way
-// (the reference: tier 0 without any fusion).
-class Builder {
+// The graph and its reference values (ref_graph_builder.h), with Convs of random weights.
+class Builder : public RefGraphBuilder {
  public:
-  ir::Graph g{"chain"};
-  std::map<const ir::Value*, Tensor> ref;
-  std::vector<Tensor> feeds;
-  bool ok = true;
-
-  ir::Value* input(const Tensor& t) {
-    ir::Value* v = g.add_value("x" + std::to_string(count_++), {t.dtype(), std::nullopt});
-    g.inputs().push_back(v);
-    feeds.push_back(t);
-    ref[v] = t;
-    return v;
-  }
-  ir::Value* constant(const Tensor& t) {
-    ir::Value* v = g.add_value("c" + std::to_string(count_++), {t.dtype(), std::nullopt});
-    v->set_constant(t);
-    ref[v] = t;
-    return v;
-  }
-  ir::Value* node(OpKind op, std::vector<ir::Value*> in, Attrs attrs = {}, int opset = 17) {
-    ir::Value* out = g.add_value("v" + std::to_string(count_++));
-    ir::Node* n = g.add_node(op, in, {out}, "n" + std::to_string(count_++));
-    n->set_opset(opset);
-    for (const auto& [k, a] : attrs) n->set_attr(k, a);
-    NodeSpec spec{op, {}, 1, attrs, opset};
-    for (ir::Value* v : in) spec.inputs.push_back(v ? ref[v] : Tensor());
-    auto r = run_node(spec);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    if (r.ok()) ref[out] = (*r)[0];
-    else ok = false;
-    return out;
-  }
+  Builder() : RefGraphBuilder("chain") {}
   ir::Value* conv(ir::Value* x, int64_t cin, int64_t cout, std::vector<int64_t> kernel,
                   Attrs attrs = {}, int64_t group = 1, bool bias = true) {
     Shape ws{cout, cin / group};
@@ -80,10 +40,8 @@ class Builder {
     if (group != 1) attrs.push_back({"group", attr_int(group)});
     return node(OpKind::Conv, in, attrs);
   }
-  void output(ir::Value* v) { g.outputs().push_back(v); }
 
  private:
-  int count_ = 0;
   uint32_t seed_ = 100;
 };
 
