@@ -1,0 +1,153 @@
+// Products of a few rows by constant weights (interp/kernels/skinny_gemm.h): values against a
+// float64 reference for every row count up to kSkinnyMaxRows, column counts around the 64-wide
+// panels (1, 15, 16, 17, 63, 64, 65, 130), K = 0, 1, odd and long, B plain and transposed, with
+// and without bias, on 1 and 2 threads; nothing written outside y; NaN stays in its row (from A)
+// or its column (from B); nn::dnnl_matmul_f32 routes constant weights of at most
+// kSkinnyMaxRows rows here and agrees with oneDNN's primitive; each weight tensor keeps its own
+// panels.
+#include "interp/kernels/skinny_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "interp/kernels/dnnl_util.h"
+#include "support/cpu_load.h"
+
+namespace tierjit::testing {
+namespace {
+
+using interp::nn::kSkinnyMaxRows;
+using interp::nn::MatMulGeometry;
+
+class SkinnyGemm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!interp::nn::skinny_matmul_available()) GTEST_SKIP() << "no AVX-512F on this CPU";
+    support::override_foreign_busy_cores(0);  // the team is used as on an idle machine
+  }
+  void TearDown() override {
+    interp::nn::set_skinny_matmul_enabled(true);
+    support::override_foreign_busy_cores(-1);
+  }
+};
+
+std::vector<float> pseudo(int64_t n, int seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  uint32_t s = 2654435761u * static_cast<uint32_t>(seed + 1);
+  for (float& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>((s >> 8) & 0xffff) / 32768.f - 1.f;
+  }
+  return v;
+}
+
+double reference(const std::vector<float>& a, const float* b, const float* bias, int64_t n,
+                 int64_t k, bool trans_b, int64_t i, int64_t j) {
+  double want = bias ? bias[j] : 0.0;
+  for (int64_t p = 0; p < k; ++p)
+    want += double{a[static_cast<size_t>(i * k + p)]} * (trans_b ? b[j * k + p] : b[p * n + j]);
+  return want;
+}
+
+TEST_F(SkinnyGemm, MatchesReferenceAroundPanelEdges) {
+  constexpr float kGuard = 12345.f;
+  for (int64_t k : {0, 1, 7, 300})
+    for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 130})
+      for (int64_t m = 1; m <= kSkinnyMaxRows; ++m)
+        for (bool trans_b : {false, true})
+          for (bool with_bias : {false, true})
+            for (int threads : {1, 2}) {
+              SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " k=" << k
+                                                << " trans_b=" << trans_b << " bias=" << with_bias
+                                                << " threads=" << threads);
+              const std::vector<float> a = pseudo(m * k, 1), bias = pseudo(n, 3);
+              const Tensor b = Tensor::from_vector<float>(trans_b ? Shape{n, k} : Shape{k, n},
+                                                          pseudo(k * n, 2));
+              std::vector<float> y(static_cast<size_t>(m * n + 64), kGuard);
+              interp::nn::skinny_matmul_f32(m, n, k, trans_b, a.data(), b.data<float>(), b,
+                                            with_bias ? bias.data() : nullptr, y.data(), threads);
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j) {
+                  const double want = reference(a, b.data<float>(), with_bias ? bias.data() : nullptr,
+                                                n, k, trans_b, i, j);
+                  // float32 sums of <= 300 products of magnitude <= 1.
+                  ASSERT_NEAR(y[static_cast<size_t>(i * n + j)], want, 2e-4)
+                      << "row " << i << " col " << j;
+                }
+              for (size_t t = static_cast<size_t>(m * n); t < y.size(); ++t)
+                ASSERT_EQ(y[t], kGuard) << "written past y at " << t;
+            }
+}
+
+TEST_F(SkinnyGemm, NaNStaysInItsRowOrColumn) {
+  const int64_t m = 5, n = 70, k = 33;
+  std::vector<float> a = pseudo(m * k, 4);
+  a[static_cast<size_t>(3 * k + 5)] = std::nanf("");  // row 3
+  std::vector<float> bv = pseudo(n * k, 5);
+  bv[static_cast<size_t>(66 * k + 2)] = std::nanf("");  // column 66 (B transposed: [N, K])
+  bv[static_cast<size_t>(10 * k + 1)] = INFINITY;       // column 10: inf * finite
+  const Tensor b = Tensor::from_vector<float>({n, k}, bv);
+  std::vector<float> y(static_cast<size_t>(m * n));
+  for (int threads : {1, 2}) {
+    interp::nn::skinny_matmul_f32(m, n, k, true, a.data(), b.data<float>(), b, nullptr, y.data(),
+                                  threads);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const float got = y[static_cast<size_t>(i * n + j)];
+        if (i == 3 || j == 66) EXPECT_TRUE(std::isnan(got)) << i << "," << j;
+        else if (j == 10) EXPECT_TRUE(std::isinf(got)) << i << "," << j;
+        else EXPECT_TRUE(std::isfinite(got)) << i << "," << j;
+      }
+  }
+}
+
+TEST_F(SkinnyGemm, MatMulRoutesConstantWeightsOfFewRowsAndAgreesWithOneDnn) {
+  const int64_t k = 256, n = 512;
+  const Tensor b = Tensor::from_vector<float>({n, k}, pseudo(n * k, 6));
+  const std::vector<float> bias = pseudo(n, 7);
+  for (int64_t m : {int64_t{1}, int64_t{3}, kSkinnyMaxRows, kSkinnyMaxRows + 1}) {
+    SCOPED_TRACE(::testing::Message() << "m=" << m);
+    const std::vector<float> a = pseudo(m * k, 8);
+    const MatMulGeometry g{m, n, k, true};
+    std::vector<float> ours(static_cast<size_t>(m * n)), dnnl(ours.size()), plain(ours.size());
+    uint64_t before = interp::nn::skinny_matmul_runs();
+    ASSERT_TRUE(interp::nn::dnnl_matmul_f32(g, a.data(), b.data<float>(), &b, bias.data(),
+                                            ours.data(), 2).ok());
+    EXPECT_EQ(interp::nn::skinny_matmul_runs() - before, m <= kSkinnyMaxRows ? 1u : 0u);
+    before = interp::nn::skinny_matmul_runs();
+    ASSERT_TRUE(interp::nn::dnnl_matmul_f32(g, a.data(), b.data<float>(), nullptr, bias.data(),
+                                            plain.data(), 2).ok());  // weights not constant
+    EXPECT_EQ(interp::nn::skinny_matmul_runs(), before);
+    interp::nn::set_skinny_matmul_enabled(false);
+    ASSERT_TRUE(interp::nn::dnnl_matmul_f32(g, a.data(), b.data<float>(), &b, bias.data(),
+                                            dnnl.data(), 2).ok());
+    interp::nn::set_skinny_matmul_enabled(true);
+    EXPECT_EQ(interp::nn::skinny_matmul_runs(), before);
+    for (size_t t = 0; t < ours.size(); ++t) {
+      ASSERT_NEAR(ours[t], dnnl[t], 1e-4) << t;
+      ASSERT_NEAR(ours[t], plain[t], 1e-4) << t;
+    }
+  }
+}
+
+TEST_F(SkinnyGemm, EachWeightTensorKeepsItsOwnPanels) {
+  const int64_t m = 2, n = 80, k = 40;
+  const std::vector<float> a = pseudo(m * k, 9);
+  for (int round = 0; round < 2; ++round)  // the second round reads the cached panels
+    for (int seed : {10, 11}) {
+      const Tensor b = Tensor::from_vector<float>({k, n}, pseudo(k * n, seed));
+      std::vector<float> y(static_cast<size_t>(m * n));
+      interp::nn::skinny_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b, nullptr,
+                                    y.data(), 2);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          ASSERT_NEAR(y[static_cast<size_t>(i * n + j)],
+                      reference(a, b.data<float>(), nullptr, n, k, false, i, j), 1e-4)
+              << "seed " << seed << " round " << round << " row " << i << " col " << j;
+    }
+}
+
+}  // namespace
+}  // namespace tierjit::testing
