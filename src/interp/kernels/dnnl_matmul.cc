@@ -16,7 +16,7 @@
 
 #include "interp/kernels/dnnl_internal.h"
 #include "interp/kernels/dnnl_util.h"
-#include "interp/kernels/skinny_gemm.h"
+#include "interp/kernels/packed_gemm.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -164,11 +164,10 @@ Status dnnl_matmul_f32(const MatMulGeometry& g, const float* a, const float* b,
   // (parallel_threads); the thread count is part of the key, so a cached primitive always runs
   // with the thread count it was created with.
   const int used_threads = parallel_threads(g.m * g.n * g.k, threads);
-  if (constant_b && g.m <= kSkinnyMaxRows && skinny_matmul_available()) {
-    // A few rows by constant weights (batch-1 layers): our panels beat the primitive's fixed cost.
-    skinny_matmul_f32(g.m, g.n, g.k, g.trans_b, a, b, *constant_b, bias, y, used_threads);
+  // Constant weights: our packed panels (packed_gemm.h: no kernel generation per row count).
+  if (constant_b &&
+      packed_matmul_f32(g.m, g.n, g.k, g.trans_b, a, b, *constant_b, bias, y, used_threads))
     return Status();
-  }
   if (used_threads > 1 && g.m >= 2 * kSplitMinRows) {
     // oneDNN's brgemm matmul splits rows in large blocks, so below a few hundred rows one thread
     // of the team does most of the work (mlp 64x256 at 2 threads: 0.24 ms, at 1 thread 0.25).

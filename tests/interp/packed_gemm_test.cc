@@ -1,11 +1,10 @@
-// Products of a few rows by constant weights (interp/kernels/skinny_gemm.h): values against a
-// float64 reference for every row count up to kSkinnyMaxRows, column counts around the 64-wide
-// panels (1, 15, 16, 17, 63, 64, 65, 130), K = 0, 1, odd and long, B plain and transposed, with
-// and without bias, on 1 and 2 threads; nothing written outside y; NaN stays in its row (from A)
-// or its column (from B); nn::dnnl_matmul_f32 routes constant weights of at most
-// kSkinnyMaxRows rows here and agrees with oneDNN's primitive; each weight tensor keeps its own
-// panels.
-#include "interp/kernels/skinny_gemm.h"
+// Products by constant weights on packed panels (interp/kernels/packed_gemm.h): values against a
+// float64 reference for row counts 1-9, 13 and 37 (threads splitting panels or rows), column
+// counts around the 16- and 64-wide panels (1-300 and 520), K = 0, 1, odd and long, B plain and transposed, with and without bias, on 1 and 2 threads; nothing written
+// outside y; NaN stays in its row (from A) or its column (from B); nn::dnnl_matmul_f32 routes
+// constant weights here (not per-call weights) and agrees with oneDNN's primitive; each weight
+// tensor keeps its own panels.
+#include "interp/kernels/packed_gemm.h"
 
 #include <gtest/gtest.h>
 
@@ -18,17 +17,16 @@
 namespace tierjit::testing {
 namespace {
 
-using interp::nn::kSkinnyMaxRows;
 using interp::nn::MatMulGeometry;
 
-class SkinnyGemm : public ::testing::Test {
+class PackedGemm : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!interp::nn::skinny_matmul_available()) GTEST_SKIP() << "no AVX-512F on this CPU";
+    if (!interp::nn::packed_matmul_available()) GTEST_SKIP() << "no AVX-512F on this CPU";
     support::override_foreign_busy_cores(0);  // the team is used as on an idle machine
   }
   void TearDown() override {
-    interp::nn::set_skinny_matmul_enabled(true);
+    interp::nn::set_packed_matmul_enabled(true);
     support::override_foreign_busy_cores(-1);
   }
 };
@@ -51,11 +49,11 @@ double reference(const std::vector<float>& a, const float* b, const float* bias,
   return want;
 }
 
-TEST_F(SkinnyGemm, MatchesReferenceAroundPanelEdges) {
+TEST_F(PackedGemm, MatchesReferenceAroundPanelEdges) {
   constexpr float kGuard = 12345.f;
   for (int64_t k : {0, 1, 7, 300})
-    for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 130})
-      for (int64_t m = 1; m <= kSkinnyMaxRows; ++m)
+    for (int64_t n : {1, 15, 16, 17, 52, 63, 64, 65, 130, 200, 260, 300, 520})
+      for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 37})
         for (bool trans_b : {false, true})
           for (bool with_bias : {false, true})
             for (int threads : {1, 2}) {
@@ -66,8 +64,10 @@ TEST_F(SkinnyGemm, MatchesReferenceAroundPanelEdges) {
               const Tensor b = Tensor::from_vector<float>(trans_b ? Shape{n, k} : Shape{k, n},
                                                           pseudo(k * n, 2));
               std::vector<float> y(static_cast<size_t>(m * n + 64), kGuard);
-              interp::nn::skinny_matmul_f32(m, n, k, trans_b, a.data(), b.data<float>(), b,
-                                            with_bias ? bias.data() : nullptr, y.data(), threads);
+              ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, trans_b, a.data(),
+                                                        b.data<float>(), b,
+                                                        with_bias ? bias.data() : nullptr,
+                                                        y.data(), threads));
               for (int64_t i = 0; i < m; ++i)
                 for (int64_t j = 0; j < n; ++j) {
                   const double want = reference(a, b.data<float>(), with_bias ? bias.data() : nullptr,
@@ -81,7 +81,7 @@ TEST_F(SkinnyGemm, MatchesReferenceAroundPanelEdges) {
             }
 }
 
-TEST_F(SkinnyGemm, NaNStaysInItsRowOrColumn) {
+TEST_F(PackedGemm, NaNStaysInItsRowOrColumn) {
   const int64_t m = 5, n = 70, k = 33;
   std::vector<float> a = pseudo(m * k, 4);
   a[static_cast<size_t>(3 * k + 5)] = std::nanf("");  // row 3
@@ -91,8 +91,8 @@ TEST_F(SkinnyGemm, NaNStaysInItsRowOrColumn) {
   const Tensor b = Tensor::from_vector<float>({n, k}, bv);
   std::vector<float> y(static_cast<size_t>(m * n));
   for (int threads : {1, 2}) {
-    interp::nn::skinny_matmul_f32(m, n, k, true, a.data(), b.data<float>(), b, nullptr, y.data(),
-                                  threads);
+    ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, true, a.data(), b.data<float>(), b,
+                                              nullptr, y.data(), threads));
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         const float got = y[static_cast<size_t>(i * n + j)];
@@ -103,28 +103,28 @@ TEST_F(SkinnyGemm, NaNStaysInItsRowOrColumn) {
   }
 }
 
-TEST_F(SkinnyGemm, MatMulRoutesConstantWeightsOfFewRowsAndAgreesWithOneDnn) {
+TEST_F(PackedGemm, MatMulRoutesConstantWeightsAndAgreesWithOneDnn) {
   const int64_t k = 256, n = 512;
   const Tensor b = Tensor::from_vector<float>({n, k}, pseudo(n * k, 6));
   const std::vector<float> bias = pseudo(n, 7);
-  for (int64_t m : {int64_t{1}, int64_t{3}, kSkinnyMaxRows, kSkinnyMaxRows + 1}) {
+  for (int64_t m : {1, 3, 8, 9, 64, 200}) {
     SCOPED_TRACE(::testing::Message() << "m=" << m);
     const std::vector<float> a = pseudo(m * k, 8);
     const MatMulGeometry g{m, n, k, true};
     std::vector<float> ours(static_cast<size_t>(m * n)), dnnl(ours.size()), plain(ours.size());
-    uint64_t before = interp::nn::skinny_matmul_runs();
+    uint64_t before = interp::nn::packed_matmul_runs();
     ASSERT_TRUE(interp::nn::dnnl_matmul_f32(g, a.data(), b.data<float>(), &b, bias.data(),
                                             ours.data(), 2).ok());
-    EXPECT_EQ(interp::nn::skinny_matmul_runs() - before, m <= kSkinnyMaxRows ? 1u : 0u);
-    before = interp::nn::skinny_matmul_runs();
+    EXPECT_EQ(interp::nn::packed_matmul_runs() - before, 1u);
+    before = interp::nn::packed_matmul_runs();
     ASSERT_TRUE(interp::nn::dnnl_matmul_f32(g, a.data(), b.data<float>(), nullptr, bias.data(),
                                             plain.data(), 2).ok());  // weights not constant
-    EXPECT_EQ(interp::nn::skinny_matmul_runs(), before);
-    interp::nn::set_skinny_matmul_enabled(false);
+    EXPECT_EQ(interp::nn::packed_matmul_runs(), before);
+    interp::nn::set_packed_matmul_enabled(false);
     ASSERT_TRUE(interp::nn::dnnl_matmul_f32(g, a.data(), b.data<float>(), &b, bias.data(),
                                             dnnl.data(), 2).ok());
-    interp::nn::set_skinny_matmul_enabled(true);
-    EXPECT_EQ(interp::nn::skinny_matmul_runs(), before);
+    interp::nn::set_packed_matmul_enabled(true);
+    EXPECT_EQ(interp::nn::packed_matmul_runs(), before);
     for (size_t t = 0; t < ours.size(); ++t) {
       ASSERT_NEAR(ours[t], dnnl[t], 1e-4) << t;
       ASSERT_NEAR(ours[t], plain[t], 1e-4) << t;
@@ -132,15 +132,15 @@ TEST_F(SkinnyGemm, MatMulRoutesConstantWeightsOfFewRowsAndAgreesWithOneDnn) {
   }
 }
 
-TEST_F(SkinnyGemm, EachWeightTensorKeepsItsOwnPanels) {
-  const int64_t m = 2, n = 80, k = 40;
+TEST_F(PackedGemm, EachWeightTensorKeepsItsOwnPanels) {
+  const int64_t m = 2, n = 64, k = 40;
   const std::vector<float> a = pseudo(m * k, 9);
   for (int round = 0; round < 2; ++round)  // the second round reads the cached panels
     for (int seed : {10, 11}) {
       const Tensor b = Tensor::from_vector<float>({k, n}, pseudo(k * n, seed));
       std::vector<float> y(static_cast<size_t>(m * n));
-      interp::nn::skinny_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b, nullptr,
-                                    y.data(), 2);
+      ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b,
+                                                nullptr, y.data(), 2));
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j)
           ASSERT_NEAR(y[static_cast<size_t>(i * n + j)],

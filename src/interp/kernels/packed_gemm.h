@@ -1,0 +1,48 @@
+// Tier 0's float32 product by constant weights (Gemm / MatMul / Linear layers): y[M, N] =
+// a[M, K] * op(b) + bias, with b packed once into column panels of 64 (`[ceil(N/64)][K][64]`,
+// zeros past N), 4 rows x 64 columns of AVX-512 accumulators per step; for narrow N (when 64-wide
+// panels would be over a quarter padding: N = 10) panels of 16 and 8 rows per step. Threads take whole panels
+// (each core then streams the same share of the weights from its own L2 on every call), or
+// shares of the rows when there are too few panels to go round.
+//
+// Why not oneDNN's matmul primitive (dnnl_util.h), which tier 0 used before: its brgemm kernels
+// are generated per distinct row count (0.4-1.4 ms on the first call of every new batch size:
+// 3 of the mlp's 4 ms of first calls on its 500-request trace) and cost ~1.5-2.5 us more per
+// product of a few rows; in steady state it is no faster at any size measured (2 threads, median
+// of 5, `tierjit_micro_bench --benchmark_filter=matmul.packed_`: 1x512x512 6.39 vs 3.90 us,
+// 64x512x512 71.8 vs 65.8, 512x128x512 132 vs 131, 4096x128x512 1034 vs 1038; docs/performance.md
+// "Packed products (session 8)"). nn::dnnl_matmul_f32 runs constant-weight products here first.
+#pragma once
+
+#include <cstdint>
+
+#include "tierjit/tensor.h"
+
+namespace tierjit::interp::nn {
+
+/// Whether this CPU runs packed_matmul_f32 (AVX-512F) and it is enabled
+/// (set_packed_matmul_enabled; tests and benchmarks compare with oneDNN's primitive).
+bool packed_matmul_available();
+void set_packed_matmul_enabled(bool enabled);
+
+/// Calls that packed_matmul_f32 ran since the process started (tests check the routing).
+uint64_t packed_matmul_runs();
+
+/// Bytes of packed panels kept for all weight tensors at most (1 GiB). A weight whose panels
+/// would exceed it is not packed: packed_matmul_f32 returns false and the caller runs oneDNN.
+inline constexpr size_t kPackedPanelBudget = size_t{1} << 30;
+
+/// y[M, N] = a[M, K] * op(b) (+ bias[N] on every row when bias is non-null), float32, a and y
+/// dense row-major; b row-major [K, N], or [N, K] when trans_b (Gemm's transB), held by
+/// `constant_b`, a tensor whose contents never change (a graph initializer): b's panels are
+/// packed on the first call and cached by b's address and the geometry, holding the tensor.
+/// Sums run in order of k per output with fused multiply-adds, then the bias is added (as a
+/// MatMul followed by an Add rounds; results may differ from oneDNN's in the last bits). K = 0 gives the bias (or zeros). Runs on up to
+/// `threads` threads of a new OpenMP team (the caller decides the count, e.g. parallel_threads).
+/// Returns false, having written nothing, when !packed_matmul_available() or the panels would
+/// exceed kPackedPanelBudget; true when y holds the product. Requires m, n >= 1, k >= 0.
+bool packed_matmul_f32(int64_t m, int64_t n, int64_t k, bool trans_b, const float* a,
+                       const float* b, const Tensor& constant_b, const float* bias, float* y,
+                       int threads);
+
+}  // namespace tierjit::interp::nn
