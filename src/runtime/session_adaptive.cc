@@ -151,6 +151,9 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
                                 double step_us, bool exact_served) {
   const runtime::PlanStep& st = plan->steps()[s];
   AdaptiveRegion& a = *adaptive[static_cast<size_t>(st.region)];
+  // Compiled code of this region proved slower than a lower tier: it stays there (no further
+  // promotion, no exact versions).
+  if (a.ceiling.load(std::memory_order_acquire) < adaptive_max_tier) return;
   const uint64_t calls = a.profile.calls();
   const bool top = a.tier.load(std::memory_order_acquire) >= adaptive_max_tier;
   // A shape without an exact version at the top tier is weighed only when it is hot (cheap check
@@ -538,13 +541,15 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
       for (const auto& v : p.replaced)  // the best lower tier's code serves again
         if (v->tier >= best_tier) a.table.install(v);
       a.has_specialized.store(any_specialized(a.table), std::memory_order_release);
+      a.ceiling.store(best_tier, std::memory_order_release);
       runtime::DecisionRecord e;
       e.region = a.info.id;
       e.region_name = a.info.name;
       e.kind = runtime::DecisionKind::kEvicted;
       e.tier = p.to_tier;
       e.message = fmt::format("tier {} code is slower than tier {} ({:.4g} vs {:.4g} us per call): "
-                              "{} version(s) removed, the region runs its tier-{} code",
+                              "{} version(s) removed, the region runs its tier-{} code and is not "
+                              "promoted again",
                               p.to_tier, best_tier, t_after, best_us, removed, best_tier);
       runtime::Metrics::bump(metrics.evictions, removed);
       log.record(std::move(e));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -60,6 +61,11 @@ struct Session::Impl {
     runtime::Profile profile;
     runtime::RegionInfo info;
     std::atomic<int> tier{0};             ///< highest tier promoted to (compiled or failed)
+    /// Highest tier the region may still be promoted to: lowered to the best lower tier when
+    /// its compiled code proved slower than that tier's (observe_payoff), so no higher tier is
+    /// compiled on the strength of the slower tier's time (bert_tiny's softmax regions: tier 1
+    /// evicted as 1.5x slower than tier 0, then tier 2 compiled from tier 1's time, 2x slower).
+    std::atomic<int> ceiling{std::numeric_limits<int>::max()};
     std::atomic<bool> in_flight{false};   ///< a compile job is queued or running
     std::atomic<int> declined_tier{-1};   ///< tier whose declined decision was logged last
     /// After a decline the policy is asked again only from this call count on (one window
