@@ -18,14 +18,6 @@ namespace {
 constexpr int64_t kAlign = 64;
 int64_t align_up(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-// a == b, inline: the check after every tier-0 step compares a few dims (no memcmp call).
-bool same_shape(const Shape& a, const Shape& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
 size_t shape_bytes(DType dtype, const Shape& shape) {
   return static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
 }
@@ -263,7 +255,12 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
       st.tier = 0;
       st.nodes = r.nodes;
       st.fusion = &layout.fusion[ri];
-      for (const ir::Value* v : r.outputs) st.check_ids.push_back(static_cast<uint32_t>(v->id()));
+      for (const ir::Value* v : r.outputs) {
+        const auto id = static_cast<uint32_t>(v->id());
+        st.check_ids.push_back(id);
+        st.check_dims.push_back(static_cast<int64_t>(p->shapes_[id].size()));
+        st.check_dims.insert(st.check_dims.end(), p->shapes_[id].begin(), p->shapes_[id].end());
+      }
       st.check = st.check_ids;
     } else {
       st.kind = StepKind::kCompiled;
@@ -421,11 +418,18 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
       case StepKind::kTier0:
         exec = interp::under_current_load(exec);
         TJ_RETURN_IF_ERROR(interp::run_nodes(st.nodes, *st.fusion, cs->frame, exec));
-        for (uint32_t id : st.check)
-          if (!same_shape(vals[id].shape(), shapes_[id])) {
-            *shape_changed = true;
-            return std::vector<Tensor>();
+        if (!st.check.empty()) {
+          const int64_t* want = st.check_dims.data();  // [rank, dims...] per checked value
+          for (uint32_t id : st.check) {
+            const Shape& got = vals[id].shape();
+            const auto rank = static_cast<size_t>(*want++);
+            if (got.size() != rank || !std::equal(got.begin(), got.end(), want)) {
+              *shape_changed = true;
+              return std::vector<Tensor>();
+            }
+            want += rank;
           }
+        }
         break;
       case StepKind::kCompiled: {
         void** b = cs->buffers.data();

@@ -89,6 +89,10 @@ struct PlanStep {
   int64_t workspace_offset = -1;
   std::vector<std::pair<uint32_t, Tensor>> bound;  ///< kBound
   std::vector<uint32_t> check_ids;           ///< storage of `check`
+  /// The recorded shapes of `check`, flat: rank then dims per value, next to the step (the
+  /// plan's shapes_ are one heap block per value: after a large call evicted them, reading
+  /// them cost bert_tiny's small calls ~10-15 us).
+  std::vector<int64_t> check_dims;
   /// kTier0: the next `merged` steps are tier-0 steps whose nodes this one runs (theirs are
   /// empty: they only check and release), under one fusion plan over all of them, because a
   /// conv chain (interp/kernels/conv_chain.h) spans their regions (a Conv per region).

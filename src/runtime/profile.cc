@@ -19,6 +19,19 @@ Profile::Profile(ProfileOptions options)
 void Profile::record_call(const Signature& sig, double time_us, int tier, double bytes,
                           double flops, bool guard_failed, int failed_flat_dim) {
   std::lock_guard lock(mu_);
+  record_locked(sig, time_us, tier, bytes, flops, guard_failed, failed_flat_dim);
+}
+
+uint64_t Profile::record_model_call(const Signature& sig, double time_us, int tier, double bytes,
+                                    double flops, bool guard_failed, int failed_flat_dim) {
+  std::lock_guard lock(mu_);
+  record_locked(sig, time_us, tier, bytes, flops, guard_failed, failed_flat_dim);
+  model_call_locked();
+  return calls_;
+}
+
+void Profile::record_locked(const Signature& sig, double time_us, int tier, double bytes,
+                            double flops, bool guard_failed, int failed_flat_dim) {
   ++calls_;
   ++window_calls_;
   int t = std::clamp(tier, 0, kNumTiers - 1);
@@ -34,6 +47,10 @@ void Profile::record_call(const Signature& sig, double time_us, int tier, double
 
 void Profile::on_model_call() {
   std::lock_guard lock(mu_);
+  model_call_locked();
+}
+
+void Profile::model_call_locked() {
   ++model_calls_;
   if (++window_model_calls_ < options_.model_window) return;
   double x = static_cast<double>(window_calls_);

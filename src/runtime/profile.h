@@ -33,6 +33,10 @@ class Profile {
   /// One model call finished (call once per Session::run for every region's profile); every
   /// model_window model calls close an N_expected window.
   void on_model_call();
+  /// record_call then on_model_call under one lock (the runtime's per-call path); returns
+  /// calls() after it.
+  uint64_t record_model_call(const Signature& sig, double time_us, int tier, double bytes,
+                             double flops, bool guard_failed = false, int failed_flat_dim = -1);
   /// Marks a dim dynamic (demotion).
   void mark_dynamic(size_t flat);
   /// Forgets the guard-failure window (after a demotion, so the profile can settle again).
@@ -65,6 +69,9 @@ class Profile {
   DimTracker dims() const;
 
  private:
+  void record_locked(const Signature& sig, double time_us, int tier, double bytes, double flops,
+                     bool guard_failed, int failed_flat_dim);  // mu_ held
+  void model_call_locked();                                     // mu_ held
   ProfileOptions options_;
   mutable std::mutex mu_;
   uint64_t calls_ = 0;

@@ -139,22 +139,21 @@ void Session::Impl::after_call(const std::shared_ptr<const runtime::Plan>& plan,
         }
       }
     }
-    a->profile.record_call(st.region_sig, step_us[s], st.tier, st.bytes, st.flops, failed, failed_dim);
-    a->profile.on_model_call();
+    const uint64_t calls = a->profile.record_model_call(st.region_sig, step_us[s], st.tier,
+                                                        st.bytes, st.flops, failed, failed_dim);
     observe_payoff(*a);
     if (a->in_flight.load(std::memory_order_acquire)) continue;
-    policy_step(plan, s, step_us[s], exact_served);
+    policy_step(plan, s, step_us[s], exact_served, calls);
   }
 }
 
 void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan, size_t s,
-                                double step_us, bool exact_served) {
+                                double step_us, bool exact_served, uint64_t calls) {
   const runtime::PlanStep& st = plan->steps()[s];
   AdaptiveRegion& a = *adaptive[static_cast<size_t>(st.region)];
   // Compiled code of this region proved slower than a lower tier: it stays there (no further
   // promotion, no exact versions).
   if (a.ceiling.load(std::memory_order_acquire) < adaptive_max_tier) return;
-  const uint64_t calls = a.profile.calls();
   const bool top = a.tier.load(std::memory_order_acquire) >= adaptive_max_tier;
   // A shape without an exact version at the top tier is weighed only when it is hot (cheap check
   // first, without the region's lock).

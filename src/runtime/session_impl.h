@@ -130,9 +130,10 @@ struct Session::Impl {
   void compile_promoted(const std::shared_ptr<const runtime::Plan>& plan, size_t s, int to_tier,
                         bool exact_only = false);
   /// Policy steps of one region after a call (session_adaptive.cc): demotion (guard failures,
-  /// cold versions), promotion, exact versions for newly hot shapes at the top tier.
+  /// cold versions), promotion, exact versions for newly hot shapes at the top tier. `calls`:
+  /// the region's profile count including this call.
   void policy_step(const std::shared_ptr<const runtime::Plan>& plan, size_t s, double step_us,
-                   bool exact_served);
+                   bool exact_served, uint64_t calls);
   bool demote(AdaptiveRegion& a);
   void specialize(AdaptiveRegion& a, const std::shared_ptr<const runtime::Plan>& plan, size_t s,
                   double step_us);
