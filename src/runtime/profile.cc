@@ -37,6 +37,7 @@ void Profile::record_locked(const Signature& sig, double time_us, int tier, doub
   int t = std::clamp(tier, 0, kNumTiers - 1);
   ++tier_calls_[t];
   tier_time_us_[t] += time_us;
+  tier_bytes_[t] += bytes;
   total_time_us_ += time_us;
   bytes_ += bytes;
   flops_ += flops;
@@ -94,6 +95,17 @@ double Profile::mean_time_us(int tier) const {
 double Profile::bytes_moved() const {
   std::lock_guard lock(mu_);
   return bytes_;
+}
+
+double Profile::bytes_at_tier(int tier) const {
+  std::lock_guard lock(mu_);
+  return tier >= 0 && tier < kNumTiers ? tier_bytes_[tier] : 0;
+}
+
+double Profile::us_per_byte(int tier) const {
+  std::lock_guard lock(mu_);
+  if (tier < 0 || tier >= kNumTiers || tier_calls_[tier] == 0 || !(tier_bytes_[tier] > 0)) return -1;
+  return tier_time_us_[tier] / tier_bytes_[tier];
 }
 
 double Profile::flops() const {

@@ -48,6 +48,11 @@ class Profile {
   /// Mean µs per call at `tier`; -1 when the tier never ran.
   double mean_time_us(int tier) const;
   double bytes_moved() const;  ///< total bytes, all calls
+  /// Bytes read and written by the calls at `tier` (0 when it never ran).
+  double bytes_at_tier(int tier) const;
+  /// Mean µs per byte at `tier` (time over bytes of its calls): a tier's speed independent of
+  /// the mix of shapes its calls happened to have; -1 when the tier never ran or moved no bytes.
+  double us_per_byte(int tier) const;
   double flops() const;        ///< total FLOPs, all calls
   /// Guard failures among the last call_window calls.
   size_t recent_guard_failures() const;
@@ -77,6 +82,7 @@ class Profile {
   uint64_t calls_ = 0;
   std::array<uint64_t, kNumTiers> tier_calls_{};
   std::array<double, kNumTiers> tier_time_us_{};
+  std::array<double, kNumTiers> tier_bytes_{};
   double total_time_us_ = 0, bytes_ = 0, flops_ = 0;
   DimTracker dims_;
   std::vector<int> failed_dim_ring_;  // per recent call: -2 no failure, -1 failure w/o dim, else dim

@@ -494,7 +494,7 @@ void Session::Impl::specialize(AdaptiveRegion& a, const std::shared_ptr<const ru
 void Session::Impl::observe_payoff(AdaptiveRegion& a) {
   if (!a.has_pending.load(std::memory_order_acquire)) return;
   AdaptiveRegion::Pending p;
-  double t_after = -1;
+  double t_after_call = -1, us_per_byte_after = -1;
   {
     std::lock_guard<std::mutex> lock(a.pending_mu);
     if (!a.pending.pending) return;
@@ -502,20 +502,36 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
     // one such call measured 4 ms against 5 us) and stays out of the mean.
     const uint64_t n = a.profile.calls_at_tier(a.pending.to_tier);
     const double total = std::max(0.0, a.profile.mean_time_us(a.pending.to_tier)) * static_cast<double>(n);
+    const double bytes = a.profile.bytes_at_tier(a.pending.to_tier);
     if (a.pending.warm_calls == 0) {
       if (n < a.pending.calls_at_install + 1) return;
       a.pending.warm_calls = n;
       a.pending.warm_time_us = total;
+      a.pending.warm_bytes = bytes;
       return;
     }
     if (n < a.pending.warm_calls + kObserveCalls) return;
-    t_after = (total - a.pending.warm_time_us) / static_cast<double>(n - a.pending.warm_calls);
+    t_after_call = (total - a.pending.warm_time_us) / static_cast<double>(n - a.pending.warm_calls);
+    if (bytes > a.pending.warm_bytes)
+      us_per_byte_after = (total - a.pending.warm_time_us) / (bytes - a.pending.warm_bytes);
     p = a.pending;
     a.pending.pending = false;
     a.has_pending.store(false, std::memory_order_release);
   }
-  if (p.t_before_us > 0 && t_after > 0) {
-    runtime::ThresholdUpdate u = policy->observe_compile(a.info, p.from_tier, p.to_tier, p.t_before_us,
+  // Tiers compared at the same work: each tier's µs per byte (over its own calls) times the
+  // region's mean bytes per call. The few calls observed at the new tier may be of other shapes
+  // than the lower tier's calls were (a Zipf mix of sizes), and per call their means differ
+  // with the shapes, not the code: bert_tiny's softmax kept tier-1 code 1.6x slower than tier 0
+  // because its 8 observed calls were small ones. Regions that move no bytes compare per call.
+  const double calls_total = static_cast<double>(a.profile.calls());
+  const double mean_bytes = calls_total > 0 ? a.profile.bytes_moved() / calls_total : 0;
+  auto same_work = [&](double per_byte, double per_call) {
+    return per_byte > 0 && mean_bytes > 0 ? per_byte * mean_bytes : per_call;
+  };
+  const double t_after = same_work(us_per_byte_after, t_after_call);
+  const double t_before = same_work(a.profile.us_per_byte(p.from_tier), p.t_before_us);
+  if (t_before > 0 && t_after > 0) {
+    runtime::ThresholdUpdate u = policy->observe_compile(a.info, p.from_tier, p.to_tier, t_before,
                                                          t_after, policy->expected_calls(a.profile),
                                                          p.compile_us);
     runtime::DecisionRecord d;
@@ -531,7 +547,7 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
     int best_tier = -1;
     double best_us = 0;
     for (int t = 0; t < p.to_tier; ++t) {
-      const double m = a.profile.mean_time_us(t);
+      const double m = same_work(a.profile.us_per_byte(t), a.profile.mean_time_us(t));
       if (m > 0 && (best_tier < 0 || m < best_us)) best_tier = t, best_us = m;
     }
     if (best_tier >= 0 && options.slower_margin >= 0 && t_after > (1 + options.slower_margin) * best_us) {
@@ -546,7 +562,7 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
       e.region_name = a.info.name;
       e.kind = runtime::DecisionKind::kEvicted;
       e.tier = p.to_tier;
-      e.message = fmt::format("tier {} code is slower than tier {} ({:.4g} vs {:.4g} us per call): "
+      e.message = fmt::format("tier {} code is slower than tier {} ({:.4g} vs {:.4g} us per mean call): "
                               "{} version(s) removed, the region runs its tier-{} code and is not "
                               "promoted again",
                               p.to_tier, best_tier, t_after, best_us, removed, best_tier);

@@ -83,6 +83,7 @@ struct Session::Impl {
       std::vector<std::shared_ptr<const runtime::Version>> replaced;
       uint64_t warm_calls = 0;   ///< calls at to_tier after the warm-up call (0: not yet)
       double warm_time_us = 0;   ///< µs at to_tier up to then
+      double warm_bytes = 0;     ///< bytes moved at to_tier up to then
     };
     std::mutex pending_mu;
     Pending pending;                       ///< guarded by pending_mu

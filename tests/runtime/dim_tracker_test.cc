@@ -60,6 +60,28 @@ TEST(DimTracker, WindowOf64Shares) {
   EXPECT_DOUBLE_EQ(t.share(sig(8).exact_key()), 1.0);
 }
 
+// A tier's speed per byte does not depend on the mix of shapes its calls had: tier 0 ran a large
+// and a small call, tier 1 only small ones at the same rate per byte minus a half.
+TEST(Profile, TimePerByteComparesTiersAtTheSameWork) {
+  Profile p;
+  EXPECT_EQ(p.record_model_call(sig(8), 1000, 0, 10000, 0), 1u);  // 0.1 us per byte
+  EXPECT_EQ(p.record_model_call(sig(1), 10, 0, 100, 0), 2u);      // 0.1 us per byte
+  p.record_call(sig(1), 5, 1, 100, 0);                             // 0.05 us per byte
+  p.record_call(sig(1), 5, 1, 100, 0);
+  EXPECT_EQ(p.calls(), 4u);
+  EXPECT_EQ(p.model_calls(), 2u);
+  EXPECT_DOUBLE_EQ(p.mean_time_us(0), 505.0);  // per call tier 1 (5 us) looks 100x faster
+  EXPECT_DOUBLE_EQ(p.mean_time_us(1), 5.0);
+  EXPECT_DOUBLE_EQ(p.bytes_at_tier(0), 10100.0);
+  EXPECT_DOUBLE_EQ(p.bytes_at_tier(1), 200.0);
+  EXPECT_DOUBLE_EQ(p.us_per_byte(0), 1010.0 / 10100.0);  // per byte: 2x
+  EXPECT_DOUBLE_EQ(p.us_per_byte(1), 10.0 / 200.0);
+  EXPECT_DOUBLE_EQ(p.us_per_byte(2), -1.0);  // never ran
+  Profile no_bytes;
+  no_bytes.record_call(sig(8), 7, 0, 0, 0);
+  EXPECT_DOUBLE_EQ(no_bytes.us_per_byte(0), -1.0);  // moved no bytes: callers compare per call
+}
+
 TEST(Profile, CountsTimesAndGuardFailures) {
   Profile p;
   p.record_call(sig(8), 100, 0, 4096, 1000);
