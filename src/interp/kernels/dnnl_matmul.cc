@@ -1,7 +1,7 @@
 // oneDNN matrix products (see dnnl_util.h): a least-recently-used cache of matmul primitives
-// keyed by geometry, bias, weight constness and thread count. Constant weights run in the
-// primitive's preferred (packed) layout, reordered once (dnnl_internal.h); other weights run in
-// place. On a team, products of 32 rows and more run as one one-thread primitive per share of
+// keyed by geometry, bias, weight constness and thread count. Constant weights run on our packed
+// panels first (packed_gemm.h); without AVX-512F (or past the panels' budget) in the primitive's
+// preferred (packed) layout, reordered once (dnnl_internal.h); other weights run in place. On a team, products of 32 rows and more run as one one-thread primitive per share of
 // rows (oneDNN 2.6 left one thread idle there).
 #include <omp.h>
 

@@ -53,8 +53,9 @@ struct MatMulGeometry {
 /// oneDNN matmul primitive cached per geometry (brgemm kernels; 1.3-2.8x dnnl_sgemm for M <= 64
 /// on the mlp's layers, without sgemm's multi-millisecond first calls per new shape).
 /// `constant_b`, when non-null, is the tensor holding `b` and promises its contents never change
-/// (a graph initializer): b is then kept packed in the primitive's preferred layout across calls
-/// (weights_in_layout). Below kPrimitiveMinMacs multiply-adds dnnl_sgemm runs instead (less
+/// (a graph initializer): the product then runs on our packed panels (packed_gemm.h: no kernel
+/// generated per row count) on CPUs with AVX-512F, else on the primitive with b kept packed in
+/// its preferred layout across calls (weights_in_layout). Below kPrimitiveMinMacs multiply-adds dnnl_sgemm runs instead (less
 /// fixed cost); above, `threads` or one as parallel_threads decides. Requires m, n, k > 0.
 /// Errors: oneDNN failures as kInternal.
 Status dnnl_matmul_f32(const MatMulGeometry& g, const float* a, const float* b,
