@@ -287,6 +287,33 @@ class GraphImporter {
     return Status();
   }
 
+  // Input count and required inputs against the op's ONNX schema (as ONNX Runtime checks them): a
+  // MatMul without B, a Gemm with B given as "" or a Relu with two inputs is an invalid model
+  // here, not a crash or a silent guess later (a MatMul missing B crashed adaptive mode's region
+  // analysis).
+  static Status check_input_counts(const onnx::NodeProto& n, int opset) {
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Schema(n.op_type(), opset, normalize_domain(n.domain()));
+    if (!schema) return Status();
+    const int count = n.input_size();
+    if (count > schema->max_input())
+      return invalid_model("{}: takes at most {} inputs (ONNX {} opset {}), got {}",
+                           describe_node(n), schema->max_input(), n.op_type(),
+                           schema->since_version(), count);
+    const auto& formal = schema->inputs();
+    for (int i = 0; i < std::max(count, schema->min_input()); ++i) {
+      if (formal.empty()) break;
+      const auto& f = formal[std::min<size_t>(static_cast<size_t>(i), formal.size() - 1)];
+      // Missing: below the schema's minimum count, or a required (single) input given as "".
+      if (i < count ? n.input(i).empty() && f.GetOption() == onnx::OpSchema::Single
+                    : i < schema->min_input())
+        return invalid_model("{}: input {} ('{}') is required (ONNX {} opset {}) but missing",
+                             describe_node(n), i, f.GetName(), n.op_type(),
+                             schema->since_version());
+    }
+    return Status();
+  }
+
   Expected<ir::Attribute> convert_attr(const onnx::AttributeProto& a, const ExpandedNode& en) {
     using AP = onnx::AttributeProto;
     const std::string what = fmt::format("attribute '{}'", a.name());
@@ -369,6 +396,7 @@ class GraphImporter {
     for (const std::string& name : n.output())
       outputs.push_back(name.empty() ? nullptr : scope_.resolve(name));
     TJ_RETURN_IF_ERROR(check_attr_types(n, opset));
+    TJ_RETURN_IF_ERROR(check_input_counts(n, opset));
     std::map<std::string, ir::Attribute> attrs;
     for (const auto& a : n.attribute()) {
       Expected<ir::Attribute> r = convert_attr(a, en);

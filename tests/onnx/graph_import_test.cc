@@ -326,6 +326,46 @@ TEST(GraphImport, UnknownOperatorsAndDomains) {
                "node with output 'y' (op Relu, domain 'com.example'): unknown operator");
 }
 
+// Input counts and required inputs follow the op's ONNX schema (as ONNX Runtime checks them):
+// a MatMul or Gemm without B (absent or "") crashed adaptive mode's region analysis; a MatMul
+// with 3 inputs or a Relu with 2 ran, ignoring the extra one. Optional inputs left out ("") and
+// variadic inputs stay valid.
+TEST(GraphImport, InputCountsAndRequiredInputsFollowTheSchema) {
+  struct Case {
+    const char* op;
+    std::vector<std::string> inputs;
+    const char* message;  // nullptr: valid
+  };
+  const std::vector<Case> cases = {
+      {"MatMul", {"x"}, "input 1 ('B') is required (ONNX MatMul opset 13) but missing"},
+      {"MatMul", {"x", ""}, "input 1 ('B') is required"},
+      {"Gemm", {"x", "", "x"}, "input 1 ('B') is required"},
+      {"Gemm", {"x"}, "input 1 ('B') is required"},
+      {"MatMul", {"x", "x", "x"}, "takes at most 2 inputs (ONNX MatMul opset 13), got 3"},
+      {"Relu", {"x", "x"}, "takes at most 1 inputs"},
+      {"Concat", {}, "input 0 ('inputs') is required"},
+      {"Clip", {"x", "", "x"}, nullptr},  // min left out: optional
+      {"Sum", {"x", "x", "x"}, nullptr},  // variadic
+      {"Gemm", {"x", "x"}, nullptr},      // C optional since opset 11
+  };
+  for (const Case& c : cases) {
+    onnx::GraphProto g;
+    add_input(g, "x", TP::FLOAT, {2, 2});
+    auto* n = add_node(g, c.op, c.inputs, {"y"}, "n1");
+    if (std::string(c.op) == "Concat") {
+      auto* a = n->add_attribute();
+      a->set_name("axis");
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(0);
+    }
+    add_output(g, "y", TP::FLOAT, {});
+    SCOPED_TRACE(std::string(c.op) + " with " + std::to_string(c.inputs.size()) + " inputs");
+    auto m = load(make_model(g));
+    if (c.message) expect_error(m, StatusCode::kInvalidModel, c.message);
+    else EXPECT_TRUE(m.ok()) << m.status().message();
+  }
+}
+
 // An attribute whose type is not the one the op's ONNX schema declares is an invalid model (as
 // for ONNX Runtime): a kernel would otherwise read its default (LeakyRelu alpha = "abc" ran with
 // 0.01) or fail with a misleading message. Untyped IR v1 attributes count by the field set;
