@@ -154,6 +154,9 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
   // Compiled code of this region proved slower than a lower tier: it stays there (no further
   // promotion, no exact versions).
   if (a.ceiling.load(std::memory_order_acquire) < adaptive_max_tier) return;
+  // The last install's payoff is not in yet: the next tier is weighed on its measured time, not
+  // on a promise (a promotion here compiled tier 2 while tier 1 turned out slower than tier 0).
+  if (a.has_pending.load(std::memory_order_acquire)) return;
   const bool top = a.tier.load(std::memory_order_acquire) >= adaptive_max_tier;
   // A shape without an exact version at the top tier is weighed only when it is hot (cheap check
   // first, without the region's lock).
@@ -342,6 +345,9 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
     const uint64_t key = spec.key();
     auto version = runtime::Version::make(to_tier, std::move(spec),
                                           std::make_shared<runtime::CompiledEntry>(std::move(c)), us);
+    // A lower tier proved faster while this compile ran (observe_payoff lowered the ceiling):
+    // its code is not installed.
+    if (to_tier > a.ceiling.load(std::memory_order_acquire)) continue;
     // Installed now: its idle time counts from here, not from when the compile started (a
     // 100 ms compile spans hundreds of calls, which made fresh versions look cold at once).
     version->last_used.store(a.profile.calls(), std::memory_order_relaxed);
@@ -371,7 +377,8 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
                  a.profile.calls_at_tier(to_tier), std::move(keys), std::move(replaced)};
     a.has_pending.store(true, std::memory_order_release);
   }
-  if (!exact_only) a.tier.store(to_tier, std::memory_order_release);
+  if (!exact_only && to_tier <= a.ceiling.load(std::memory_order_acquire))
+    a.tier.store(to_tier, std::memory_order_release);
   a.has_specialized.store(any_specialized(a.table), std::memory_order_release);
   code_epoch.fetch_add(1, std::memory_order_acq_rel);
 }
