@@ -108,6 +108,9 @@ class Tensor {
   Tensor clone() const;
   /// True if both tensors view the same storage.
   bool shares_storage_with(const Tensor& other) const { return storage_ == other.storage_; }
+  /// Tensors (this one included) viewing this one's storage; 0 when undefined. Caches that hold
+  /// a tensor to key on its data use it to drop entries nobody else holds any more.
+  long storage_holders() const { return storage_.use_count(); }
 
  private:
   std::shared_ptr<TensorStorage> storage_;

@@ -27,6 +27,8 @@ void set_packed_matmul_enabled(bool enabled);
 
 /// Calls that packed_matmul_f32 ran since the process started (tests check the routing).
 uint64_t packed_matmul_runs();
+/// Bytes of packed panels cached now (all weights).
+size_t packed_panel_bytes();
 
 /// Bytes of packed panels kept for all weight tensors at most (1 GiB). A weight whose panels
 /// would exceed it is not packed: packed_matmul_f32 returns false and the caller runs oneDNN.
@@ -35,9 +37,11 @@ inline constexpr size_t kPackedPanelBudget = size_t{1} << 30;
 /// y[M, N] = a[M, K] * op(b) (+ bias[N] on every row when bias is non-null), float32, a and y
 /// dense row-major; b row-major [K, N], or [N, K] when trans_b (Gemm's transB), held by
 /// `constant_b`, a tensor whose contents never change (a graph initializer): b's panels are
-/// packed on the first call and cached by b's address and the geometry, holding the tensor.
-/// Sums run in order of k per output with fused multiply-adds, then the bias is added (as a
-/// MatMul followed by an Add rounds; results may differ from oneDNN's in the last bits). K = 0 gives the bias (or zeros). Runs on up to
+/// packed on the first call and cached by b's address and the geometry, holding the tensor until
+/// nothing else does (then dropped at the next packing: a dropped model's panels are freed).
+/// Sums run in order of k per output with fused multiply-adds in blocks of 256 k's, the blocks'
+/// sums added in order, then the bias (as a MatMul followed by an Add rounds; results may differ
+/// from oneDNN's in the last bits). K = 0 gives the bias (or zeros). Runs on up to
 /// `threads` threads of a new OpenMP team (the caller decides the count, e.g. parallel_threads).
 /// Returns false, having written nothing, when !packed_matmul_available() or the panels would
 /// exceed kPackedPanelBudget; true when y holds the product. Requires m, n >= 1, k >= 0.
