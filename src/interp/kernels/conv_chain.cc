@@ -233,6 +233,31 @@ struct Slot {
   Shape shape;
 };
 
+// A Conv step's operands: the source in the layout it is at hand in (channels-last when it is
+// or has a copy so), the weights (and whether they are the graph's constant, so packed copies
+// can be kept), the bias or null.
+struct ConvOperands {
+  ActLayout xl;
+  const float* x;
+  const float* w;
+  const Tensor* constant_w;
+  const float* bias;
+};
+
+ConvOperands conv_operands(const Slot& a, const ir::Node& n, const Frame& frame) {
+  ConvOperands o;
+  o.xl = a.layout == ActLayout::kChannelsLast || a.cl.defined() ? ActLayout::kChannelsLast
+                                                                 : ActLayout::kPlain;
+  o.x = o.xl == a.layout ? a.buf.data<float>() : a.cl.data<float>();
+  const ir::Value* wv = n.input(1);
+  const Tensor& w = frame.values[wv->id()];
+  o.w = w.data<float>();
+  o.constant_w = wv->is_constant() && w.shares_storage_with(wv->constant()) ? &w : nullptr;
+  const Tensor* b = n.input(2) ? &frame.values[n.input(2)->id()] : nullptr;
+  o.bias = b && b->defined() ? b->data<float>() : nullptr;
+  return o;
+}
+
 // True if a tensor of plain shape `s` [N, C, spatial...] is stored the same plain and
 // channels-last: one channel, or one position.
 bool layouts_coincide(const Shape& s) {
@@ -455,17 +480,10 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
       const ConvChain::Step& add = c.steps[static_cast<size_t>(st.sum_add)];
       const int res = add.in[0] == st.out ? add.in[1] : add.in[0];
       if (summable(res, si)) {
-        const ActLayout xl = a.layout == ActLayout::kChannelsLast || a.cl.defined()
-                                 ? ActLayout::kChannelsLast : ActLayout::kPlain;
-        const float* x = xl == a.layout ? a.buf.data<float>() : a.cl.data<float>();
-        const Tensor& w = frame.values[n.input(1)->id()];
-        const Tensor* b = n.input(2) ? &frame.values[n.input(2)->id()] : nullptr;
-        const ir::Value* wv = n.input(1);
-        const Tensor* constant_w = wv->is_constant() && w.shares_storage_with(wv->constant()) ? &w : nullptr;
+        const ConvOperands o = conv_operands(a, n, frame);
         Slot& r = slots[static_cast<size_t>(res)];
         TJ_ASSIGN_OR_RETURN(summed, nn::dnnl_conv_f32_accumulate(
-                                        geo[si], x, xl, w.data<float>(), constant_w,
-                                        b && b->defined() ? b->data<float>() : nullptr,
+                                        geo[si], o.x, o.xl, o.w, o.constant_w, o.bias,
                                         r.buf.data<float>(), threads, st.sum_post));
         if (summed) {  // the Conv's own value is not kept: its slot gets a buffer for its shape
           g_residual_sums.fetch_add(1, std::memory_order_relaxed);
@@ -480,27 +498,19 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
     if ((!takes.empty() && takes[si] >= 0) || summed) {
       // done above
     } else if (st.kind == Kind::kConv) {
-      const ActLayout xl = a.layout == ActLayout::kChannelsLast || a.cl.defined()
-                               ? ActLayout::kChannelsLast : ActLayout::kPlain;
-      const float* x = xl == a.layout ? a.buf.data<float>() : a.cl.data<float>();
-      const Tensor& w = frame.values[n.input(1)->id()];
-      const Tensor* b = n.input(2) ? &frame.values[n.input(2)->id()] : nullptr;
-      if (b && !b->defined()) b = nullptr;
-      const ir::Value* wv = n.input(1);
-      const Tensor* constant_w = wv->is_constant() && w.shares_storage_with(wv->constant()) ? &w : nullptr;
+      const ConvOperands o = conv_operands(a, n, frame);
       out.buf = Tensor::empty(DType::kFloat32, out.shape);
       out.layout = ActLayout::kChannelsLast;
-      const float* bias = b ? b->data<float>() : nullptr;
       if (is_fused(si)) {  // the Clip as post-op where oneDNN keeps its kernel, else in place
         const ChainClipProof::Step& p = c.clip_proof->steps[si];
         TJ_ASSIGN_OR_RETURN(
             const bool applied,
-            nn::dnnl_conv_f32_same_kernel(geo[si], x, xl, w.data<float>(), constant_w, bias,
+            nn::dnnl_conv_f32_same_kernel(geo[si], o.x, o.xl, o.w, o.constant_w, o.bias,
                                           out.buf.data<float>(), ActLayout::kChannelsLast, threads,
                                           p.post));
         if (!applied) fused[static_cast<size_t>(p.clip)] = 0;
       } else {
-        TJ_RETURN_IF_ERROR(nn::dnnl_conv_f32(geo[si], x, xl, w.data<float>(), constant_w, bias,
+        TJ_RETURN_IF_ERROR(nn::dnnl_conv_f32(geo[si], o.x, o.xl, o.w, o.constant_w, o.bias,
                                              out.buf.data<float>(), ActLayout::kChannelsLast,
                                              threads, st.post));
       }
