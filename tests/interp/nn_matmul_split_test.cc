@@ -10,11 +10,14 @@
 #include <vector>
 
 #include "interp/kernels/dnnl_util.h"
+#include "nn_test_util.h"
 #include "node_runner.h"
 #include "support/cpu_load.h"
 
 namespace tierjit::testing {
 namespace {
+
+using nn_test::pseudo;
 
 using interp::nn::MatMulGeometry;
 
@@ -24,16 +27,6 @@ class NnMatMulSplit : public ::testing::Test {
   void SetUp() override { support::override_foreign_busy_cores(0); }
   void TearDown() override { support::override_foreign_busy_cores(-1); }
 };
-
-std::vector<float> pseudo(int64_t n, int seed) {
-  std::vector<float> v(static_cast<size_t>(n));
-  uint32_t s = 2654435761u * static_cast<uint32_t>(seed + 1);
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>((s >> 8) & 0xffff) / 32768.f - 1.f;
-  }
-  return v;
-}
 
 TEST_F(NnMatMulSplit, RowSharesMatchReferenceAndOneThread) {
   const int64_t k = 70, n = 45;
