@@ -22,6 +22,7 @@
 #include <omp.h>
 
 #include "interp/kernels/dnnl_util.h"
+#include "interp/kernels/line_buffer.h"
 
 // The 16-lane helpers pass vectors by value; they are always inlined into the two versions.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -401,27 +402,6 @@ __attribute__((target("avx512f,fma"))) void tanh_avx512(const float* x, float* y
 }
 void sigmoid_avx2(const float* x, float* y, int64_t n) { activation_body<true>(x, y, n); }
 void tanh_avx2(const float* x, float* y, int64_t n) { activation_body<false>(x, y, n); }
-
-// A float buffer starting on a cache line (std::vector's storage is 16-byte aligned: a 64-byte
-// load then spans two lines, and R's stream from L2 ran ~20% slower that way).
-class LineBuffer {
- public:
-  float* data() { return data_; }
-  const float* data() const { return data_; }
-  size_t size() const { return size_; }
-  void resize(size_t n) {  // keeps no contents
-    if (n <= size_) return;
-    v_.assign(n + 16, 0.f);
-    const auto addr = reinterpret_cast<uintptr_t>(v_.data());
-    data_ = v_.data() + ((64 - addr % 64) % 64) / sizeof(float);
-    size_ = n;
-  }
-
- private:
-  std::vector<float> v_;
-  float* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 // ---- Packed weights ----
 

@@ -15,6 +15,8 @@
 #include <tuple>
 #include <vector>
 
+#include "interp/kernels/line_buffer.h"
+
 namespace tierjit::interp::nn {
 namespace {
 
@@ -28,6 +30,12 @@ int64_t panel_width(int64_t n) {
   return 4 * padded <= 5 * n ? kWide : kNarrow;
 }
 
+// Floats of b's panels: [ceil(N / width)][K][width].
+size_t panel_floats(int64_t n, int64_t k) {
+  const int64_t width = panel_width(n);
+  return static_cast<size_t>((n + width - 1) / width * k * width);
+}
+
 std::atomic<bool> g_enabled{true};
 std::atomic<uint64_t> g_runs{0};
 
@@ -38,10 +46,10 @@ const bool kHasAvx512 = [] {
 
 // b's panels: [panels][K][width] floats starting on a cache line, zeros past N.
 struct Panels {
-  std::vector<float> storage;
-  float* data = nullptr;
+  LineBuffer storage;
   int64_t width = kWide;
   Tensor keep;  // the constant weight tensor: its storage (and b's address) stays ours
+  const float* data() const { return storage.data(); }
   size_t bytes() const { return storage.size() * sizeof(float); }
 };
 
@@ -49,12 +57,10 @@ std::shared_ptr<const Panels> pack(int64_t n, int64_t k, bool trans_b, const flo
                                    const Tensor& keep) {
   auto p = std::make_shared<Panels>();
   const int64_t width = p->width = panel_width(n), panels = (n + width - 1) / width;
-  p->storage.assign(static_cast<size_t>(panels * k * width + 16), 0.f);
-  const auto addr = reinterpret_cast<uintptr_t>(p->storage.data());
-  p->data = p->storage.data() + ((64 - addr % 64) % 64) / sizeof(float);
+  p->storage.resize(panel_floats(n, k));  // zeros: the padding past N
   for (int64_t pi = 0; pi < panels; ++pi)
     for (int64_t kk = 0; kk < k; ++kk) {
-      float* out = p->data + (pi * k + kk) * width;
+      float* out = p->storage.data() + (pi * k + kk) * width;
       for (int64_t j = 0; j < width && pi * width + j < n; ++j) {
         const int64_t col = pi * width + j;
         out[j] = trans_b ? b[col * k + kk] : b[kk * n + col];
@@ -73,9 +79,7 @@ class PanelCache {
   std::shared_ptr<const Panels> get(int64_t n, int64_t k, bool trans_b, const float* b,
                                     const Tensor& keep) {
     const Key key{b, n, k, trans_b};
-    const int64_t width = panel_width(n);
-    const size_t need =
-        static_cast<size_t>((n + width - 1) / width * k * width + 16) * sizeof(float);
+    const size_t need = panel_floats(n, k) * sizeof(float);
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = items_.find(key);
@@ -98,17 +102,16 @@ class PanelCache {
     return it->second;  // another thread's equal packing when it got there first
   }
 
+  size_t bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bytes_;
+  }
+
  private:
   using Key = std::tuple<const float*, int64_t, int64_t, bool>;
   std::mutex mu_;
   std::map<Key, std::shared_ptr<const Panels>> items_;
   size_t bytes_ = 0;
-
- public:
-  size_t bytes() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return bytes_;
-  }
 };
 
 PanelCache& panel_cache() {
@@ -217,8 +220,8 @@ __attribute__((target("avx512f,fma"))) void run_panels(int64_t p0, int64_t p1, i
 
 void run_range(const Panels& pk, int64_t p0, int64_t p1, int64_t r0, int64_t r1, int64_t n,
                int64_t k, const float* a, const float* bias, float* y) {
-  if (pk.width == kWide) run_panels<4>(p0, p1, r0, r1, n, k, a, pk.data, bias, y);
-  else run_panels<1>(p0, p1, r0, r1, n, k, a, pk.data, bias, y);
+  if (pk.width == kWide) run_panels<4>(p0, p1, r0, r1, n, k, a, pk.data(), bias, y);
+  else run_panels<1>(p0, p1, r0, r1, n, k, a, pk.data(), bias, y);
 }
 
 }  // namespace
