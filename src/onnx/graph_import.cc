@@ -4,9 +4,12 @@
 // its immediate parent, which captures from its own parent first when needed). Ends with the
 // legacy broadcast rewrite and a topological sort.
 #include <fmt/format.h>
-#include <onnx/defs/schema.h>
+
+#include <optional>
+#include <span>
 
 #include "onnx/import_internal.h"
+#include "onnx/schema_facts.h"
 
 namespace tierjit::onnx_import {
 
@@ -266,13 +269,12 @@ class GraphImporter {
   // default instead, e.g. LeakyRelu alpha = "abc" ran with 0.01). Attributes the schema does not
   // declare, and ops without a schema in libonnx, are left to the kernels.
   static Status check_attr_types(const onnx::NodeProto& n, int opset) {
-    const onnx::OpSchema* schema =
-        onnx::OpSchemaRegistry::Schema(n.op_type(), opset, normalize_domain(n.domain()));
+    const std::optional<SchemaFacts> schema = find_schema(n.domain(), n.op_type(), opset);
     if (!schema) return Status();
     for (const auto& a : n.attribute()) {
-      auto it = schema->attributes().find(a.name());
-      if (it == schema->attributes().end() || a.has_ref_attr_name()) continue;
-      const int want = it->second.type, got = attr_type(a);
+      const SchemaAttribute* declared = schema->attribute(a.name());
+      if (!declared || a.has_ref_attr_name()) continue;
+      const int want = declared->type, got = attr_type(a);
       if (want != onnx::AttributeProto::UNDEFINED && got != want)
         return invalid_model("{}: attribute '{}' must be {} (ONNX {} opset {}), got {}",
                              describe_node(n), a.name(),
@@ -292,24 +294,21 @@ class GraphImporter {
   // here, not a crash or a silent guess later (a MatMul missing B crashed adaptive mode's region
   // analysis).
   static Status check_input_counts(const onnx::NodeProto& n, int opset) {
-    const onnx::OpSchema* schema =
-        onnx::OpSchemaRegistry::Schema(n.op_type(), opset, normalize_domain(n.domain()));
+    const std::optional<SchemaFacts> schema = find_schema(n.domain(), n.op_type(), opset);
     if (!schema) return Status();
     const int count = n.input_size();
     if (count > schema->max_input())
       return invalid_model("{}: takes at most {} inputs (ONNX {} opset {}), got {}",
                            describe_node(n), schema->max_input(), n.op_type(),
                            schema->since_version(), count);
-    const auto& formal = schema->inputs();
+    const std::span<const SchemaInput> formal = schema->inputs();
     for (int i = 0; i < std::max(count, schema->min_input()); ++i) {
       if (formal.empty()) break;
-      const auto& f = formal[std::min<size_t>(static_cast<size_t>(i), formal.size() - 1)];
+      const SchemaInput& f = formal[std::min<size_t>(static_cast<size_t>(i), formal.size() - 1)];
       // Missing: below the schema's minimum count, or a required (single) input given as "".
-      if (i < count ? n.input(i).empty() && f.GetOption() == onnx::OpSchema::Single
-                    : i < schema->min_input())
+      if (i < count ? n.input(i).empty() && f.option == kSingleInput : i < schema->min_input())
         return invalid_model("{}: input {} ('{}') is required (ONNX {} opset {}) but missing",
-                             describe_node(n), i, f.GetName(), n.op_type(),
-                             schema->since_version());
+                             describe_node(n), i, f.name, n.op_type(), schema->since_version());
     }
     return Status();
   }
