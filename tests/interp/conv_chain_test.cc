@@ -18,6 +18,7 @@
 #include "interp/kernels/conv_chain.h"
 #include "node_runner.h"
 #include "ref_graph_builder.h"
+#include "support/cpu_load.h"
 
 namespace tierjit::testing {
 namespace {
@@ -443,6 +444,40 @@ TEST(ConvChain, ResidualsTheSumMustNotOverwriteRunTheAdd) {
     EXPECT_EQ(check(b, false), 1u);
     EXPECT_EQ(interp::conv_chain_residual_sums() - before, 2u);  // the second Add, in both runs
   }
+}
+
+}  // namespace
+}  // namespace tierjit::testing
+
+namespace tierjit::testing {
+namespace {
+
+// Calls of several small images run split by images (each thread every step on its share of
+// the batch, one-thread kernels): the chain gives the kernels' values one node at a time
+// within the chain tolerance, residual sums and NaN included, for even and uneven shares; 3
+// images on 2 threads (uneven and fewer than 4 per thread) and one image run unsplit.
+TEST(ConvChain, SmallImagesRunSplitByImages) {
+  if (support::usable_cores() < 2) GTEST_SKIP() << "needs 2 usable cores";
+  support::override_foreign_busy_cores(0);  // free cores, whatever the machine is doing
+  for (int64_t n : {1, 2, 3, 4, 9}) {
+    SCOPED_TRACE("batch " + std::to_string(n));
+    Builder b;  // convnet-like, then a resnet-like residual block
+    ir::Value* x = b.input(random_f32({n, 1, 28, 28}, 5, 97));
+    ir::Value* a = b.node(OpKind::Relu, {b.conv(x, 1, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+    ir::Value* p = b.node(OpKind::MaxPool, {a}, {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}});
+    ir::Value* s = b.node(OpKind::Relu, {b.conv(p, 16, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+    ir::Value* h = b.node(OpKind::Relu, {b.conv(s, 32, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+    ir::Value* r = b.node(OpKind::Relu, {b.node(OpKind::Add, {b.conv(h, 32, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}), s})});
+    b.output(b.node(OpKind::MaxPool, {r}, {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}}));
+    const uint64_t before = interp::conv_chain_image_splits();
+    EXPECT_EQ(check(b, false, 2), 1u);
+    // check() runs the chain twice (run_graph and run_nodes).
+    EXPECT_EQ(interp::conv_chain_image_splits() - before, n == 1 || n == 3 ? 0u : 2u);
+    const uint64_t one_thread = interp::conv_chain_image_splits();
+    EXPECT_EQ(check(b, false, 1), 1u);
+    EXPECT_EQ(interp::conv_chain_image_splits(), one_thread) << "one thread: never split";
+  }
+  support::override_foreign_busy_cores(-1);
 }
 
 }  // namespace

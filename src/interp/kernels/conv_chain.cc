@@ -13,8 +13,10 @@
 #include "interp/kernels/conv_chain_bounds.h"
 #include "interp/kernels/conv_fusion.h"
 #include "interp/kernels/nn_common.h"
+#include "interp/kernels/parallel_for.h"
 #include "interp/kernels/tensor_internal.h"
 #include "interp/registry.h"
+#include "support/cpu_load.h"
 
 namespace tierjit::interp {
 namespace {
@@ -211,9 +213,11 @@ std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
 
 namespace {
 std::atomic<uint64_t> g_residual_sums{0};  // conv_chain_residual_sums()
+std::atomic<uint64_t> g_image_splits{0};   // conv_chain_image_splits()
 }  // namespace
 
 uint64_t conv_chain_residual_sums() { return g_residual_sums.load(std::memory_order_relaxed); }
+uint64_t conv_chain_image_splits() { return g_image_splits.load(std::memory_order_relaxed); }
 
 struct ConvChain::Resolved {
   std::vector<int64_t> key;           // call_key()
@@ -313,11 +317,22 @@ const Tensor* as_channels_last(Slot& s, int threads) {
   return &s.cl;
 }
 
+// The tensors of a call's external slots (undefined for internal ones): the frame's values, or
+// batch slices of them when the chain runs split by images (run_conv_chain).
+using ExternalTensors = std::vector<Tensor>;
+
+ExternalTensors external_tensors(const ConvChain& c, const Frame& frame) {
+  ExternalTensors ext(c.values.size());
+  for (size_t i = 0; i < c.values.size(); ++i)
+    if (c.external[i]) ext[i] = frame.values[c.values[i]->id()];
+  return ext;
+}
+
 // The key of a call's shapes: the memory limit, then dtype, rank and dims of every external
 // slot's tensor and of each Conv's W and B (all that resolve() reads besides constant
 // attributes).
-void call_key(const ConvChain& c, const Frame& frame, const ExecOptions& options,
-              std::vector<int64_t>& key) {
+void call_key(const ConvChain& c, const ExternalTensors& ext, const Frame& frame,
+              const ExecOptions& options, std::vector<int64_t>& key) {
   key.clear();
   key.push_back(options.memory_limit_bytes);
   auto add = [&](const Tensor* t) {
@@ -330,7 +345,7 @@ void call_key(const ConvChain& c, const Frame& frame, const ExecOptions& options
     key.insert(key.end(), t->shape().begin(), t->shape().end());
   };
   for (size_t i = 0; i < c.values.size(); ++i)
-    if (c.external[i]) add(&frame.values[c.values[i]->id()]);
+    if (c.external[i]) add(&ext[i]);
   for (const ConvChain::Step& st : c.steps)
     if (st.kind == ConvChain::Kind::kConv)
       for (size_t k = 1; k < st.node->num_inputs(); ++k)
@@ -339,8 +354,8 @@ void call_key(const ConvChain& c, const Frame& frame, const ExecOptions& options
 
 // Resolves the shapes of a call (keyed `key`), or null when anything is unexpected: the
 // chain then leaves the call to the kernels, before any work.
-std::shared_ptr<const ConvChain::Resolved> resolve(const ConvChain& c, const Frame& frame,
-                                                   const ExecOptions& options,
+std::shared_ptr<const ConvChain::Resolved> resolve(const ConvChain& c, const ExternalTensors& ext,
+                                                   const Frame& frame, const ExecOptions& options,
                                                    const SubgraphRunner& runner,
                                                    const std::vector<int64_t>& key) {
   using Kind = ConvChain::Kind;
@@ -353,9 +368,8 @@ std::shared_ptr<const ConvChain::Resolved> resolve(const ConvChain& c, const Fra
   std::vector<const Tensor*> in_ptrs;
   for (size_t i = 0; i < c.values.size(); ++i) {
     if (!c.external[i]) continue;
-    const Tensor& t = frame.values[c.values[i]->id()];
-    if (!fits(t)) return nullptr;
-    r->shapes[i] = t.shape();
+    if (!fits(ext[i])) return nullptr;
+    r->shapes[i] = ext[i].shape();
   }
   for (size_t si = 0; si < c.steps.size(); ++si) {
     const ConvChain::Step& st = c.steps[si];
@@ -396,11 +410,13 @@ std::shared_ptr<const ConvChain::Resolved> resolve(const ConvChain& c, const Fra
 
 // The call's resolved shapes: from the chain's list when seen before (moved to the front),
 // else resolved and added (the least recently used dropped past ConvChain::kResolvedKept).
-std::shared_ptr<const ConvChain::Resolved> resolved_for(const ConvChain& c, const Frame& frame,
+std::shared_ptr<const ConvChain::Resolved> resolved_for(const ConvChain& c,
+                                                        const ExternalTensors& ext,
+                                                        const Frame& frame,
                                                         const ExecOptions& options,
                                                         const SubgraphRunner& runner) {
   thread_local std::vector<int64_t> key;
-  call_key(c, frame, options, key);
+  call_key(c, ext, frame, options, key);
   {
     std::lock_guard<std::mutex> lock(c.resolved_mu);
     auto& list = c.resolved;
@@ -411,7 +427,7 @@ std::shared_ptr<const ConvChain::Resolved> resolved_for(const ConvChain& c, cons
         return list.front();
       }
   }
-  std::shared_ptr<const ConvChain::Resolved> r = resolve(c, frame, options, runner, key);
+  std::shared_ptr<const ConvChain::Resolved> r = resolve(c, ext, frame, options, runner, key);
   if (!r) return nullptr;
   std::lock_guard<std::mutex> lock(c.resolved_mu);
   c.resolved.insert(c.resolved.begin(), r);
@@ -421,26 +437,32 @@ std::shared_ptr<const ConvChain::Resolved> resolved_for(const ConvChain& c, cons
 
 }  // namespace
 
-Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOptions& options,
-                              const SubgraphRunner& runner) {
-  using Kind = ConvChain::Kind;
-  const int threads = options.intra_op_threads;
-  // Shapes first: anything unexpected leaves the chain to the kernels, before any work.
-  const std::shared_ptr<const ConvChain::Resolved> resolved = resolved_for(c, frame, options, runner);
-  if (!resolved) return false;
-  const std::vector<nn::ConvGeometry>& geo = resolved->geo;
-  const std::vector<nn::Window>& win = resolved->win;
+namespace {
+
+// The slots of a call whose external values are `ext` (shapes from `r`).
+std::vector<Slot> make_slots(const ConvChain& c, const ConvChain::Resolved& r,
+                             const ExternalTensors& ext) {
   std::vector<Slot> slots(c.values.size());
   for (size_t i = 0; i < slots.size(); ++i) {
-    slots[i].shape = resolved->shapes[i];
+    slots[i].shape = r.shapes[i];
     if (!c.external[i]) continue;
-    slots[i].buf = frame.values[c.values[i]->id()];
+    slots[i].buf = ext[i];
     if (layouts_coincide(slots[i].shape)) slots[i].layout = ActLayout::kChannelsLast;  // no copy needed
   }
+  return slots;
+}
+
+// Runs every step of `c` on `slots` (made by make_slots; the exit value ends in its slot),
+// on options.intra_op_threads threads. `fused`: the Clips proven exact as post-ops (may be
+// cleared where oneDNN would change its kernel for one).
+Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::vector<Slot>& slots,
+                 std::vector<uint8_t>& fused, const Frame& frame, const ExecOptions& options,
+                 const SubgraphRunner& runner) {
+  using Kind = ConvChain::Kind;
+  const int threads = options.intra_op_threads;
+  const std::vector<nn::ConvGeometry>& geo = resolved.geo;
+  const std::vector<nn::Window>& win = resolved.win;
   std::vector<const Tensor*> in_ptrs;
-  // Clips proven exact as oneDNN post-ops for this call's values (fused[si]: Conv and Clip).
-  std::vector<uint8_t> fused;
-  if (c.clip_proof) prove_clip_post_ops(c, *c.clip_proof, frame, threads, fused);
   auto is_fused = [&](size_t si) { return !fused.empty() && fused[si] != 0; };
   // Residual sums done by their Convs (sum_add): takes[si] = the slot whose buffer step si's
   // output is (the residual's, now holding the sum), -1: the step runs.
@@ -561,20 +583,112 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
         slots[static_cast<size_t>(s)].buf = Tensor();  // a reused buffer lives on in `out`
   }
 
-  // The exit value, plain; every intermediate a view of one buffer of its shape.
-  const int exit = c.steps.back().out;
-  Slot& e = slots[static_cast<size_t>(exit)];
-  Tensor y = e.buf;
-  if (e.layout == ActLayout::kChannelsLast && !layouts_coincide(e.shape)) {
-    y = Tensor::empty(DType::kFloat32, e.shape);
-    copy_layout(e.shape, ActLayout::kChannelsLast, e.buf.data<float>(), ActLayout::kPlain,
-                y.data<float>(), threads);
+  return Status();
+}
+
+// Per-image work (the largest value's elements per image) at or below which a call with
+// several images runs the chain split by images, each thread running every step on its own
+// images with one-thread kernels, instead of every step split over the threads: 64 Ki floats
+// (256 KiB, within a core's L2 with the step's input). Small images leave each step too little
+// work to split well (a team fork and join per step, oneDNN's partition of a 14x14 output);
+// large ones (resnet18, mobilenet_v2 at 224x224) keep the per-step split, whose threads share
+// the weights and need no images to be many. docs/performance.md, "Conv chains split by images".
+constexpr int64_t kSplitImageElements = int64_t{1} << 16;
+
+// The number of image groups to run call `r` as (1: not split): the intra-op threads when every
+// external value has the call's images first, each image is small (kSplitImageElements), the
+// images split evenly or are at least 4 per thread, and the cores are free (as for oneDNN's own
+// threads, nn::parallel_threads).
+int image_groups(const ConvChain& c, const ConvChain::Resolved& r, int threads) {
+  if (threads < 2) return 1;
+  const int64_t images = r.shapes[static_cast<size_t>(c.steps.front().in[0])][0];
+  if (images < threads || (images % threads != 0 && images < 4 * threads)) return 1;
+  int64_t per_image = 0;
+  for (size_t i = 0; i < c.values.size(); ++i) {
+    if (r.shapes[i].empty() || r.shapes[i][0] != images) return 1;
+    per_image = std::max(per_image, shape_numel(r.shapes[i]) / images);
   }
+  if (per_image > kSplitImageElements || !support::spare_cores_for(threads)) return 1;
+  return threads;
+}
+
+}  // namespace
+
+Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOptions& options,
+                              const SubgraphRunner& runner) {
+  const int threads = options.intra_op_threads;
+  // Shapes first: anything unexpected leaves the chain to the kernels, before any work.
+  const ExternalTensors ext = external_tensors(c, frame);
+  const std::shared_ptr<const ConvChain::Resolved> resolved =
+      resolved_for(c, ext, frame, options, runner);
+  if (!resolved) return false;
+  // Clips proven exact as oneDNN post-ops for this call's values (fused[si]: Conv and Clip).
+  std::vector<uint8_t> fused;
+  if (c.clip_proof) prove_clip_post_ops(c, *c.clip_proof, frame, threads, fused);
+  const int exit = c.steps.back().out;
+  const Shape& exit_shape = resolved->shapes[static_cast<size_t>(exit)];
+  Tensor y;
+
+  // Split by images: group g runs images [first[g], first[g + 1]) on one thread.
+  const int groups = image_groups(c, *resolved, threads);
+  std::vector<int64_t> first;
+  std::vector<ExternalTensors> group_ext;
+  std::vector<std::shared_ptr<const ConvChain::Resolved>> group_resolved;
+  if (groups > 1) {
+    const int64_t images = exit_shape[0];
+    ExecOptions one = options;
+    one.intra_op_threads = 1;
+    for (int g = 0; g <= groups; ++g) first.push_back(images * g / groups);
+    for (int g = 0; g < groups && group_resolved.size() == static_cast<size_t>(g); ++g) {
+      ExternalTensors e(c.values.size());
+      for (size_t i = 0; i < c.values.size(); ++i)
+        if (c.external[i]) e[i] = ext[i].slice_rows(first[static_cast<size_t>(g)], first[static_cast<size_t>(g) + 1]);
+      std::shared_ptr<const ConvChain::Resolved> r = resolved_for(c, e, frame, one, runner);
+      if (!r) break;
+      group_ext.push_back(std::move(e));
+      group_resolved.push_back(std::move(r));
+    }
+  }
+  if (groups > 1 && group_resolved.size() == static_cast<size_t>(groups)) {
+    y = Tensor::empty(DType::kFloat32, exit_shape);
+    const int64_t per_image = shape_numel(exit_shape) / exit_shape[0];
+    std::vector<Status> status(static_cast<size_t>(groups));
+    ExecOptions one = options;
+    one.intra_op_threads = 1;
+    parallel_for_if(true, groups, groups, [&](int64_t g) {
+      const auto gi = static_cast<size_t>(g);
+      std::vector<Slot> slots = make_slots(c, *group_resolved[gi], group_ext[gi]);
+      std::vector<uint8_t> group_fused = fused;
+      status[gi] = run_steps(c, *group_resolved[gi], slots, group_fused, frame, one, runner);
+      if (!status[gi].ok()) return;
+      const Slot& e = slots[static_cast<size_t>(exit)];
+      float* rows = y.data<float>() + first[gi] * per_image;
+      if (e.layout == ActLayout::kChannelsLast && !layouts_coincide(e.shape))
+        copy_layout(e.shape, ActLayout::kChannelsLast, e.buf.data<float>(), ActLayout::kPlain,
+                    rows, 1);
+      else
+        std::copy_n(e.buf.data<float>(), shape_numel(e.shape), rows);
+    });
+    for (const Status& st : status) TJ_RETURN_IF_ERROR(st);
+    g_image_splits.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    std::vector<Slot> slots = make_slots(c, *resolved, ext);
+    TJ_RETURN_IF_ERROR(run_steps(c, *resolved, slots, fused, frame, options, runner));
+    // The exit value, plain.
+    Slot& e = slots[static_cast<size_t>(exit)];
+    y = e.buf;
+    if (e.layout == ActLayout::kChannelsLast && !layouts_coincide(e.shape)) {
+      y = Tensor::empty(DType::kFloat32, e.shape);
+      copy_layout(e.shape, ActLayout::kChannelsLast, e.buf.data<float>(), ActLayout::kPlain,
+                  y.data<float>(), threads);
+    }
+  }
+  // Every intermediate a view of one buffer of its shape (contents unspecified).
   const Tensor holder = Tensor::empty(DType::kFloat32, {resolved->most});
-  for (size_t i = 0; i < slots.size(); ++i)
+  for (size_t i = 0; i < c.values.size(); ++i)
     if (!c.external[i] && static_cast<int>(i) != exit)
-      frame.values[c.values[i]->id()] =
-          holder.slice_rows(0, shape_numel(slots[i].shape)).reshaped(slots[i].shape);
+      frame.values[c.values[i]->id()] = holder.slice_rows(0, shape_numel(resolved->shapes[i]))
+                                            .reshaped(resolved->shapes[i]);
   frame.values[c.values[static_cast<size_t>(exit)]->id()] = std::move(y);
   return true;
 }

@@ -92,6 +92,11 @@ std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
 /// kernels (oneDNN's GEMM on the plain layout alone, its brgemm 1x1 kernel in a chain) nor
 /// other first layers (nChw16c alone, channels-last brgemm in a chain): the same products,
 /// possibly summed in another order (tests/interp/conv_chain_test.cc: 1e-5).
+/// A call of several small images (at most 64 Ki floats per image in every value) with free
+/// cores runs split by images: each of the intra-op threads runs every step on its share of the
+/// batch with one-thread kernels (one fork and join per call instead of one per step; oneDNN
+/// partitions a 14x14 output poorly over 2 threads); the values are those of the unsplit run
+/// within the same tolerance (conv_chain_image_splits counts these calls).
 /// Errors: a member kernel's or oneDNN's.
 Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOptions& options,
                               const SubgraphRunner& runner);
@@ -99,6 +104,10 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
 /// Residual Adds this process has run as their Convs' sum post-op (ConvChain::Step::sum_add);
 /// tests check which path ran.
 uint64_t conv_chain_residual_sums();
+
+/// Chain calls this process has run split by images (each intra-op thread running every step
+/// on its share of the batch with one-thread kernels; run_conv_chain); tests check which path ran.
+uint64_t conv_chain_image_splits();
 
 /// MaxPool of window `w` (resolved by nn::resolve_window, as the MaxPool kernel does) on the
 /// channels-last float32 tensor x of plain shape `x_shape` (rank 3-5, no zero dim) into
