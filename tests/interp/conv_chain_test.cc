@@ -453,13 +453,14 @@ namespace tierjit::testing {
 namespace {
 
 // Calls of several small images run split by images (each thread every step on its share of
-// the batch, one-thread kernels): the chain gives the kernels' values one node at a time
-// within the chain tolerance, residual sums and NaN included, for even and uneven shares; 3
-// images on 2 threads (uneven and fewer than 4 per thread) and one image run unsplit.
+// the batch in pieces of 8, 4, 2 and 1 images, one-thread kernels): the chain gives the
+// kernels' values one node at a time within the chain tolerance, residual sums and NaN
+// included, for even and uneven shares (21 images: 10 + 11 = 8 + 2 and 8 + 2 + 1); 3 images on
+// 2 threads (uneven and fewer than 4 per thread) and one image run unsplit.
 TEST(ConvChain, SmallImagesRunSplitByImages) {
   if (support::usable_cores() < 2) GTEST_SKIP() << "needs 2 usable cores";
   support::override_foreign_busy_cores(0);  // free cores, whatever the machine is doing
-  for (int64_t n : {1, 2, 3, 4, 9}) {
+  for (int64_t n : {1, 2, 3, 4, 9, 21}) {
     SCOPED_TRACE("batch " + std::to_string(n));
     Builder b;  // convnet-like, then a resnet-like residual block
     ir::Value* x = b.input(random_f32({n, 1, 28, 28}, 5, 97));

@@ -595,6 +595,12 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
 // the weights and need no images to be many. docs/performance.md, "Conv chains split by images".
 constexpr int64_t kSplitImageElements = int64_t{1} << 16;
 
+// The largest piece of images a thread runs the chain on at once when a call is split by
+// images: 2^kPieceLog2 = 8 (convnet_small, 2 threads, per-shape p50 cycling batch 1-128: pieces
+// of 1 image cost 10-20% more at batch >= 16, of 4 images 2%, of 8 and 16 the same as whole
+// shares).
+constexpr int kPieceLog2 = 3;
+
 // The number of image groups to run call `r` as (1: not split): the intra-op threads when every
 // external value has the call's images first, each image is small (kSplitImageElements), the
 // images split evenly or are at least 4 per thread, and the cores are free (as for oneDNN's own
@@ -629,45 +635,61 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
   const Shape& exit_shape = resolved->shapes[static_cast<size_t>(exit)];
   Tensor y;
 
-  // Split by images: group g runs images [first[g], first[g + 1]) on one thread.
+  // Split by images: group g runs images [first[g], first[g + 1]) on one thread, in pieces of
+  // kPieceImages images and, for the rest, of the powers of two its count is made of (so a
+  // chain creates one-thread primitives for 4 batch sizes at most, whatever the calls' sizes:
+  // oneDNN's creation costs 0.1-0.6 ms per Conv and batch size).
   const int groups = image_groups(c, *resolved, threads);
   std::vector<int64_t> first;
-  std::vector<ExternalTensors> group_ext;
-  std::vector<std::shared_ptr<const ConvChain::Resolved>> group_resolved;
-  if (groups > 1) {
+  // piece[k]: the shapes of a piece of 2^k images, k <= log2(kPieceImages).
+  std::shared_ptr<const ConvChain::Resolved> piece[kPieceLog2 + 1];
+  ExecOptions one = options;
+  one.intra_op_threads = 1;
+  auto slices = [&](int64_t begin, int64_t end) {
+    ExternalTensors e(c.values.size());
+    for (size_t i = 0; i < c.values.size(); ++i)
+      if (c.external[i]) e[i] = ext[i].slice_rows(begin, end);
+    return e;
+  };
+  auto piece_log2 = [](int64_t left) {  // the largest piece for `left` images
+    int k = kPieceLog2;
+    while ((int64_t{1} << k) > left) --k;
+    return k;
+  };
+  bool split = groups > 1;
+  if (split) {
     const int64_t images = exit_shape[0];
-    ExecOptions one = options;
-    one.intra_op_threads = 1;
     for (int g = 0; g <= groups; ++g) first.push_back(images * g / groups);
-    for (int g = 0; g < groups && group_resolved.size() == static_cast<size_t>(g); ++g) {
-      ExternalTensors e(c.values.size());
-      for (size_t i = 0; i < c.values.size(); ++i)
-        if (c.external[i]) e[i] = ext[i].slice_rows(first[static_cast<size_t>(g)], first[static_cast<size_t>(g) + 1]);
-      std::shared_ptr<const ConvChain::Resolved> r = resolved_for(c, e, frame, one, runner);
-      if (!r) break;
-      group_ext.push_back(std::move(e));
-      group_resolved.push_back(std::move(r));
-    }
+    for (int g = 0; g < groups && split; ++g)
+      for (int64_t left = first[static_cast<size_t>(g) + 1] - first[static_cast<size_t>(g)]; left > 0 && split;) {
+        const int k = piece_log2(left);
+        if (!piece[k]) piece[k] = resolved_for(c, slices(0, int64_t{1} << k), frame, one, runner);
+        split = piece[k] != nullptr;
+        left -= int64_t{1} << k;
+      }
   }
-  if (groups > 1 && group_resolved.size() == static_cast<size_t>(groups)) {
+  if (split) {
     y = Tensor::empty(DType::kFloat32, exit_shape);
     const int64_t per_image = shape_numel(exit_shape) / exit_shape[0];
     std::vector<Status> status(static_cast<size_t>(groups));
-    ExecOptions one = options;
-    one.intra_op_threads = 1;
     parallel_for_if(true, groups, groups, [&](int64_t g) {
       const auto gi = static_cast<size_t>(g);
-      std::vector<Slot> slots = make_slots(c, *group_resolved[gi], group_ext[gi]);
-      std::vector<uint8_t> group_fused = fused;
-      status[gi] = run_steps(c, *group_resolved[gi], slots, group_fused, frame, one, runner);
-      if (!status[gi].ok()) return;
-      const Slot& e = slots[static_cast<size_t>(exit)];
-      float* rows = y.data<float>() + first[gi] * per_image;
-      if (e.layout == ActLayout::kChannelsLast && !layouts_coincide(e.shape))
-        copy_layout(e.shape, ActLayout::kChannelsLast, e.buf.data<float>(), ActLayout::kPlain,
-                    rows, 1);
-      else
-        std::copy_n(e.buf.data<float>(), shape_numel(e.shape), rows);
+      for (int64_t b = first[gi]; b < first[gi + 1];) {
+        const int k = piece_log2(first[gi + 1] - b);
+        const int64_t end = b + (int64_t{1} << k);
+        std::vector<Slot> slots = make_slots(c, *piece[k], slices(b, end));
+        std::vector<uint8_t> piece_fused = fused;
+        status[gi] = run_steps(c, *piece[k], slots, piece_fused, frame, one, runner);
+        if (!status[gi].ok()) return;
+        const Slot& e = slots[static_cast<size_t>(exit)];
+        float* rows = y.data<float>() + b * per_image;
+        if (e.layout == ActLayout::kChannelsLast && !layouts_coincide(e.shape))
+          copy_layout(e.shape, ActLayout::kChannelsLast, e.buf.data<float>(), ActLayout::kPlain,
+                      rows, 1);
+        else
+          std::copy_n(e.buf.data<float>(), shape_numel(e.shape), rows);
+        b = end;
+      }
     });
     for (const Status& st : status) TJ_RETURN_IF_ERROR(st);
     g_image_splits.fetch_add(1, std::memory_order_relaxed);
