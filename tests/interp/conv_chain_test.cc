@@ -452,7 +452,7 @@ TEST(ConvChain, ResidualsTheSumMustNotOverwriteRunTheAdd) {
 namespace tierjit::testing {
 namespace {
 
-// Calls of several small images run split by images (each thread every step on its share of
+// Calls of several images run split by images (each thread every step on its share of
 // the batch in pieces of 8, 4, 2 and 1 images, one-thread kernels): the chain gives the
 // kernels' values one node at a time within the chain tolerance, residual sums and NaN
 // included, for even and uneven shares (21 images: 10 + 11 = 8 + 2 and 8 + 2 + 1); 3 images on

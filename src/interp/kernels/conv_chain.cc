@@ -586,15 +586,6 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
   return Status();
 }
 
-// Per-image work (the largest value's elements per image) at or below which a call with
-// several images runs the chain split by images, each thread running every step on its own
-// images with one-thread kernels, instead of every step split over the threads: 64 Ki floats
-// (256 KiB, within a core's L2 with the step's input). Small images leave each step too little
-// work to split well (a team fork and join per step, oneDNN's partition of a 14x14 output);
-// large ones (resnet18, mobilenet_v2 at 224x224) keep the per-step split, whose threads share
-// the weights and need no images to be many. docs/performance.md, "Conv chains split by images".
-constexpr int64_t kSplitImageElements = int64_t{1} << 16;
-
 // The largest piece of images a thread runs the chain on at once when a call is split by
 // images: 2^kPieceLog2 = 8 (convnet_small, 2 threads, per-shape p50 cycling batch 1-128: pieces
 // of 1 image cost 10-20% more at batch >= 16, of 4 images 2%, of 8 and 16 the same as whole
@@ -602,20 +593,19 @@ constexpr int64_t kSplitImageElements = int64_t{1} << 16;
 constexpr int kPieceLog2 = 3;
 
 // The number of image groups to run call `r` as (1: not split): the intra-op threads when every
-// external value has the call's images first, each image is small (kSplitImageElements), the
-// images split evenly or are at least 4 per thread, and the cores are free (as for oneDNN's own
-// threads, nn::parallel_threads).
+// value has the call's images first, the images split evenly over the threads or are at least
+// 4 per thread, and the cores are free (as for oneDNN's own threads, nn::parallel_threads).
+// Measured on the shared models at 2 threads (docs/performance.md, "Conv chains split by
+// images"): split faster at every even batch (convnet_small 2-8%, mobilenet_v2 3-8%, resnet18
+// 2-8%, more on a contended machine), 10-30% slower at 3, 5 and 7 images (a share of one
+// image more on one thread).
 int image_groups(const ConvChain& c, const ConvChain::Resolved& r, int threads) {
   if (threads < 2) return 1;
   const int64_t images = r.shapes[static_cast<size_t>(c.steps.front().in[0])][0];
   if (images < threads || (images % threads != 0 && images < 4 * threads)) return 1;
-  int64_t per_image = 0;
-  for (size_t i = 0; i < c.values.size(); ++i) {
-    if (r.shapes[i].empty() || r.shapes[i][0] != images) return 1;
-    per_image = std::max(per_image, shape_numel(r.shapes[i]) / images);
-  }
-  if (per_image > kSplitImageElements || !support::spare_cores_for(threads)) return 1;
-  return threads;
+  for (const Shape& s : r.shapes)
+    if (s.empty() || s[0] != images) return 1;
+  return support::spare_cores_for(threads) ? threads : 1;
 }
 
 }  // namespace

@@ -92,10 +92,10 @@ std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
 /// kernels (oneDNN's GEMM on the plain layout alone, its brgemm 1x1 kernel in a chain) nor
 /// other first layers (nChw16c alone, channels-last brgemm in a chain): the same products,
 /// possibly summed in another order (tests/interp/conv_chain_test.cc: 1e-5).
-/// A call of several small images (at most 64 Ki floats per image in every value) with free
-/// cores runs split by images: each of the intra-op threads runs every step on its share of the
+/// A call whose images split evenly over the intra-op threads (or are at least 4 per thread)
+/// runs, when the cores are free, split by images: each of the intra-op threads runs every step on its share of the
 /// batch, in pieces of 8, 4, 2 and 1 images, with one-thread kernels (one fork and join per
-/// call instead of one per step; oneDNN partitions a 14x14 output poorly over 2 threads; four
+/// call instead of one per step, whose threads wait at every join; four
 /// piece sizes bound the oneDNN primitives created per Conv, 0.1-0.6 ms each, whatever the
 /// calls' batch sizes); the values are those of the unsplit run within the same tolerance
 /// (conv_chain_image_splits counts these calls).
