@@ -17,7 +17,14 @@ bool same_ranks(const Signature& a, const Signature& b) {
 
 DimTracker::DimTracker(size_t window) : window_(std::max<size_t>(window, 1)), ring_(window_, 0) {}
 
-bool DimTracker::observe(const Signature& sig) {
+size_t DimTracker::find(uint64_t key) const {
+  const uint64_t* k = keys_.data();
+  for (size_t i = 0; i < shapes_; ++i)
+    if (k[i] == key) return i;
+  return shapes_;
+}
+
+bool DimTracker::observe(const Signature& sig, uint64_t key) {
   bool changed = false;
   if (calls_ == 0) {
     first_ = sig;
@@ -36,19 +43,37 @@ bool DimTracker::observe(const Signature& sig) {
     }
   }
   ++calls_;
-  uint64_t key = sig.exact_key();
-  if (filled_ == window_) {
-    auto it = histogram_.find(ring_[pos_]);
-    if (it != histogram_.end() && --it->second.count == 0) histogram_.erase(it);
+  if (filled_ == window_) {  // the oldest call leaves the window
+    const size_t i = find(ring_[pos_]);
+    if (i < shapes_ && --counts_[i] == 0) {  // its shape too: the last entry takes its place
+      const size_t last = --shapes_;
+      if (i != last) {
+        std::swap(keys_[i], keys_[last]);
+        std::swap(counts_[i], counts_[last]);
+        std::swap(last_seen_[i], last_seen_[last]);
+        std::swap(signatures_[i], signatures_[last]);
+      }
+    }
   } else {
     ++filled_;
   }
   ring_[pos_] = key;
   pos_ = (pos_ + 1) % window_;
-  auto [it, inserted] = histogram_.try_emplace(key);
-  if (inserted) it->second.signature = sig;
-  ++it->second.count;
-  it->second.last_seen = calls_;
+  size_t i = find(key);
+  if (i == shapes_) {
+    if (shapes_ == keys_.size()) {
+      keys_.push_back(0);
+      counts_.push_back(0);
+      last_seen_.push_back(0);
+      signatures_.emplace_back();
+    }
+    ++shapes_;
+    keys_[i] = key;
+    counts_[i] = 0;
+    signatures_[i] = sig;  // reuses the slot's storage
+  }
+  ++counts_[i];
+  last_seen_[i] = calls_;
   return changed;
 }
 
@@ -61,23 +86,23 @@ bool DimTracker::any_dynamic() const {
 }
 
 double DimTracker::share(uint64_t exact_key) const {
-  auto it = histogram_.find(exact_key);
-  if (it == histogram_.end() || filled_ == 0) return 0.0;
-  return static_cast<double>(it->second.count) / static_cast<double>(filled_);
+  const size_t i = find(exact_key);
+  if (i == shapes_ || filled_ == 0) return 0.0;
+  return static_cast<double>(counts_[i]) / static_cast<double>(filled_);
 }
 
 std::vector<ShapeShare> DimTracker::recent_shapes() const {
-  std::vector<std::pair<uint64_t, const Entry*>> entries;
-  for (const auto& [key, e] : histogram_) entries.emplace_back(key, &e);
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-    if (a.second->count != b.second->count) return a.second->count > b.second->count;
-    return a.second->last_seen > b.second->last_seen;
+  std::vector<size_t> order(shapes_);
+  for (size_t i = 0; i < shapes_; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (counts_[a] != counts_[b]) return counts_[a] > counts_[b];
+    return last_seen_[a] > last_seen_[b];
   });
   std::vector<ShapeShare> out;
-  for (const auto& [key, e] : entries) {
-    out.push_back({e->signature, key, e->count,
-                   static_cast<double>(e->count) / static_cast<double>(filled_)});
-  }
+  out.reserve(shapes_);
+  for (size_t i : order)
+    out.push_back({signatures_[i], keys_[i], static_cast<size_t>(counts_[i]),
+                   static_cast<double>(counts_[i]) / static_cast<double>(filled_)});
   return out;
 }
 

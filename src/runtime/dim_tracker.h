@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "runtime/signature.h"
@@ -31,7 +30,9 @@ class DimTracker {
   /// Records one call's signature. The first call fixes the layout (inputs and ranks) and every
   /// dim's static value; a later call with another value turns that dim dynamic; a call with
   /// another layout turns every dim dynamic. Returns true when some dim turned dynamic.
-  bool observe(const Signature& sig);
+  bool observe(const Signature& sig) { return observe(sig, sig.exact_key()); }
+  /// The same with sig.exact_key() already computed (a Plan keeps each region's key).
+  bool observe(const Signature& sig, uint64_t exact_key);
   /// Marks a dim dynamic (demotion: a drifting dim). Out-of-range indices are ignored.
   void mark_dynamic(size_t flat);
 
@@ -55,18 +56,21 @@ class DimTracker {
   std::vector<ShapeShare> recent_shapes() const;
 
  private:
-  struct Entry {
-    Signature signature;
-    size_t count = 0;
-    uint64_t last_seen = 0;
-  };
+  // The window's distinct shapes as parallel arrays, entries [0, shapes_) in use: a linear scan
+  // of at most `window_` keys, and no allocation per call once the arrays have grown (a call
+  // with a new shape copies its signature into a slot whose storage an evicted shape left).
+  // An unordered_map here allocated and freed a node and a Signature per shape entering and
+  // leaving the window: with bert_tiny's 40 shapes that was most calls of every region.
+  size_t find(uint64_t key) const;  // index in keys_, or shapes_
   size_t window_;
   uint64_t calls_ = 0;
   Signature first_;
   std::vector<uint8_t> dynamic_;
   std::vector<uint64_t> ring_;  // exact keys of the last `window_` calls
   size_t pos_ = 0, filled_ = 0;
-  std::unordered_map<uint64_t, Entry> histogram_;
+  size_t shapes_ = 0;
+  std::vector<uint64_t> keys_, counts_, last_seen_;
+  std::vector<Signature> signatures_;
 };
 
 }  // namespace tierjit::runtime

@@ -302,6 +302,7 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
         st.bytes += static_cast<double>(shape_bytes(p->dtypes_[id], p->shapes_[id]));
         st.flops += static_cast<double>(shape_numel(p->shapes_[id]));
       }
+      st.region_key = st.region_sig.exact_key();
     }
     bytes += sizeof(PlanStep);
   }

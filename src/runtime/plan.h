@@ -106,6 +106,7 @@ struct PlanStep {
   /// this plan, the bytes it reads and writes and its FLOPs (one per output element; the profile
   /// of the adaptive runtime).
   Signature region_sig;
+  uint64_t region_key = 0;  ///< region_sig.exact_key(), computed once with the plan
   double bytes = 0, flops = 0;
 };
 

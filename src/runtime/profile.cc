@@ -19,19 +19,20 @@ Profile::Profile(ProfileOptions options)
 void Profile::record_call(const Signature& sig, double time_us, int tier, double bytes,
                           double flops, bool guard_failed, int failed_flat_dim) {
   std::lock_guard lock(mu_);
-  record_locked(sig, time_us, tier, bytes, flops, guard_failed, failed_flat_dim);
+  record_locked(sig, sig.exact_key(), time_us, tier, bytes, flops, guard_failed, failed_flat_dim);
 }
 
-uint64_t Profile::record_model_call(const Signature& sig, double time_us, int tier, double bytes,
-                                    double flops, bool guard_failed, int failed_flat_dim) {
+uint64_t Profile::record_model_call(const Signature& sig, uint64_t exact_key, double time_us,
+                                    int tier, double bytes, double flops, bool guard_failed,
+                                    int failed_flat_dim) {
   std::lock_guard lock(mu_);
-  record_locked(sig, time_us, tier, bytes, flops, guard_failed, failed_flat_dim);
+  record_locked(sig, exact_key, time_us, tier, bytes, flops, guard_failed, failed_flat_dim);
   model_call_locked();
   return calls_;
 }
 
-void Profile::record_locked(const Signature& sig, double time_us, int tier, double bytes,
-                            double flops, bool guard_failed, int failed_flat_dim) {
+void Profile::record_locked(const Signature& sig, uint64_t exact_key, double time_us, int tier,
+                            double bytes, double flops, bool guard_failed, int failed_flat_dim) {
   ++calls_;
   ++window_calls_;
   int t = std::clamp(tier, 0, kNumTiers - 1);
@@ -41,7 +42,7 @@ void Profile::record_locked(const Signature& sig, double time_us, int tier, doub
   total_time_us_ += time_us;
   bytes_ += bytes;
   flops_ += flops;
-  dims_.observe(sig);
+  dims_.observe(sig, exact_key);
   failed_dim_ring_[ring_pos_] = guard_failed ? std::max(failed_flat_dim, -1) : kNoFailure;
   ring_pos_ = (ring_pos_ + 1) % failed_dim_ring_.size();
 }
@@ -150,9 +151,9 @@ uint64_t Profile::model_calls() const {
   return model_calls_;
 }
 
-double Profile::recent_share(const Signature& sig) const {
+double Profile::recent_share(uint64_t exact_key) const {
   std::lock_guard lock(mu_);
-  return dims_.share(sig.exact_key());
+  return dims_.share(exact_key);
 }
 
 DimTracker Profile::dims() const {

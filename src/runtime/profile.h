@@ -33,10 +33,12 @@ class Profile {
   /// One model call finished (call once per Session::run for every region's profile); every
   /// model_window model calls close an N_expected window.
   void on_model_call();
-  /// record_call then on_model_call under one lock (the runtime's per-call path); returns
+  /// record_call then on_model_call under one lock (the runtime's per-call path), with
+  /// `exact_key` = sig.exact_key() (PlanStep::region_key: not hashed again per call); returns
   /// calls() after it.
-  uint64_t record_model_call(const Signature& sig, double time_us, int tier, double bytes,
-                             double flops, bool guard_failed = false, int failed_flat_dim = -1);
+  uint64_t record_model_call(const Signature& sig, uint64_t exact_key, double time_us, int tier,
+                             double bytes, double flops, bool guard_failed = false,
+                             int failed_flat_dim = -1);
   /// Marks a dim dynamic (demotion).
   void mark_dynamic(size_t flat);
   /// Forgets the guard-failure window (after a demotion, so the profile can settle again).
@@ -69,13 +71,16 @@ class Profile {
   /// Model calls per N_expected window (ProfileOptions::model_window).
   size_t model_window() const { return options_.model_window; }
   /// Share of the last call_window calls with signature `sig` (0 before any call).
-  double recent_share(const Signature& sig) const;
+  double recent_share(const Signature& sig) const { return recent_share(sig.exact_key()); }
+  /// The same by the signature's exact key.
+  double recent_share(uint64_t exact_key) const;
   /// A copy of the dim tracker (taken under the lock).
   DimTracker dims() const;
 
  private:
-  void record_locked(const Signature& sig, double time_us, int tier, double bytes, double flops,
-                     bool guard_failed, int failed_flat_dim);  // mu_ held
+  void record_locked(const Signature& sig, uint64_t exact_key, double time_us, int tier,
+                     double bytes, double flops, bool guard_failed,
+                     int failed_flat_dim);  // mu_ held
   void model_call_locked();                                     // mu_ held
   ProfileOptions options_;
   mutable std::mutex mu_;

@@ -139,8 +139,9 @@ void Session::Impl::after_call(const std::shared_ptr<const runtime::Plan>& plan,
         }
       }
     }
-    const uint64_t calls = a->profile.record_model_call(st.region_sig, step_us[s], st.tier,
-                                                        st.bytes, st.flops, failed, failed_dim);
+    const uint64_t calls = a->profile.record_model_call(st.region_sig, st.region_key, step_us[s],
+                                                        st.tier, st.bytes, st.flops, failed,
+                                                        failed_dim);
     observe_payoff(*a);
     if (a->in_flight.load(std::memory_order_acquire)) continue;
     policy_step(plan, s, step_us[s], exact_served, calls);
@@ -162,7 +163,7 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
   // first, without the region's lock).
   const bool want_specialize = top && !exact_served &&
                                calls >= a.next_specialize.load(std::memory_order_relaxed) &&
-                               a.profile.recent_share(st.region_sig) > options.theta_spec;
+                               a.profile.recent_share(st.region_key) > options.theta_spec;
   if (!want_specialize && calls < a.next_consider.load(std::memory_order_relaxed)) return;
   std::unique_lock<std::mutex> lock(a.policy_mu, std::try_to_lock);
   if (!lock.owns_lock()) return;  // another thread is deciding for this region

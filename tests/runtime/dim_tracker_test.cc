@@ -2,6 +2,7 @@
 // window and shares, guard-failure window, N_expected EWMA.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <vector>
 
 #include "runtime/profile.h"
@@ -60,12 +61,48 @@ TEST(DimTracker, WindowOf64Shares) {
   EXPECT_DOUBLE_EQ(t.share(sig(8).exact_key()), 1.0);
 }
 
+// Shapes entering and leaving the window in a random order (up to 40 distinct in a window of
+// 16, so most calls evict one): counts, shares and the most-frequent-first order equal a
+// reference recount of the last 16 calls after every call.
+TEST(DimTracker, WindowChurnMatchesARecount) {
+  DimTracker t(16);
+  std::vector<int64_t> calls;
+  uint32_t x = 12345;
+  for (int i = 0; i < 2000; ++i) {
+    x = x * 1103515245u + 12345u;
+    const int64_t b = 1 + static_cast<int64_t>((x >> 16) % (i < 1000 ? 40 : 3));  // then few
+    t.observe(sig(b));
+    calls.push_back(b);
+    std::map<int64_t, size_t> count;
+    std::map<int64_t, size_t> last;
+    const size_t from = calls.size() > 16 ? calls.size() - 16 : 0;
+    for (size_t k = from; k < calls.size(); ++k) {
+      ++count[calls[k]];
+      last[calls[k]] = k;
+    }
+    const std::vector<ShapeShare> shapes = t.recent_shapes();
+    ASSERT_EQ(shapes.size(), count.size()) << "call " << i;
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      const int64_t dim = shapes[k].signature.dims(0)[0];
+      ASSERT_EQ(shapes[k].count, count[dim]) << "call " << i;
+      EXPECT_EQ(shapes[k].key, sig(dim).exact_key());
+      EXPECT_DOUBLE_EQ(t.share(shapes[k].key), static_cast<double>(count[dim]) / static_cast<double>(calls.size() - from));
+      if (k > 0) {  // most frequent first, ties: most recent first
+        const int64_t prev = shapes[k - 1].signature.dims(0)[0];
+        ASSERT_TRUE(count[prev] > count[dim] || (count[prev] == count[dim] && last[prev] > last[dim]))
+            << "call " << i;
+      }
+    }
+    EXPECT_EQ(t.share(sig(9999).exact_key()), 0.0);
+  }
+}
+
 // A tier's speed per byte does not depend on the mix of shapes its calls had: tier 0 ran a large
 // and a small call, tier 1 only small ones at the same rate per byte minus a half.
 TEST(Profile, TimePerByteComparesTiersAtTheSameWork) {
   Profile p;
-  EXPECT_EQ(p.record_model_call(sig(8), 1000, 0, 10000, 0), 1u);  // 0.1 us per byte
-  EXPECT_EQ(p.record_model_call(sig(1), 10, 0, 100, 0), 2u);      // 0.1 us per byte
+  EXPECT_EQ(p.record_model_call(sig(8), sig(8).exact_key(), 1000, 0, 10000, 0), 1u);  // 0.1 us per byte
+  EXPECT_EQ(p.record_model_call(sig(1), sig(1).exact_key(), 10, 0, 100, 0), 2u); // 0.1 us per byte
   p.record_call(sig(1), 5, 1, 100, 0);                             // 0.05 us per byte
   p.record_call(sig(1), 5, 1, 100, 0);
   EXPECT_EQ(p.calls(), 4u);
