@@ -2,6 +2,7 @@
 #include "runtime/dim_tracker.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace tierjit::runtime {
 
@@ -17,63 +18,67 @@ bool same_ranks(const Signature& a, const Signature& b) {
 
 DimTracker::DimTracker(size_t window) : window_(std::max<size_t>(window, 1)), ring_(window_, 0) {}
 
-size_t DimTracker::find(uint64_t key) const {
-  const uint64_t* k = keys_.data();
+size_t DimTracker::find(uint64_t key) {
+  const size_t hint = index_[key % kIndexSize];
+  if (hint < shapes_ && slots_[hint].key == key) return hint;
   for (size_t i = 0; i < shapes_; ++i)
-    if (k[i] == key) return i;
+    if (slots_[i].key == key) {
+      if (i <= UINT8_MAX) index_[key % kIndexSize] = static_cast<uint8_t>(i);
+      return i;
+    }
   return shapes_;
+}
+
+void DimTracker::remove(size_t i) {
+  const size_t last = --shapes_;
+  if (i == last) return;
+  slots_[i] = slots_[last];
+  std::swap(signatures_[i], signatures_[last]);
+  if (i <= UINT8_MAX) index_[slots_[i].key % kIndexSize] = static_cast<uint8_t>(i);
+  for (uint32_t& r : ring_)  // the calls of the moved shape (a shape leaving is the rarer event)
+    if (r == last) r = static_cast<uint32_t>(i);
 }
 
 bool DimTracker::observe(const Signature& sig, uint64_t key) {
   bool changed = false;
-  if (calls_ == 0) {
-    first_ = sig;
-    dynamic_.assign(sig.num_dims(), 0);
-  } else if (!same_ranks(first_, sig)) {
-    for (uint8_t& d : dynamic_) {
-      changed |= d == 0;
-      d = 1;
-    }
-  } else {
-    for (size_t f = 0; f < dynamic_.size(); ++f) {
-      if (dynamic_[f] == 0 && sig.flat_dim(f) != first_.flat_dim(f)) {
-        dynamic_[f] = 1;
-        changed = true;
-      }
-    }
-  }
-  ++calls_;
-  if (filled_ == window_) {  // the oldest call leaves the window
-    const size_t i = find(ring_[pos_]);
-    if (i < shapes_ && --counts_[i] == 0) {  // its shape too: the last entry takes its place
-      const size_t last = --shapes_;
-      if (i != last) {
-        std::swap(keys_[i], keys_[last]);
-        std::swap(counts_[i], counts_[last]);
-        std::swap(last_seen_[i], last_seen_[last]);
-        std::swap(signatures_[i], signatures_[last]);
-      }
-    }
+  if (filled_ == window_) {  // the oldest call leaves the window, its shape too when it was the last
+    const size_t old = ring_[pos_];
+    if (old < shapes_ && --slots_[old].count == 0) remove(old);
   } else {
     ++filled_;
   }
-  ring_[pos_] = key;
-  pos_ = (pos_ + 1) % window_;
-  size_t i = find(key);
-  if (i == shapes_) {
-    if (shapes_ == keys_.size()) {
-      keys_.push_back(0);
-      counts_.push_back(0);
-      last_seen_.push_back(0);
+  size_t i = calls_ == 0 ? shapes_ : find(key);
+  if (i == shapes_) {  // a shape not in the window: its dims against the first call's
+    if (calls_ == 0) {
+      first_ = sig;
+      dynamic_.assign(sig.num_dims(), 0);
+    } else if (!same_ranks(first_, sig)) {
+      for (uint8_t& d : dynamic_) {
+        changed |= d == 0;
+        d = 1;
+      }
+    } else {
+      for (size_t f = 0; f < dynamic_.size(); ++f) {
+        if (dynamic_[f] == 0 && sig.flat_dim(f) != first_.flat_dim(f)) {
+          dynamic_[f] = 1;
+          changed = true;
+        }
+      }
+    }
+    if (shapes_ == slots_.size()) {
+      slots_.emplace_back();
       signatures_.emplace_back();
     }
-    ++shapes_;
-    keys_[i] = key;
-    counts_[i] = 0;
+    i = shapes_++;
+    slots_[i] = Slot{key, 0, 0};
     signatures_[i] = sig;  // reuses the slot's storage
+    if (i <= UINT8_MAX) index_[key % kIndexSize] = static_cast<uint8_t>(i);
   }
-  ++counts_[i];
-  last_seen_[i] = calls_;
+  ++calls_;
+  ++slots_[i].count;
+  slots_[i].last_seen = calls_;
+  ring_[pos_] = static_cast<uint32_t>(i);
+  pos_ = (pos_ + 1) % window_;
   return changed;
 }
 
@@ -86,23 +91,25 @@ bool DimTracker::any_dynamic() const {
 }
 
 double DimTracker::share(uint64_t exact_key) const {
-  const size_t i = find(exact_key);
-  if (i == shapes_ || filled_ == 0) return 0.0;
-  return static_cast<double>(counts_[i]) / static_cast<double>(filled_);
+  if (filled_ == 0) return 0.0;
+  for (size_t i = 0; i < shapes_; ++i)
+    if (slots_[i].key == exact_key)
+      return static_cast<double>(slots_[i].count) / static_cast<double>(filled_);
+  return 0.0;
 }
 
 std::vector<ShapeShare> DimTracker::recent_shapes() const {
   std::vector<size_t> order(shapes_);
   for (size_t i = 0; i < shapes_; ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (counts_[a] != counts_[b]) return counts_[a] > counts_[b];
-    return last_seen_[a] > last_seen_[b];
+    if (slots_[a].count != slots_[b].count) return slots_[a].count > slots_[b].count;
+    return slots_[a].last_seen > slots_[b].last_seen;
   });
   std::vector<ShapeShare> out;
   out.reserve(shapes_);
   for (size_t i : order)
-    out.push_back({signatures_[i], keys_[i], static_cast<size_t>(counts_[i]),
-                   static_cast<double>(counts_[i]) / static_cast<double>(filled_)});
+    out.push_back({signatures_[i], slots_[i].key, static_cast<size_t>(slots_[i].count),
+                   static_cast<double>(slots_[i].count) / static_cast<double>(filled_)});
   return out;
 }
 

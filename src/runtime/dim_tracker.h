@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <span>
 #include <vector>
 
@@ -56,21 +57,32 @@ class DimTracker {
   std::vector<ShapeShare> recent_shapes() const;
 
  private:
-  // The window's distinct shapes as parallel arrays, entries [0, shapes_) in use: a linear scan
-  // of at most `window_` keys, and no allocation per call once the arrays have grown (a call
-  // with a new shape copies its signature into a slot whose storage an evicted shape left).
-  // An unordered_map here allocated and freed a node and a Signature per shape entering and
-  // leaving the window: with bert_tiny's 40 shapes that was most calls of every region.
-  size_t find(uint64_t key) const;  // index in keys_, or shapes_
+  // The window's distinct shapes, entries [0, shapes_) of slots_/signatures_ in use, found by a
+  // one-line direct-mapped index (key % 64 -> entry) with a linear scan behind it; the ring
+  // holds each recent call's entry index. A call whose shape is already in the window reads
+  // ~4 cache lines here (the runtime records every region of every call, and after a large call
+  // they are cold: with an unordered_map and a Signature copied per shape entering the window,
+  // bert_tiny's small calls spent more time here than in some of their kernels), allocates
+  // nothing, and skips the dims comparison (done when the shape entered). Windows above 256
+  // calls stay correct, their entries past 255 found by the scan.
+  struct Slot {
+    uint64_t key = 0;
+    uint64_t last_seen = 0;
+    uint32_t count = 0;
+  };
+  static constexpr size_t kIndexSize = 64;
+  size_t find(uint64_t key);  // entry index, or shapes_; refreshes the index on a scan hit
+  void remove(size_t i);      // entry i left the window: the last entry takes its place
   size_t window_;
   uint64_t calls_ = 0;
   Signature first_;
   std::vector<uint8_t> dynamic_;
-  std::vector<uint64_t> ring_;  // exact keys of the last `window_` calls
+  std::vector<uint32_t> ring_;  // entry index of each of the last `window_` calls
   size_t pos_ = 0, filled_ = 0;
   size_t shapes_ = 0;
-  std::vector<uint64_t> keys_, counts_, last_seen_;
+  std::vector<Slot> slots_;
   std::vector<Signature> signatures_;
+  std::array<uint8_t, kIndexSize> index_{};
 };
 
 }  // namespace tierjit::runtime

@@ -2,6 +2,7 @@
 // window and shares, guard-failure window, N_expected EWMA.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -62,20 +63,21 @@ TEST(DimTracker, WindowOf64Shares) {
 }
 
 // Shapes entering and leaving the window in a random order (up to 40 distinct in a window of
-// 16, so most calls evict one): counts, shares and the most-frequent-first order equal a
-// reference recount of the last 16 calls after every call.
-TEST(DimTracker, WindowChurnMatchesARecount) {
-  DimTracker t(16);
+// 16, so most calls evict one; and 290 in a window of 300, past the 256 entries the tracker's
+// direct-mapped index can name): counts, shares and the most-frequent-first order equal a
+// reference recount of the window's calls after every call.
+void check_churn(size_t window, uint32_t distinct, int n) {
+  DimTracker t(window);
   std::vector<int64_t> calls;
   uint32_t x = 12345;
-  for (int i = 0; i < 2000; ++i) {
+  for (int i = 0; i < n; ++i) {
     x = x * 1103515245u + 12345u;
-    const int64_t b = 1 + static_cast<int64_t>((x >> 16) % (i < 1000 ? 40 : 3));  // then few
+    const int64_t b = 1 + static_cast<int64_t>((x >> 16) % (i < n / 2 ? distinct : 3));  // then few
     t.observe(sig(b));
     calls.push_back(b);
     std::map<int64_t, size_t> count;
     std::map<int64_t, size_t> last;
-    const size_t from = calls.size() > 16 ? calls.size() - 16 : 0;
+    const size_t from = calls.size() > window ? calls.size() - window : 0;
     for (size_t k = from; k < calls.size(); ++k) {
       ++count[calls[k]];
       last[calls[k]] = k;
@@ -94,7 +96,15 @@ TEST(DimTracker, WindowChurnMatchesARecount) {
       }
     }
     EXPECT_EQ(t.share(sig(9999).exact_key()), 0.0);
+    // sig(b) is [b, 64]: dim 0 dynamic from the second distinct b on, dim 1 static.
+    EXPECT_EQ(t.is_dynamic(0), std::count(calls.begin(), calls.end(), calls[0]) != static_cast<long>(calls.size()));
+    EXPECT_FALSE(t.is_dynamic(1));
   }
+}
+
+TEST(DimTracker, WindowChurnMatchesARecount) {
+  check_churn(16, 40, 2000);
+  check_churn(300, 290, 1200);
 }
 
 // A tier's speed per byte does not depend on the mix of shapes its calls had: tier 0 ran a large
