@@ -54,12 +54,12 @@ struct Session::Impl {
 
   // Adaptive mode (session_adaptive.cc): per compiled-kind region its VersionTable, Profile and
   // tier; the TierPolicy; the code epoch (bumped by every install: plans re-resolve lazily).
-  struct AdaptiveRegion {
+  struct alignas(64) AdaptiveRegion {
     AdaptiveRegion(const passes::Region& r, const runtime::VersionTableOptions& vt,
                    runtime::DecisionLog* log, runtime::Metrics* metrics);
-    runtime::VersionTable table;
-    runtime::Profile profile;
-    runtime::RegionInfo info;
+    // What every call reads (after_call, policy_step), first and together: one cache line per
+    // region and call (after a large call these lines are cold; spread over the struct they were
+    // several).
     std::atomic<int> tier{0};             ///< highest tier promoted to (compiled or failed)
     /// Highest tier the region may still be promoted to: lowered to the best lower tier when
     /// its compiled code proved slower than that tier's (observe_payoff), so no higher tier is
@@ -67,10 +67,18 @@ struct Session::Impl {
     /// evicted as 1.5x slower than tier 0, then tier 2 compiled from tier 1's time, 2x slower).
     std::atomic<int> ceiling{std::numeric_limits<int>::max()};
     std::atomic<bool> in_flight{false};   ///< a compile job is queued or running
-    std::atomic<int> declined_tier{-1};   ///< tier whose declined decision was logged last
+    std::atomic<bool> has_pending{false};  ///< pending.pending, readable without the lock
+    /// The table holds an exact or shape-class version: only then does a call need the per-call
+    /// lookup (deoptimization, last use).
+    std::atomic<bool> has_specialized{false};
     /// After a decline the policy is asked again only from this call count on (one window
     /// later): a region that cannot pay costs no decision (and no message) per call.
     std::atomic<uint64_t> next_consider{0};
+    std::atomic<uint64_t> next_specialize{0};  ///< backoff of declined exact versions at the top tier
+    runtime::VersionTable table;
+    runtime::Profile profile;
+    runtime::RegionInfo info;
+    std::atomic<int> declined_tier{-1};   ///< tier whose declined decision was logged last
     /// A promotion whose payoff is still to be measured (TierPolicy::observe_compile).
     struct Pending {
       bool pending = false;
@@ -87,7 +95,6 @@ struct Session::Impl {
     };
     std::mutex pending_mu;
     Pending pending;                       ///< guarded by pending_mu
-    std::atomic<bool> has_pending{false};  ///< pending.pending, readable without the lock
     // Policy state (session_adaptive.cc "The adaptive policy").
     std::mutex policy_mu;                  ///< one thread runs the region's policy step at a time
     /// Bit d set: flat dim d was static when the installed specialized versions were chosen; a
@@ -95,10 +102,6 @@ struct Session::Impl {
     std::atomic<uint64_t> static_mask{~uint64_t{0}};
     std::atomic<int> compiles{0};          ///< versions this region tried to compile (budget)
     std::atomic<bool> budget_logged{false};
-    std::atomic<uint64_t> next_specialize{0};  ///< backoff of declined exact versions at the top tier
-    /// The table holds an exact or shape-class version: only then does a call need the per-call
-    /// lookup (deoptimization, last use).
-    std::atomic<bool> has_specialized{false};
   };
   bool adaptive_on = false;
   int adaptive_max_tier = 2;
