@@ -71,6 +71,10 @@ struct ConvChain {
   mutable std::vector<std::shared_ptr<const Resolved>> resolved;
 };
 
+/// The data inputs of a chain member: 2 for Add (A and B), else 1 (X); the others (W, B, Clip's
+/// bounds, ...) are read from outside the chain.
+inline size_t conv_chain_data_inputs(const ir::Node& n) { return n.op() == ir::OpKind::Add ? 2 : 1; }
+
 /// The conv chains of `nodes` (in topological order, all from `graph`); `eligible[i]` false
 /// keeps nodes[i] out (e.g. a node of another fusion). Pure; one pass over the nodes.
 std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
