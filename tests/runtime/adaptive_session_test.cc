@@ -53,7 +53,11 @@ TEST(AdaptiveSession, PromotesHotRegionAndStaysCorrect) {
     EXPECT_EQ(st.compile_failures, 0u) << log;
     EXPECT_GE(st.compiled_regions, 1u) << log;
     EXPECT_NE(log.find("\"kind\":\"compiled\""), std::string::npos) << log;
-    EXPECT_NE(log.find("θ_1"), std::string::npos) << log;  // the tier-2 decision, with its arithmetic
+    // The tier-2 decision, with its arithmetic; unless tier 1's payoff measured it slower than
+    // tier 0 (times on a loaded machine: 1,835 vs 1,025 us seen under a parallel build), which
+    // evicts it and ends promotion (the region's ceiling), both outcomes being the policy's.
+    const bool evicted = log.find("code is slower than tier 0") != std::string::npos;
+    EXPECT_TRUE(evicted || log.find("θ_1") != std::string::npos) << log;
     // 8 calls after the tier-1 install its payoff is measured and θ_0 adapts.
     EXPECT_NE(log.find("payoff after 8 calls at tier 1: R = "), std::string::npos) << log;
     // Another batch size reuses the generic versions, still correct.
