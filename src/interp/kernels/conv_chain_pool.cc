@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "interp/kernels/conv_chain_pool.h"
+#include "interp/kernels/cpu_features.h"
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/parallel_for.h"
 
@@ -80,10 +81,7 @@ struct V {
 }  // namespace avx512
 #pragma GCC pop_options
 
-const bool kHasAvx512 = [] {
-  __builtin_cpu_init();  // static initializers may run before libgcc's own
-  return __builtin_cpu_supports("avx512f") != 0;
-}();
+const bool kHasAvx512 = cpu_has_avx512f();
 
 // In-bounds taps of each output position's window along one axis: coordinates
 // first[o] + k * dilation for k < count[o] (the in-bounds part of an arithmetic progression is

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "interp/kernels/cpu_features.h"
 #include "interp/kernels/parallel_for.h"
 #include "interp/kernels/vec_math.h"
 
@@ -40,10 +41,7 @@ const ir::Value* other_input(const ir::Node& n, const ir::Value* v) {
 constexpr int64_t kBlock = 1024;           // elements per pass of the fused loop
 constexpr int64_t kParallelElements = 1 << 16;
 
-const bool kHasAvx512 = [] {
-  __builtin_cpu_init();  // static initializers may run before libgcc's own
-  return __builtin_cpu_supports("avx512f") != 0;
-}();
+const bool kHasAvx512 = cpu_has_avx512f();
 
 // GCC 12 cannot see that the first loop of each block fills t[0, len) before erf reads it.
 #pragma GCC diagnostic push

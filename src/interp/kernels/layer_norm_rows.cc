@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cmath>
 
+#include "interp/kernels/cpu_features.h"
+
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() (a self-initialized variable),
 // which -W(maybe-)uninitialized reports once inlined: a false positive.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -85,11 +87,7 @@ std::atomic<bool> g_force_avx2{false};
 }  // namespace
 
 bool has_avx512() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  return has && !g_force_avx2.load(std::memory_order_relaxed);
+  return cpu_has_avx512f() && !g_force_avx2.load(std::memory_order_relaxed);
 }
 
 void force_avx2_for_testing(bool force) { g_force_avx2.store(force); }

@@ -21,6 +21,7 @@
 #include <immintrin.h>
 #include <omp.h>
 
+#include "interp/kernels/cpu_features.h"
 #include "interp/kernels/dnnl_util.h"
 #include "interp/kernels/line_buffer.h"
 
@@ -44,10 +45,7 @@ std::atomic<bool> g_enabled{true};
 std::atomic<bool> g_force_avx2{false};
 std::atomic<uint64_t> g_runs{0}, g_two_thread_runs{0};
 
-const bool kHasAvx512 = [] {
-  __builtin_cpu_init();  // static initializers may run before libgcc's own
-  return __builtin_cpu_supports("avx512f") != 0;
-}();
+const bool kHasAvx512 = cpu_has_avx512f();
 
 TJ_LSTM_INLINE V16 load(const float* p) {
   V16 v;

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "interp/kernels/cpu_features.h"
 #include "interp/kernels/line_buffer.h"
 
 namespace tierjit::interp::nn {
@@ -39,10 +40,7 @@ size_t panel_floats(int64_t n, int64_t k) {
 std::atomic<bool> g_enabled{true};
 std::atomic<uint64_t> g_runs{0};
 
-const bool kHasAvx512 = [] {
-  __builtin_cpu_init();  // static initializers may run before libgcc's own
-  return __builtin_cpu_supports("avx512f") != 0;
-}();
+const bool kHasAvx512 = cpu_has_avx512f();
 
 // b's panels: [panels][K][width] floats starting on a cache line, zeros past N.
 struct Panels {

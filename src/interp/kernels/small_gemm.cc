@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "interp/kernels/cpu_features.h"
+
 // The 16-lane helpers below pass vectors by value; they are internal and always inlined into
 // the clones, so no call crosses an ABI boundary.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -186,10 +188,7 @@ __attribute__((always_inline)) inline void gemm_b_trans(int64_t m, int64_t n, in
 }
 
 // Where the CPU has AVX-512F (checked once).
-const bool kHasAvx512 = [] {
-  __builtin_cpu_init();  // static initializers may run before libgcc's own
-  return __builtin_cpu_supports("avx512f") != 0;
-}();
+const bool kHasAvx512 = cpu_has_avx512f();
 
 __attribute__((target("avx512f"))) void plain_avx512(bool trans_a, int64_t m, int64_t n,
                                                      int64_t k, float alpha, const float* a,

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <limits>
 
+#include "interp/kernels/cpu_features.h"
+
 namespace tierjit::interp::vm {
 namespace {
 
@@ -299,10 +301,7 @@ __attribute__((target("avx512f,fma"))) void softmax_rows_avx512(const float* x, 
 
 #pragma GCC diagnostic pop
 
-const bool kHasAvx512 = [] {
-  __builtin_cpu_init();  // static initializers may run before libgcc's own
-  return __builtin_cpu_supports("avx512f") != 0;
-}();
+const bool kHasAvx512 = cpu_has_avx512f();
 
 }  // namespace
 
