@@ -27,8 +27,8 @@ bool is_per_call_kind(DecisionKind kind) {
          kind == DecisionKind::kMegamorphic;
 }
 
-std::string format_decision(const DecisionRecord& r) {
-  std::string out = fmt::format("{:.6f} s", static_cast<double>(r.time_us) * 1e-6);
+std::string format_decision(const DecisionRecord& r, int64_t origin_us) {
+  std::string out = fmt::format("+{:.3f} ms", static_cast<double>(r.time_us - origin_us) / 1000.0);
   if (r.region >= 0) out += fmt::format(" region {} '{}'", r.region, r.region_name);
   out += fmt::format(": {}", decision_kind_name(r.kind));
   if (r.from_tier >= 0 && r.tier >= 0) {
@@ -44,7 +44,7 @@ std::string format_decision(const DecisionRecord& r) {
 }
 
 DecisionLog::DecisionLog(const Clock& clock, DecisionLogOptions options)
-    : clock_(clock), options_(options) {}
+    : clock_(clock), options_(options), origin_us_(clock.now_us()) {}
 
 bool DecisionLog::record(DecisionRecord r) {
   int64_t now = clock_.now_us();
@@ -78,7 +78,7 @@ bool DecisionLog::record(DecisionRecord r) {
       TJ_LOG_INFO("decision: {} more '{}' records suppressed in the last second (rate limit {}/s)",
                   flushed, decision_kind_name(r.kind), options_.per_call_limit_per_s);
     }
-    TJ_LOG_INFO("decision: {}", format_decision(r));
+    TJ_LOG_INFO("decision: {}", format_decision(r, origin_us_));
   }
   return true;
 }

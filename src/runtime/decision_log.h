@@ -47,8 +47,10 @@ struct DecisionRecord {
   std::string message;        ///< the reason, in words
 };
 
-/// One line: "12.345678 s region 3 'gemm_3': promoted tier 0 -> 1 (generic): <message>".
-std::string format_decision(const DecisionRecord& record);
+/// One line, its time in ms from `origin_us` (the same clock as record.time_us; a DecisionLog
+/// passes its creation time, i.e. the session's, as `tierjit explain` does):
+/// "+12.345 ms region 3 'gemm_3': promoted tier 0 -> 1 (generic): <message>".
+std::string format_decision(const DecisionRecord& record, int64_t origin_us = 0);
 
 struct DecisionLogOptions {
   size_t capacity = 4096;          ///< records kept (oldest dropped first)
@@ -78,6 +80,7 @@ class DecisionLog {
  private:
   const Clock& clock_;
   DecisionLogOptions options_;
+  int64_t origin_us_;  // clock_ at construction: logged times are ms from it
   mutable std::mutex mu_;
   std::deque<DecisionRecord> ring_;
   std::array<uint64_t, kNumDecisionKinds> total_{};

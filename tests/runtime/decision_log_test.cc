@@ -24,18 +24,20 @@ TEST(DecisionLog, FormatsRecords) {
   r.from_tier = 0;
   r.tier = 1;
   EXPECT_EQ(format_decision(r),
-            "1.500000 s region 3 'gemm_3': promoted tier 0 -> 1 (generic): calls 2 >= θ_0 2");
+            "+1500.000 ms region 3 'gemm_3': promoted tier 0 -> 1 (generic): calls 2 >= θ_0 2");
+  EXPECT_EQ(format_decision(r, 1'000'000),  // ms from the log's (the session's) creation
+            "+500.000 ms region 3 'gemm_3': promoted tier 0 -> 1 (generic): calls 2 >= θ_0 2");
   DecisionRecord c = rec(DecisionKind::kCompiled);
   c.time_us = 2;
   c.tier = 2;
   c.level = SpecLevel::kExact;
   c.compile_us = 4200;
-  EXPECT_EQ(format_decision(c), "0.000002 s region 3 'gemm_3': compiled tier 2 (exact) in 4200 us");
+  EXPECT_EQ(format_decision(c), "+0.002 ms region 3 'gemm_3': compiled tier 2 (exact) in 4200 us");
   DecisionRecord h = rec(DecisionKind::kCacheHit);
   h.time_us = 1;
   h.level = SpecLevel::kShapeClass;
   h.cache_level = "L2";
-  EXPECT_EQ(format_decision(h), "0.000001 s region 3 'gemm_3': cache_hit (shape_class) from L2");
+  EXPECT_EQ(format_decision(h), "+0.001 ms region 3 'gemm_3': cache_hit (shape_class) from L2");
 }
 
 TEST(DecisionLog, RateLimitsPerCallKindsOnly) {
