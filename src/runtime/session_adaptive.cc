@@ -376,6 +376,7 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
     std::lock_guard<std::mutex> lock(a.pending_mu);
     a.pending = {true,       from_tier, to_tier, a.profile.mean_time_us(from_tier), compile_us,
                  a.profile.calls_at_tier(to_tier), std::move(keys), std::move(replaced)};
+    a.pending.region_calls_at_install = a.profile.calls();
     a.has_pending.store(true, std::memory_order_release);
   }
   if (!exact_only && to_tier <= a.ceiling.load(std::memory_order_acquire))
@@ -511,6 +512,24 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
     const uint64_t n = a.profile.calls_at_tier(a.pending.to_tier);
     const double total = std::max(0.0, a.profile.mean_time_us(a.pending.to_tier)) * static_cast<double>(n);
     const double bytes = a.profile.bytes_at_tier(a.pending.to_tier);
+    const uint64_t since = a.profile.calls() - a.pending.region_calls_at_install;
+    const bool measured = a.pending.warm_calls > 0 && n >= a.pending.warm_calls + kObserveCalls;
+    if (!measured && since >= kPayoffExpiryCalls) {  // its shapes are gone: not judged
+      runtime::DecisionRecord d;
+      d.region = a.info.id;
+      d.region_name = a.info.name;
+      d.kind = runtime::DecisionKind::kCompiled;
+      d.from_tier = a.pending.from_tier;
+      d.tier = a.pending.to_tier;
+      d.message = fmt::format(
+          "payoff not measured: tier {} ran {} of the region's {} calls since its install (its "
+          "versions serve other shapes than the region gets now); the policy goes on without it",
+          a.pending.to_tier, n - a.pending.calls_at_install, since);
+      a.pending.pending = false;
+      a.has_pending.store(false, std::memory_order_release);
+      log.record(std::move(d));
+      return;
+    }
     if (a.pending.warm_calls == 0) {
       if (n < a.pending.calls_at_install + 1) return;
       a.pending.warm_calls = n;

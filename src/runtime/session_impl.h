@@ -92,6 +92,7 @@ struct Session::Impl {
       uint64_t warm_calls = 0;   ///< calls at to_tier after the warm-up call (0: not yet)
       double warm_time_us = 0;   ///< µs at to_tier up to then
       double warm_bytes = 0;     ///< bytes moved at to_tier up to then
+      uint64_t region_calls_at_install = 0;  ///< profile.calls() then (kPayoffExpiryCalls)
     };
     std::mutex pending_mu;
     Pending pending;                       ///< guarded by pending_mu
@@ -110,6 +111,11 @@ struct Session::Impl {
   std::atomic<uint64_t> code_epoch{0};
   std::atomic<int> watching{0};  ///< adaptive regions (profiled every call: promotion, demotion, hot shapes)
   static constexpr uint64_t kObserveCalls = 8;  ///< calls at the new tier before its payoff is measured
+  /// Region calls after an install within which the new tier must have run its warm-up and
+  /// kObserveCalls calls; past them the payoff is dropped unmeasured and the policy goes on (the
+  /// new versions serve shapes the region no longer gets: waiting for them blocked every later
+  /// decision of the region, e.g. exact versions for the shape it now runs).
+  static constexpr uint64_t kPayoffExpiryCalls = 64;
 
   ~Impl();
   void init_adaptive();

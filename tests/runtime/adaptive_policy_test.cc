@@ -313,8 +313,8 @@ TEST(AdaptivePolicy, FreshVersionsAreNotCold) {
 // N_expected 640 x (262 - 224 us) promises ~24 ms against a ~10 ms compile, but the batch-1
 // exact code would save 80% x 640 x ~0.5 us: it is declined for that shape ("cannot pay for
 // this shape alone"), and no batch-1 version is ever compiled. Outputs equal tier 0's.
-TEST(AdaptivePolicy, ExactOnlyPromotionWeighsTheCallingShape) {
-  TempDir dir("policy_shape");
+/// y[N, 512] = Gemm(x[N, 256], W^T) + b, constant W and b: one matmul_epilogue region.
+std::string write_gemm(const TempDir& dir) {
   onnx::GraphProto g;
   const auto f32 = onnx::TensorProto_DataType_FLOAT;
   add_input(g, "x", f32, {"N", 256});
@@ -326,6 +326,21 @@ TEST(AdaptivePolicy, ExactOnlyPromotionWeighsTheCallingShape) {
   attr_int(add_node(g, "Gemm", {"x", "w", "b"}, {"y"}), "transB", 1);
   add_output(g, "y", f32, {"N", 512});
   dir.write("gemm.onnx", serialize(make_model(g)));
+  return dir.file("gemm.onnx");
+}
+
+/// x[n, 256] with values in [-1, 1) from seed n.
+Tensor gemm_input(int64_t n) {
+  std::mt19937 rng(static_cast<uint32_t>(n));
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  Tensor x = Tensor::empty(DType::kFloat32, {n, 256});
+  for (float& v : x.span<float>()) v = u(rng);
+  return x;
+}
+
+TEST(AdaptivePolicy, ExactOnlyPromotionWeighsTheCallingShape) {
+  TempDir dir("policy_shape");
+  write_gemm(dir);
   SessionOptions o;
   o.synchronous_compilation = true;
   o.intra_op_threads = 1;
@@ -336,10 +351,7 @@ TEST(AdaptivePolicy, ExactOnlyPromotionWeighsTheCallingShape) {
   Session ref(dir.file("gemm.onnx"), io);
   std::map<int64_t, std::pair<Tensor, Tensor>> in;
   for (int64_t n : {int64_t{1}, int64_t{1024}}) {
-    std::mt19937 rng(static_cast<uint32_t>(n));
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    Tensor x = Tensor::empty(DType::kFloat32, {n, 256});
-    for (float& v : x.span<float>()) v = u(rng);
+    Tensor x = gemm_input(n);
     in.emplace(n, std::make_pair(x, ref.run({{"x", x}})[0].second));
   }
   for (int i = 0; i < 250; ++i) {
@@ -365,6 +377,46 @@ TEST(AdaptivePolicy, WaitForCompiles) {
   EXPECT_TRUE(h.session.wait_for_compiles(0));  // idle: true at once
   h.run(64);  // runs the tier-1 version: still correct
   EXPECT_TRUE(h.ref.wait_for_compiles(0));  // interpret-only: no queue
+}
+
+}  // namespace
+}  // namespace tierjit
+
+namespace tierjit {
+namespace {
+
+// A promotion's payoff is measured on the new tier's next calls; when its versions get none (the
+// region's calls moved to another shape), the payoff is dropped after kPayoffExpiryCalls region
+// calls and the policy goes on: the shape the region now runs gets its exact version. (Found by
+// a tester on the mlp: after tier-2 exact versions for batch 385 (generic GEMM code is predicted
+// slower than tier 0, so only exact ones), 300 calls of batch 7 ran tier 0 with no decision at
+// all, the region waiting for 385's payoff.)
+TEST(AdaptivePolicy, PayoffOfVersionsNoCallReachesExpires) {
+  TempDir dir("policy_payoff_expiry");
+  SessionOptions o = eager(8);
+  o.slower_margin = 0.1;  // the default's never-slower check, as in the tester's run
+  Session s(write_gemm(dir), o);
+  Session ref(dir.file("gemm.onnx"), Harness::interp());
+  // Batch 385: the promotion at θ_1 = 20 calls compiles its exact tier-2 version (the only one:
+  // one shape seen), which runs 4 more calls, fewer than the payoff's warm-up + 8; then batch 7
+  // only (fails without the expiry: no exact version for 7, no record after the compile).
+  std::vector<int64_t> seq(24, 385);
+  for (int i = 0; i < 150; ++i) seq.push_back(7);
+  std::map<int64_t, std::pair<Tensor, Tensor>> in;
+  for (size_t i = 0; i < seq.size(); ++i) {
+    const int64_t n = seq[i];
+    if (!in.count(n)) {
+      Tensor t = gemm_input(n);
+      in.emplace(n, std::make_pair(t, ref.run({{"x", t}})[0].second));
+    }
+    EXPECT_EQ(mismatches(s.run({{"x", in[n].first}})[0].second, in[n].second), 0) << "call " << i;
+  }
+  const std::string log = s.decision_log_json();
+  bool has7 = false;
+  for (const RegionReport& r : s.region_reports())
+    for (const std::string& v : r.versions) has7 = has7 || v.find("exact float32[7,256]") != std::string::npos;
+  EXPECT_TRUE(has7) << log;
+  EXPECT_NE(log.find("payoff not measured"), std::string::npos) << log;
 }
 
 }  // namespace
