@@ -273,7 +273,13 @@ class GraphImporter {
     if (!schema) return Status();
     for (const auto& a : n.attribute()) {
       const SchemaAttribute* declared = schema->attribute(a.name());
-      if (!declared || a.has_ref_attr_name()) continue;
+      // An attribute the op does not have (Clip's min/max at opset 11, where they are inputs;
+      // Split's `split` at 13): the kernels would ignore it and compute something else.
+      if (!declared)
+        return invalid_model("{}: '{}' is not an attribute of {} (ONNX {} opset {})",
+                             describe_node(n), a.name(), n.op_type(), n.op_type(),
+                             schema->since_version());
+      if (a.has_ref_attr_name()) continue;
       const int want = declared->type, got = attr_type(a);
       if (want != onnx::AttributeProto::UNDEFINED && got != want)
         return invalid_model("{}: attribute '{}' must be {} (ONNX {} opset {}), got {}",
@@ -287,6 +293,23 @@ class GraphImporter {
                                        static_cast<onnx::AttributeProto::AttributeType>(got)));
     }
     return Status();
+  }
+
+  // An op of a domain libonnx defines, used at an opset where it does not exist yet (Celu at
+  // opset 11; it appears in 12) or is deprecated (Upsample from opset 10): ONNX Runtime rejects
+  // such models, and no schema check would run for them here.
+  static Status check_op_version(const onnx::NodeProto& n, int opset) {
+    const std::optional<SchemaFacts> schema = find_schema(n.domain(), n.op_type(), opset);
+    if (schema) {
+      if (schema->deprecated())
+        return invalid_model("{}: {} is deprecated from ONNX opset {} on; the model imports opset {}",
+                             describe_node(n), n.op_type(), schema->since_version(), opset);
+      return Status();
+    }
+    const std::optional<int> first = first_opset(n.domain(), n.op_type());
+    if (!first) return Status();  // not an op libonnx knows: left to the op resolution
+    return invalid_model("{}: {} is defined from ONNX opset {} on; the model imports opset {}",
+                         describe_node(n), n.op_type(), *first, opset);
   }
 
   // Input count and required inputs against the op's ONNX schema (as ONNX Runtime checks them): a
@@ -394,6 +417,7 @@ class GraphImporter {
     }
     for (const std::string& name : n.output())
       outputs.push_back(name.empty() ? nullptr : scope_.resolve(name));
+    TJ_RETURN_IF_ERROR(check_op_version(n, opset));
     TJ_RETURN_IF_ERROR(check_attr_types(n, opset));
     TJ_RETURN_IF_ERROR(check_input_counts(n, opset));
     std::map<std::string, ir::Attribute> attrs;

@@ -34,6 +34,7 @@ struct SchemaRecord {
   int min_input, max_input;
   unsigned input_begin, input_count;
   unsigned attr_begin, attr_count;
+  bool deprecated;  ///< the op is deprecated from since_version on (e.g. Upsample at 10)
 };
 
 /// The facts of one operator version.
@@ -43,6 +44,7 @@ class SchemaFacts {
   int since_version() const { return r_->since_version; }
   int min_input() const { return r_->min_input; }
   int max_input() const { return r_->max_input; }
+  bool deprecated() const { return r_->deprecated; }
   /// The formal inputs in order (the last one may be variadic).
   std::span<const SchemaInput> inputs() const;
   /// The declared attribute named `name`, or nullptr.
@@ -56,5 +58,8 @@ class SchemaFacts {
 /// <= `opset`; nullopt when libonnx has none (an unknown op, a custom domain, or an opset older
 /// than the op's first version).
 std::optional<SchemaFacts> find_schema(std::string_view domain, std::string_view op, int opset);
+
+/// The opset in which `op` of `domain` first appears; nullopt when libonnx does not define it.
+std::optional<int> first_opset(std::string_view domain, std::string_view op);
 
 }  // namespace tierjit::onnx_import

@@ -140,6 +140,9 @@ TEST(GraphImport, OmittedOptionalsAreNullAndUnusedOutputsKeepTheirValue) {
 }
 
 TEST(GraphImport, AttributesOfEveryKind) {
+  // Constant declares an attribute of every kind (ONNX Constant-13: value, value_float,
+  // value_floats, value_int, value_ints, value_string, value_strings); a Transpose's perm comes
+  // IR v1 style (no `type`, inferred from the field set).
   onnx::GraphProto g;
   add_node(g, "Constant", {}, {"c"}, "const");
   auto* n = g.mutable_node(0);
@@ -150,26 +153,30 @@ TEST(GraphImport, AttributesOfEveryKind) {
   a->mutable_t()->add_dims(2);
   a->mutable_t()->add_int32_data(7);
   a->mutable_t()->add_int32_data(-8);
-  attr_float(n, "f", 0.25f);
-  attr_int(n, "i", -3);
-  attr_ints(n, "is", {1, 2, 3});
+  attr_float(n, "value_float", 0.25f);
+  attr_int(n, "value_int", -3);
+  attr_ints(n, "value_ints", {1, 2, 3});
   auto* s = n->add_attribute();
-  s->set_name("s");
+  s->set_name("value_string");
   s->set_type(onnx::AttributeProto::STRING);
   s->set_s("hello");
   auto* fs = n->add_attribute();
-  fs->set_name("fs");
+  fs->set_name("value_floats");
   fs->set_type(onnx::AttributeProto::FLOATS);
   fs->add_floats(1.5f);
   auto* ss = n->add_attribute();
-  ss->set_name("ss");
+  ss->set_name("value_strings");
   ss->set_type(onnx::AttributeProto::STRINGS);
   ss->add_strings("a");
   ss->add_strings("b");
-  auto* legacy = n->add_attribute();  // IR v1 style: no `type`, inferred from the field set
-  legacy->set_name("legacy");
-  legacy->add_ints(9);
+  add_input(g, "x", TP::FLOAT, {2, 3});
+  add_node(g, "Transpose", {"x"}, {"t"}, "transpose");
+  auto* legacy = g.mutable_node(1)->add_attribute();
+  legacy->set_name("perm");
+  legacy->add_ints(1);
+  legacy->add_ints(0);
   add_output(g, "c", TP::INT32, {2});
+  add_output(g, "t", TP::FLOAT, {3, 2});
   auto m = load(make_model(g));
   ASSERT_TRUE(m.ok()) << m.status().message();
   const ir::Node* c = find_node(*m->graph, ir::OpKind::Constant);
@@ -178,13 +185,15 @@ TEST(GraphImport, AttributesOfEveryKind) {
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->dtype(), DType::kInt32);
   EXPECT_EQ(t->data<int32_t>()[1], -8);
-  EXPECT_EQ(c->attr_float("f", 0), 0.25f);
-  EXPECT_EQ(c->attr_int("i", 0), -3);
-  EXPECT_EQ(c->attr_ints("is"), (std::vector<int64_t>{1, 2, 3}));
-  EXPECT_EQ(c->attr_string("s", ""), "hello");
-  EXPECT_EQ(c->attr_floats("fs"), (std::vector<float>{1.5f}));
-  EXPECT_EQ(c->attr_strings("ss"), (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(c->attr_ints("legacy"), (std::vector<int64_t>{9}));
+  EXPECT_EQ(c->attr_float("value_float", 0), 0.25f);
+  EXPECT_EQ(c->attr_int("value_int", 0), -3);
+  EXPECT_EQ(c->attr_ints("value_ints"), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(c->attr_string("value_string", ""), "hello");
+  EXPECT_EQ(c->attr_floats("value_floats"), (std::vector<float>{1.5f}));
+  EXPECT_EQ(c->attr_strings("value_strings"), (std::vector<std::string>{"a", "b"}));
+  const ir::Node* tr = find_node(*m->graph, ir::OpKind::Transpose);
+  ASSERT_NE(tr, nullptr);
+  EXPECT_EQ(tr->attr_ints("perm"), (std::vector<int64_t>{1, 0}));
 
   // Sparse tensor attributes are rejected clearly.
   onnx::GraphProto g2;
@@ -366,10 +375,54 @@ TEST(GraphImport, InputCountsAndRequiredInputsFollowTheSchema) {
   }
 }
 
+// Attributes the op's schema does not declare, and ops used at an opset where they do not exist
+// yet or are deprecated, make an invalid model (as for ONNX Runtime): Clip's min/max are inputs
+// from opset 11 on (the attributes were ignored: no clamping), Split's `split` an input from 13
+// (split into equal parts instead), Celu appears in opset 12, Upsample is deprecated from 10.
+TEST(GraphImport, UndeclaredAttributesAndOpsOutsideTheirOpsetsAreInvalid) {
+  struct Case {
+    const char* op;
+    int64_t opset;
+    const char* attr;  // a FLOAT attribute given, or nullptr
+    const char* message;  // nullptr: valid
+  };
+  const Case cases[] = {
+      {"Clip", 11, "min", "'min' is not an attribute of Clip (ONNX Clip opset 11)"},
+      {"Clip", 6, "min", nullptr},  // an attribute until opset 11
+      {"Relu", 14, "alpha", "'alpha' is not an attribute of Relu (ONNX Relu opset 14)"},
+      {"Celu", 11, nullptr, "Celu is defined from ONNX opset 12 on; the model imports opset 11"},
+      {"Celu", 12, nullptr, nullptr},
+      {"HardSwish", 13, nullptr, "HardSwish is defined from ONNX opset 14 on"},
+      {"Upsample", 10, nullptr, "Upsample is deprecated from ONNX opset 10 on; the model imports opset 10"},
+  };
+  for (const Case& c : cases) {
+    onnx::GraphProto g;
+    add_input(g, "x", TP::FLOAT, {1, 1, 2, 2});
+    std::vector<std::string> inputs{"x"};
+    if (std::string(c.op) == "Upsample") inputs.push_back("x");
+    auto* n = add_node(g, c.op, inputs, {"y"}, "n1");
+    if (c.attr) attr_float(n, c.attr, 0.5f);
+    add_output(g, "y", TP::FLOAT, {});
+    SCOPED_TRACE(std::string(c.op) + " opset " + std::to_string(c.opset));
+    auto m = load(make_model(g, c.opset));
+    if (c.message) expect_error(m, StatusCode::kInvalidModel, c.message);
+    else EXPECT_TRUE(m.ok()) << m.status().message();
+  }
+  {  // Split at opset 13 with the `split` attribute of opset 11 (an input from 13 on)
+    onnx::GraphProto g;
+    add_input(g, "x", TP::FLOAT, {4});
+    auto* n = add_node(g, "Split", {"x"}, {"a", "b"}, "n1");
+    attr_ints(n, "split", {1, 3});
+    add_output(g, "a", TP::FLOAT, {});
+    add_output(g, "b", TP::FLOAT, {});
+    expect_error(load(make_model(g, 13)), StatusCode::kInvalidModel,
+                 "'split' is not an attribute of Split (ONNX Split opset 13)");
+  }
+}
+
 // An attribute whose type is not the one the op's ONNX schema declares is an invalid model (as
 // for ONNX Runtime): a kernel would otherwise read its default (LeakyRelu alpha = "abc" ran with
-// 0.01) or fail with a misleading message. Untyped IR v1 attributes count by the field set;
-// attributes the schema does not declare are left to the kernels.
+// 0.01) or fail with a misleading message. Untyped IR v1 attributes count by the field set.
 TEST(GraphImport, AttributesOfTheWrongTypeAreInvalid) {
   struct Case {
     const char* op;
