@@ -80,8 +80,11 @@ const Graph* Node::attr_graph(const std::string& name) const {
 }
 
 std::string Node::describe() const {
-  if (name_.empty()) return fmt::format("node #{} ({})", id_, op_name(op_));
-  return fmt::format("node '{}' ({})", name_, op_name(op_));
+  if (!name_.empty()) return fmt::format("node '{}' ({})", name_, op_name(op_));
+  // Unnamed (common in exported models): by its first named output, as the importer names it.
+  for (const Value* v : outputs_)
+    if (v && !v->name().empty()) return fmt::format("node with output '{}' ({})", v->name(), op_name(op_));
+  return fmt::format("node #{} ({})", id_, op_name(op_));
 }
 
 Value* Graph::add_value(std::string name, ValueType type) {

@@ -134,7 +134,8 @@ class Node {
   const Tensor* attr_tensor(const std::string& name) const;
   const Graph* attr_graph(const std::string& name) const;
 
-  /// "node 'name' (Op)" — the prefix error messages use; "node #id (Op)" when unnamed.
+  /// "node 'name' (Op)" — the prefix error messages use; unnamed: "node with output 'y' (Op)"
+  /// (its first named output, as the ONNX importer says it), "node #id (Op)" without one.
   std::string describe() const;
 
  private:
