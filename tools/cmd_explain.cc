@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
@@ -57,15 +59,26 @@ std::string format_record(const json& r, int64_t origin_us) {
   return out;
 }
 
-/// Replays opts.trace through a Session and prints regions, summary and the decision log's tail.
-void explain_trace(const ExplainOptions& opts) {
-  Trace trace = read_trace_file(opts.trace).value_or_throw();
+/// opts.trace, read, and the --int-range options, parsed (before anything is printed: a bad
+/// trace is one error line, not a listing and then the error).
+struct TraceInput {
+  Trace trace;
   std::map<std::string, IntRange> ranges;
+};
+TraceInput read_trace_input(const ExplainOptions& opts) {
+  TraceInput in{read_trace_file(opts.trace).value_or_throw(), {}};
   for (const auto& r : opts.int_ranges) {
     auto p = parse_int_range(r);
     if (!p.ok()) p.status().throw_if_error();
-    ranges[p->first] = p->second;
+    in.ranges[p->first] = p->second;
   }
+  return in;
+}
+
+/// Replays the trace through a Session and prints regions, summary and the decision log's tail.
+void explain_trace(const ExplainOptions& opts, const TraceInput& in) {
+  const Trace& trace = in.trace;
+  const std::map<std::string, IntRange>& ranges = in.ranges;
   SessionOptions so;
   so.synchronous_compilation = true;  // deterministic: a promotion compiles inside its call
   if (opts.mode == "interpret-only") so.mode = ExecutionMode::kInterpretOnly;
@@ -129,6 +142,8 @@ void explain_trace(const ExplainOptions& opts) {
 
 void explain_impl(const ExplainOptions& opts) {
   check_options(opts);
+  std::optional<TraceInput> trace;
+  if (!opts.trace.empty()) trace = read_trace_input(opts);
   ir::Model model = onnx_import::load_model(opts.model).value_or_throw();
   const size_t loaded_nodes = model.graph->nodes().size();
   passes::PassContext pctx;
@@ -144,7 +159,7 @@ void explain_impl(const ExplainOptions& opts) {
              loaded_nodes, model.graph->nodes().size(), part.regions.size());
   if (opts.print_graph) fmt::print("{}", ir::print_graph(*model.graph));
   fmt::print("{}", passes::format_partition(part));
-  if (!opts.trace.empty()) explain_trace(opts);
+  if (trace) explain_trace(opts, *trace);
 }
 
 }  // namespace
