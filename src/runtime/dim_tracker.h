@@ -4,8 +4,8 @@
 // Not thread-safe by itself: Profile owns one under its mutex.
 #pragma once
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <span>
 #include <vector>
 

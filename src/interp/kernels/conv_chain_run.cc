@@ -3,11 +3,12 @@
 // the intra-op threads. The activations and Adds run their own tier-0 kernels on the
 // channels-last buffers (elementwise on equal shapes: the layout does not matter, results are
 // bit-identical). Planning: conv_chain.cc.
+#include "interp/kernels/conv_chain.h"
+
 #include <algorithm>
 #include <atomic>
 
 #include "interp/executor.h"
-#include "interp/kernels/conv_chain.h"
 #include "interp/kernels/conv_chain_bounds.h"
 #include "interp/kernels/conv_fusion.h"
 #include "interp/kernels/nn_common.h"
