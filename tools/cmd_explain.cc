@@ -75,8 +75,10 @@ TraceInput read_trace_input(const ExplainOptions& opts) {
   return in;
 }
 
-/// Replays the trace through a Session and prints regions, summary and the decision log's tail.
-void explain_trace(const ExplainOptions& opts, const TraceInput& in) {
+/// Replays the trace through a Session, then prints `listing` (the static partition), regions,
+/// summary and the decision log's tail: nothing is printed when the trace does not fit the
+/// model or a request fails (one error line).
+void explain_trace(const ExplainOptions& opts, const TraceInput& in, const std::string& listing) {
   const Trace& trace = in.trace;
   const std::map<std::string, IntRange>& ranges = in.ranges;
   SessionOptions so;
@@ -102,6 +104,7 @@ void explain_trace(const ExplainOptions& opts, const TraceInput& in) {
   }
   const double replay_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
+  fmt::print("{}", listing);
   const std::string mode = opts.tier > 0 ? fmt::format("pinned tier {}", opts.tier)
                            : opts.tier == 0 || opts.mode == "interpret-only"
                                ? std::string("interpret-only")
@@ -155,11 +158,13 @@ void explain_impl(const ExplainOptions& opts) {
   popts.fuse = !opts.no_fuse;
   passes::Partition part = passes::partition_graph(*model.graph, popts).value_or_throw();
 
-  fmt::print("model {}: {} nodes loaded, {} after the tier-0 passes, {} regions\n", opts.model,
-             loaded_nodes, model.graph->nodes().size(), part.regions.size());
-  if (opts.print_graph) fmt::print("{}", ir::print_graph(*model.graph));
-  fmt::print("{}", passes::format_partition(part));
-  if (trace) explain_trace(opts, *trace);
+  std::string listing = fmt::format("model {}: {} nodes loaded, {} after the tier-0 passes, {} regions\n",
+                                    opts.model, loaded_nodes, model.graph->nodes().size(),
+                                    part.regions.size());
+  if (opts.print_graph) listing += ir::print_graph(*model.graph);
+  listing += passes::format_partition(part);
+  if (trace) explain_trace(opts, *trace, listing);
+  else fmt::print("{}", listing);
 }
 
 }  // namespace

@@ -269,7 +269,7 @@ class GraphImporter {
   // default instead, e.g. LeakyRelu alpha = "abc" ran with 0.01). Attributes the schema does not
   // declare, and ops without a schema in libonnx, are left to the kernels.
   static Status check_attr_types(const onnx::NodeProto& n, int opset) {
-    const std::optional<SchemaFacts> schema = find_schema(n.domain(), n.op_type(), opset);
+    const std::optional<SchemaFacts> schema = node_schema(n, opset);
     if (!schema) return Status();
     for (const auto& a : n.attribute()) {
       const SchemaAttribute* declared = schema->attribute(a.name());
@@ -295,21 +295,25 @@ class GraphImporter {
     return Status();
   }
 
-  // An op of a domain libonnx defines, used at an opset where it does not exist yet (Celu at
-  // opset 11; it appears in 12) or is deprecated (Upsample from opset 10): ONNX Runtime rejects
-  // such models, and no schema check would run for them here.
-  static Status check_op_version(const onnx::NodeProto& n, int opset) {
+  // The ONNX schema a node is checked against: its op's version at `opset`; for an op used
+  // below its first opset (LayerNormalization at 16: ONNX Runtime registers it for older
+  // opsets and loads such models; Celu at 11), the first version, which it then runs as.
+  static std::optional<SchemaFacts> node_schema(const onnx::NodeProto& n, int opset) {
+    std::optional<SchemaFacts> schema = find_schema(n.domain(), n.op_type(), opset);
+    if (!schema)
+      if (const std::optional<int> first = first_opset(n.domain(), n.op_type()))
+        schema = find_schema(n.domain(), n.op_type(), *first);
+    return schema;
+  }
+
+  // A deprecated op (Upsample from opset 10, Scatter from 11): ONNX Runtime rejects it, and
+  // its replacement's semantics differ.
+  static Status check_not_deprecated(const onnx::NodeProto& n, int opset) {
     const std::optional<SchemaFacts> schema = find_schema(n.domain(), n.op_type(), opset);
-    if (schema) {
-      if (schema->deprecated())
-        return invalid_model("{}: {} is deprecated from ONNX opset {} on; the model imports opset {}",
-                             describe_node(n), n.op_type(), schema->since_version(), opset);
-      return Status();
-    }
-    const std::optional<int> first = first_opset(n.domain(), n.op_type());
-    if (!first) return Status();  // not an op libonnx knows: left to the op resolution
-    return invalid_model("{}: {} is defined from ONNX opset {} on; the model imports opset {}",
-                         describe_node(n), n.op_type(), *first, opset);
+    if (schema && schema->deprecated())
+      return invalid_model("{}: {} is deprecated from ONNX opset {} on; the model imports opset {}",
+                           describe_node(n), n.op_type(), schema->since_version(), opset);
+    return Status();
   }
 
   // Input count and required inputs against the op's ONNX schema (as ONNX Runtime checks them): a
@@ -317,7 +321,7 @@ class GraphImporter {
   // here, not a crash or a silent guess later (a MatMul missing B crashed adaptive mode's region
   // analysis).
   static Status check_input_counts(const onnx::NodeProto& n, int opset) {
-    const std::optional<SchemaFacts> schema = find_schema(n.domain(), n.op_type(), opset);
+    const std::optional<SchemaFacts> schema = node_schema(n, opset);
     if (!schema) return Status();
     const int count = n.input_size();
     if (count > schema->max_input())
@@ -417,7 +421,7 @@ class GraphImporter {
     }
     for (const std::string& name : n.output())
       outputs.push_back(name.empty() ? nullptr : scope_.resolve(name));
-    TJ_RETURN_IF_ERROR(check_op_version(n, opset));
+    TJ_RETURN_IF_ERROR(check_not_deprecated(n, opset));
     TJ_RETURN_IF_ERROR(check_attr_types(n, opset));
     TJ_RETURN_IF_ERROR(check_input_counts(n, opset));
     std::map<std::string, ir::Attribute> attrs;

@@ -375,10 +375,11 @@ TEST(GraphImport, InputCountsAndRequiredInputsFollowTheSchema) {
   }
 }
 
-// Attributes the op's schema does not declare, and ops used at an opset where they do not exist
-// yet or are deprecated, make an invalid model (as for ONNX Runtime): Clip's min/max are inputs
-// from opset 11 on (the attributes were ignored: no clamping), Split's `split` an input from 13
-// (split into equal parts instead), Celu appears in opset 12, Upsample is deprecated from 10.
+// Attributes the op's schema does not declare and deprecated ops make an invalid model (as for
+// ONNX Runtime): Clip's min/max are inputs from opset 11 on (the attributes were ignored: no
+// clamping), Split's `split` an input from 13 (split into equal parts instead), Upsample is
+// deprecated from 10. An op used below its first opset is checked against its first version
+// (ONNX Runtime loads LayerNormalization at 16, rejects Celu at 11; both run here, checked).
 TEST(GraphImport, UndeclaredAttributesAndOpsOutsideTheirOpsetsAreInvalid) {
   struct Case {
     const char* op;
@@ -390,16 +391,18 @@ TEST(GraphImport, UndeclaredAttributesAndOpsOutsideTheirOpsetsAreInvalid) {
       {"Clip", 11, "min", "'min' is not an attribute of Clip (ONNX Clip opset 11)"},
       {"Clip", 6, "min", nullptr},  // an attribute until opset 11
       {"Relu", 14, "alpha", "'alpha' is not an attribute of Relu (ONNX Relu opset 14)"},
-      {"Celu", 11, nullptr, "Celu is defined from ONNX opset 12 on; the model imports opset 11"},
-      {"Celu", 12, nullptr, nullptr},
-      {"HardSwish", 13, nullptr, "HardSwish is defined from ONNX opset 14 on"},
+      {"Celu", 11, nullptr, nullptr},  // checked as Celu-12
+      {"Celu", 11, "alpha", nullptr},
+      {"Celu", 11, "beta", "'beta' is not an attribute of Celu (ONNX Celu opset 12)"},
+      {"LayerNormalization", 16, nullptr, nullptr},
+      {"LayerNormalization", 16, "axis", "attribute 'axis' must be INT (ONNX LayerNormalization opset 17)"},
       {"Upsample", 10, nullptr, "Upsample is deprecated from ONNX opset 10 on; the model imports opset 10"},
   };
   for (const Case& c : cases) {
     onnx::GraphProto g;
     add_input(g, "x", TP::FLOAT, {1, 1, 2, 2});
     std::vector<std::string> inputs{"x"};
-    if (std::string(c.op) == "Upsample") inputs.push_back("x");
+    if (std::string(c.op) == "Upsample" || std::string(c.op) == "LayerNormalization") inputs.push_back("x");
     auto* n = add_node(g, c.op, inputs, {"y"}, "n1");
     if (c.attr) attr_float(n, c.attr, 0.5f);
     add_output(g, "y", TP::FLOAT, {});
