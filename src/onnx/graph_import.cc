@@ -264,21 +264,19 @@ class GraphImporter {
     return AP::UNDEFINED;
   }
 
-  // Every attribute of node `n` that the ONNX operator schema of its op and opset declares has
-  // the declared type (ONNX Runtime rejects the model otherwise; the kernels would read a
-  // default instead, e.g. LeakyRelu alpha = "abc" ran with 0.01). Attributes the schema does not
-  // declare, and ops without a schema in libonnx, are left to the kernels.
-  static Status check_attr_types(const onnx::NodeProto& n, int opset) {
-    const std::optional<SchemaFacts> schema = node_schema(n, opset);
-    if (!schema) return Status();
+  // Every attribute of node `n` is one its op's schema declares, of the declared type (ONNX
+  // Runtime rejects the model otherwise; the kernels would read a default instead, e.g.
+  // LeakyRelu alpha = "abc" ran with 0.01). Ops without a schema in libonnx are left to the
+  // kernels.
+  static Status check_attr_types(const onnx::NodeProto& n, const SchemaFacts& schema) {
     for (const auto& a : n.attribute()) {
-      const SchemaAttribute* declared = schema->attribute(a.name());
+      const SchemaAttribute* declared = schema.attribute(a.name());
       // An attribute the op does not have (Clip's min/max at opset 11, where they are inputs;
       // Split's `split` at 13): the kernels would ignore it and compute something else.
       if (!declared)
         return invalid_model("{}: '{}' is not an attribute of {} (ONNX {} opset {})",
                              describe_node(n), a.name(), n.op_type(), n.op_type(),
-                             schema->since_version());
+                             schema.since_version());
       if (a.has_ref_attr_name()) continue;
       const int want = declared->type, got = attr_type(a);
       if (want != onnx::AttributeProto::UNDEFINED && got != want)
@@ -286,7 +284,7 @@ class GraphImporter {
                              describe_node(n), a.name(),
                              onnx::AttributeProto::AttributeType_Name(
                                  static_cast<onnx::AttributeProto::AttributeType>(want)),
-                             n.op_type(), schema->since_version(),
+                             n.op_type(), schema.since_version(),
                              got == onnx::AttributeProto::UNDEFINED
                                  ? std::string("no value")
                                  : onnx::AttributeProto::AttributeType_Name(
@@ -308,11 +306,11 @@ class GraphImporter {
 
   // A deprecated op (Upsample from opset 10, Scatter from 11): ONNX Runtime rejects it, and
   // its replacement's semantics differ.
-  static Status check_not_deprecated(const onnx::NodeProto& n, int opset) {
-    const std::optional<SchemaFacts> schema = find_schema(n.domain(), n.op_type(), opset);
-    if (schema && schema->deprecated())
+  static Status check_not_deprecated(const onnx::NodeProto& n, const SchemaFacts& schema,
+                                     int opset) {
+    if (schema.deprecated())
       return invalid_model("{}: {} is deprecated from ONNX opset {} on; the model imports opset {}",
-                           describe_node(n), n.op_type(), schema->since_version(), opset);
+                           describe_node(n), n.op_type(), schema.since_version(), opset);
     return Status();
   }
 
@@ -320,22 +318,20 @@ class GraphImporter {
   // MatMul without B, a Gemm with B given as "" or a Relu with two inputs is an invalid model
   // here, not a crash or a silent guess later (a MatMul missing B crashed adaptive mode's region
   // analysis).
-  static Status check_input_counts(const onnx::NodeProto& n, int opset) {
-    const std::optional<SchemaFacts> schema = node_schema(n, opset);
-    if (!schema) return Status();
+  static Status check_input_counts(const onnx::NodeProto& n, const SchemaFacts& schema) {
     const int count = n.input_size();
-    if (count > schema->max_input())
+    if (count > schema.max_input())
       return invalid_model("{}: takes at most {} inputs (ONNX {} opset {}), got {}",
-                           describe_node(n), schema->max_input(), n.op_type(),
-                           schema->since_version(), count);
-    const std::span<const SchemaInput> formal = schema->inputs();
-    for (int i = 0; i < std::max(count, schema->min_input()); ++i) {
+                           describe_node(n), schema.max_input(), n.op_type(),
+                           schema.since_version(), count);
+    const std::span<const SchemaInput> formal = schema.inputs();
+    for (int i = 0; i < std::max(count, schema.min_input()); ++i) {
       if (formal.empty()) break;
       const SchemaInput& f = formal[std::min<size_t>(static_cast<size_t>(i), formal.size() - 1)];
       // Missing: below the schema's minimum count, or a required (single) input given as "".
-      if (i < count ? n.input(i).empty() && f.option == kSingleInput : i < schema->min_input())
+      if (i < count ? n.input(i).empty() && f.option == kSingleInput : i < schema.min_input())
         return invalid_model("{}: input {} ('{}') is required (ONNX {} opset {}) but missing",
-                             describe_node(n), i, f.name, n.op_type(), schema->since_version());
+                             describe_node(n), i, f.name, n.op_type(), schema.since_version());
     }
     return Status();
   }
@@ -421,9 +417,11 @@ class GraphImporter {
     }
     for (const std::string& name : n.output())
       outputs.push_back(name.empty() ? nullptr : scope_.resolve(name));
-    TJ_RETURN_IF_ERROR(check_not_deprecated(n, opset));
-    TJ_RETURN_IF_ERROR(check_attr_types(n, opset));
-    TJ_RETURN_IF_ERROR(check_input_counts(n, opset));
+    if (const std::optional<SchemaFacts> schema = node_schema(n, opset)) {
+      TJ_RETURN_IF_ERROR(check_not_deprecated(n, *schema, opset));
+      TJ_RETURN_IF_ERROR(check_attr_types(n, *schema));
+      TJ_RETURN_IF_ERROR(check_input_counts(n, *schema));
+    }
     std::map<std::string, ir::Attribute> attrs;
     for (const auto& a : n.attribute()) {
       Expected<ir::Attribute> r = convert_attr(a, en);
