@@ -441,7 +441,7 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
   // oneDNN's creation costs 0.1-0.6 ms per Conv and batch size).
   const int groups = image_groups(c, *resolved, threads);
   std::vector<int64_t> first;
-  // piece[k]: the shapes of a piece of 2^k images, k <= log2(kPieceImages).
+  // piece[k]: the shapes of a piece of 2^k images, k <= kPieceLog2.
   std::shared_ptr<const ConvChain::Resolved> piece[kPieceLog2 + 1];
   ExecOptions one = options;
   one.intra_op_threads = 1;
