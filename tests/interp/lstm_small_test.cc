@@ -26,6 +26,16 @@ namespace {
 
 constexpr double kRtol = 1e-5, kAtol = 1e-5;
 
+// These tests check lstm_small's values on every CPU: without AVX-512F it runs only when allowed
+// (oneDNN's LSTM is used there; lstm_small.h, set_lstm_small_allow_avx2).
+class AllowAvx2 : public ::testing::Environment {
+ public:
+  void SetUp() override { interp::nn::set_lstm_small_allow_avx2(true); }
+  void TearDown() override { interp::nn::set_lstm_small_allow_avx2(false); }
+};
+[[maybe_unused]] ::testing::Environment* const kAllowAvx2 =
+    ::testing::AddGlobalTestEnvironment(new AllowAvx2);
+
 std::vector<float> pseudo(size_t n, uint32_t seed, float scale = 0.6f) {
   std::vector<float> v(n);
   uint32_t s = seed * 2654435761u + 12345u;

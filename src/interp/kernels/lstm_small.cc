@@ -43,6 +43,7 @@ constexpr int64_t kTwoThreadStepMacs = int64_t{1} << 15;
 
 std::atomic<bool> g_enabled{true};
 std::atomic<bool> g_force_avx2{false};
+std::atomic<bool> g_allow_avx2{false};
 std::atomic<uint64_t> g_runs{0}, g_two_thread_runs{0};
 
 const bool kHasAvx512 = cpu_has_avx512f();
@@ -495,6 +496,7 @@ bool lstm_small_enabled() { return g_enabled.load(std::memory_order_relaxed); }
 uint64_t lstm_small_runs() { return g_runs.load(std::memory_order_relaxed); }
 uint64_t lstm_small_two_thread_runs() { return g_two_thread_runs.load(std::memory_order_relaxed); }
 void set_lstm_small_force_avx2(bool force) { g_force_avx2.store(force); }
+void set_lstm_small_allow_avx2(bool allow) { g_allow_avx2.store(allow); }
 
 void lstm_small_sigmoid(const float* x, float* y, int64_t n, bool avx2) {
   (kHasAvx512 && !avx2 ? sigmoid_avx512 : sigmoid_avx2)(x, y, n);
@@ -504,7 +506,8 @@ void lstm_small_tanh(const float* x, float* y, int64_t n, bool avx2) {
 }
 
 bool lstm_small_supports(const RnnDnnlArgs& a) {
-  return lstm_small_enabled() && a.cell == RnnCell::kLstm && a.p == nullptr && a.seq >= 1 &&
+  // Without AVX-512F oneDNN's LSTM runs (see set_lstm_small_allow_avx2).
+  return lstm_small_enabled() && (kHasAvx512 || g_allow_avx2.load(std::memory_order_relaxed)) && a.cell == RnnCell::kLstm && a.p == nullptr && a.seq >= 1 &&
          a.input >= 1 && a.batch >= 1 && a.batch <= kLstmSmallMaxBatch && a.hidden >= 1 &&
          a.hidden <= kLstmSmallMaxHidden && (a.dirs == 1 || a.dirs == 2);
 }

@@ -21,7 +21,7 @@ inline constexpr int64_t kLstmSmallMaxHidden = 256;
 /// Whether lstm_small_f32 computes `a`: an LSTM (a.cell == RnnCell::kLstm; the caller has
 /// checked default activations, no clip, no input_forget, full sequence lengths), no peepholes,
 /// 1 <= N <= kLstmSmallMaxBatch, 1 <= H <= kLstmSmallMaxHidden, S, I >= 1, any direction and
-/// layout, and lstm_small_enabled().
+/// layout, lstm_small_enabled(), and a CPU with AVX-512F (or set_lstm_small_allow_avx2).
 bool lstm_small_supports(const RnnDnnlArgs& a);
 
 /// Runs the LSTM of `a` (shapes and layouts as RnnDnnlArgs; a.p must be null):
@@ -54,5 +54,12 @@ void lstm_small_tanh(const float* x, float* y, int64_t n, bool avx2 = false);
 
 /// Forces the AVX2 code for lstm_small_f32 (tests: both versions on an AVX-512 machine).
 void set_lstm_small_force_avx2(bool force);
+
+/// Whether lstm_small_supports() may say yes on a CPU without AVX-512F (default false: there
+/// oneDNN's LSTM runs). GCC compiles the kernel's 16-lane vectors for AVX2 into stack traffic
+/// (each broadcast and accumulator goes through memory): on an AVX2-only AMD EPYC, lstm_small's
+/// 32x8x64 took 21 ms at one thread against oneDNN's 0.9 ms (docs/performance.md, "An AVX2-only
+/// machine"). Tests turn it on to check the kernel's values on such CPUs.
+void set_lstm_small_allow_avx2(bool allow);
 
 }  // namespace tierjit::interp::nn
