@@ -52,21 +52,17 @@ class ArenaPlanner {
   int64_t total_ = 0;
 };
 
-// Runs [begin, end) of consecutive regions (all tier 0) whose nodes, taken together, hold a
-// conv chain across regions (interp/kernels/conv_chain.h: the partition puts each Conv in its
-// own region): the nodes in order and their fusion plan; nullopt for a run without one.
+// The nodes of consecutive tier-0 regions taken together, in order, and their fusion plan:
+// what a merged group of plan steps runs (PlanStep::merged). Its conv_chains are the chains
+// across regions (interp/kernels/conv_chain.h: the partition puts each Conv in its own region).
 struct MergedRun {
   std::vector<const ir::Node*> nodes;
   std::shared_ptr<const interp::FusionPlan> fusion;
 };
-std::optional<MergedRun> plan_merged_run(std::span<const passes::Region* const> regions,
-                                         const ir::Graph& g) {
-  if (regions.size() < 2) return std::nullopt;
+MergedRun plan_merged_run(std::span<const passes::Region* const> regions, const ir::Graph& g) {
   MergedRun m;
   for (const passes::Region* r : regions) m.nodes.insert(m.nodes.end(), r->nodes.begin(), r->nodes.end());
-  auto f = std::make_shared<interp::FusionPlan>(interp::plan_fusion(m.nodes, g));
-  if (f->conv_chains.empty()) return std::nullopt;
-  m.fusion = std::move(f);
+  m.fusion = std::make_shared<interp::FusionPlan>(interp::plan_fusion(m.nodes, g));
   return m;
 }
 
@@ -74,26 +70,34 @@ std::optional<MergedRun> plan_merged_run(std::span<const passes::Region* const> 
 
 struct GraphLayout::MergedRuns {
   std::mutex mu;
-  std::map<std::pair<int, size_t>, std::optional<MergedRun>> runs;  // (first region id, length)
+  std::map<std::vector<int>, MergedRun> runs;  // by the ids of the regions, in order
 };
 
 namespace {
 
-// plan_merged_run for `regions` (consecutive, in order), once per layout: the fusion plan (and
+// plan_merged_run for `regions` (tier-0 regions in order), once per layout: the fusion plan (and
 // its conv chains) is shared by every plan of the Session.
-std::optional<MergedRun> merge_run(const GraphLayout& layout,
-                                   std::span<const passes::Region* const> regions) {
-  if (regions.size() < 2) return std::nullopt;
+MergedRun merge_run(const GraphLayout& layout, std::span<const passes::Region* const> regions) {
   if (!layout.merged_runs) return plan_merged_run(regions, *layout.graph);
-  const std::pair<int, size_t> key{regions.front()->id, regions.size()};
+  std::vector<int> key;
+  for (const passes::Region* r : regions) key.push_back(r->id);
   {
     std::lock_guard<std::mutex> lock(layout.merged_runs->mu);
     auto it = layout.merged_runs->runs.find(key);
     if (it != layout.merged_runs->runs.end()) return it->second;
   }
-  std::optional<MergedRun> m = plan_merged_run(regions, *layout.graph);
+  MergedRun m = plan_merged_run(regions, *layout.graph);
   std::lock_guard<std::mutex> lock(layout.merged_runs->mu);
-  return layout.merged_runs->runs.emplace(key, std::move(m)).first->second;
+  return layout.merged_runs->runs.emplace(std::move(key), std::move(m)).first->second;
+}
+
+// merge_run for a conv chain across regions: nullopt for fewer than two regions or no chain.
+std::optional<MergedRun> merge_conv_chain_run(const GraphLayout& layout,
+                                              std::span<const passes::Region* const> regions) {
+  if (regions.size() < 2) return std::nullopt;
+  MergedRun m = merge_run(layout, regions);
+  if (m.fusion->conv_chains.empty()) return std::nullopt;
+  return m;
 }
 
 }  // namespace
@@ -105,6 +109,7 @@ GraphLayout make_layout(const ir::Graph& graph, const passes::Partition& partiti
   l.partition = &partition;
   l.exec = exec;
   l.merged_runs = std::make_shared<GraphLayout::MergedRuns>();
+  l.untimed.assign(partition.regions.size(), 1);
   for (const ir::Value* v : graph.feed_inputs()) l.feed_ids.push_back(static_cast<uint32_t>(v->id()));
   for (const ir::Value* v : graph.outputs()) l.output_ids.push_back(static_cast<uint32_t>(v->id()));
   for (const auto& v : graph.values())
@@ -168,7 +173,7 @@ Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, 
     size_t e = s;
     std::vector<const passes::Region*> run;
     while (e < regions.size() && regions[e].kind != passes::RegionKind::kShapeOnly) run.push_back(&regions[e++]);
-    if (e > s) merged[s] = merge_run(layout, run);
+    if (e > s) merged[s] = merge_conv_chain_run(layout, run);
     size_t next = std::max(e, s + 1);
     for (size_t k = s + 1; k < e && merged[s]; ++k) merged[k] = MergedRun{};  // runs nothing
     s = next;
@@ -248,6 +253,7 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
     arena.advance(static_cast<int>(ri));
     if (r.kind == passes::RegionKind::kShapeOnly) {
       st.kind = StepKind::kBound;
+      p->bound_steps_.push_back(ri);
       st.bound = rec.bound[ri];
       for (const auto& [id, t] : st.bound) bytes += t.nbytes() + sizeof(Tensor);
     } else if (!compiled[ri]) {
@@ -306,27 +312,58 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
     }
     bytes += sizeof(PlanStep);
   }
-  // Consecutive tier-0 steps holding a conv chain run as one at the first (merge_run).
+  // Merged groups (PlanStep::merged): consecutive tier-0 steps run as one at the first. A
+  // shape-only step between them does not end a run (Plan::run binds the plan-time values at the
+  // start of each call). A run whose regions hold a conv chain across them is merged whole;
+  // otherwise each stretch of regions whose time nobody needs (GraphLayout::untimed) is.
+  auto merge_group = [&](std::span<const size_t> t0, MergedRun m) {
+    PlanStep& first = p->steps_[t0.front()];
+    first.merged = t0.back() - t0.front();
+    p->has_merged_ = true;
+    first.merged_nodes = std::move(m.nodes);
+    first.nodes = first.merged_nodes;
+    first.merged_fusion = std::move(m.fusion);
+    first.fusion = first.merged_fusion.get();
+    double total = 0;
+    for (size_t k : t0) total += p->steps_[k].bytes;
+    for (size_t k = t0.front(); k <= t0.back(); ++k) {
+      PlanStep& st = p->steps_[k];
+      if (st.kind != StepKind::kTier0) {
+        st.merged_share = 0;
+        continue;
+      }
+      st.merged_share = total > 0 ? st.bytes / total : 1.0 / static_cast<double>(t0.size());
+      if (k > t0.front()) st.nodes = {};
+    }
+  };
   for (size_t s = 0; s < nregions;) {
+    if (p->steps_[s].kind != StepKind::kTier0) {
+      ++s;
+      continue;
+    }
+    std::vector<size_t> t0;  // the run's tier-0 steps
     size_t e = s;
-    std::vector<const passes::Region*> run;
-    while (e < nregions && p->steps_[e].kind == StepKind::kTier0) run.push_back(&regions[e++]);
-    if (std::optional<MergedRun> m = e > s ? merge_run(layout, run) : std::nullopt) {
-      PlanStep& first = p->steps_[s];
-      first.merged = e - s - 1;
-      p->has_merged_ = true;
-      first.merged_nodes = std::move(m->nodes);
-      first.nodes = first.merged_nodes;
-      first.merged_fusion = std::move(m->fusion);
-      first.fusion = first.merged_fusion.get();
-      double total = 0;
-      for (size_t k = s; k < e; ++k) total += p->steps_[k].bytes;
-      for (size_t k = s; k < e; ++k) {
-        p->steps_[k].merged_share = total > 0 ? p->steps_[k].bytes / total : 1.0 / static_cast<double>(e - s);
-        if (k > s) p->steps_[k].nodes = {};
+    for (; e < nregions && p->steps_[e].kind != StepKind::kCompiled; ++e)
+      if (p->steps_[e].kind == StepKind::kTier0) t0.push_back(e);
+    auto regions_of = [&](std::span<const size_t> steps) {
+      std::vector<const passes::Region*> rs;
+      for (size_t k : steps) rs.push_back(&regions[k]);
+      return rs;
+    };
+    if (std::optional<MergedRun> m = merge_conv_chain_run(layout, regions_of(t0))) {
+      merge_group(t0, std::move(*m));
+    } else {
+      for (size_t i = 0; i < t0.size();) {
+        size_t j = i;
+        while (j < t0.size() && layout.untimed[t0[j]]) ++j;
+        if (j - i >= 2) {
+          const std::span<const size_t> stretch(t0.data() + i, j - i);
+          merge_group(stretch, merge_run(layout, regions_of(stretch)));
+        }
+        i = std::max(j, i + 1);
       }
     }
-    s = std::max(e, s + 1);
+    s = e;
   }
   // Inputs read from the arena: the producer's offset.
   std::vector<int64_t> offset_of(layout.graph->num_value_ids(), -1);
@@ -405,6 +442,9 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
   }
   std::vector<Tensor>& vals = cs->frame.values;
   for (size_t i = 0; i < feeds.size(); ++i) vals[layout_->feed_ids[i]] = feeds[i];
+  // Plan-time values first: a merged group (PlanStep::merged) may run past a shape-only step.
+  for (size_t b : bound_steps_)
+    for (const auto& [id, t] : steps_[b].bound) vals[id] = t;
   char* arena = static_cast<char*>(cs->arena);
   // The thread count the load allows, decided once per call (at the first tier-0 step) rather
   // than by every step: each decision reads the clock.
@@ -413,12 +453,12 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
   double* const step_us0 = step_us;
   for (const PlanStep& st : steps_) {
     switch (st.kind) {
-      case StepKind::kBound:
-        for (const auto& [id, t] : st.bound) vals[id] = t;
+      case StepKind::kBound:  // bound at the start of the call
         break;
       case StepKind::kTier0:
         exec = interp::under_current_load(exec);
-        TJ_RETURN_IF_ERROR(interp::run_nodes(st.nodes, *st.fusion, cs->frame, exec));
+        if (!st.nodes.empty())  // empty: a later step of a merged group (the first ran its nodes)
+          TJ_RETURN_IF_ERROR(interp::run_nodes(st.nodes, *st.fusion, cs->frame, exec));
         if (!st.check.empty()) {
           const int64_t* want = st.check_dims.data();  // [rank, dims...] per checked value
           for (uint32_t id : st.check) {

@@ -40,9 +40,13 @@ struct GraphLayout {
   std::vector<int> last_reader;
   /// Per region: its tier-0 fusions (interp::plan_fusion), found once instead of every call.
   std::vector<interp::FusionPlan> fusion;
-  /// Fusions of runs of consecutive regions holding a conv chain across them (plan.cc,
-  /// merge_run), by first region and length: planned once per Session, not per signature, so
-  /// a new shape plans no chain again (their per-shape caches and per-weight bounds stay).
+  /// Per region: 1 when no one needs the region's own step time (every region, unless the
+  /// adaptive runtime watches it for promotion): plans run consecutive tier-0 steps of such
+  /// regions as one (PlanStep::merged). Set before the first plan is made.
+  std::vector<uint8_t> untimed;
+  /// Fusions of merged runs of tier-0 regions (plan.cc, merge_run), by their region ids:
+  /// planned once per Session, not per signature, so a new shape plans no conv chain again
+  /// (their per-shape caches and per-weight bounds stay).
   struct MergedRuns;
   std::shared_ptr<MergedRuns> merged_runs;
 };
@@ -75,6 +79,17 @@ struct PlanOperand {
   int64_t arena_offset = -1;  ///< >= 0: in the call's arena; -1: a Tensor in the frame
 };
 
+/// A double read and written atomically (relaxed) that copies like a value (plans copy steps).
+struct RelaxedDouble {
+  std::atomic<double> v{0};
+  RelaxedDouble() = default;
+  RelaxedDouble(const RelaxedDouble& o) : v(o.v.load(std::memory_order_relaxed)) {}
+  RelaxedDouble& operator=(const RelaxedDouble& o) {
+    v.store(o.v.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    return *this;
+  }
+};
+
 struct PlanStep {
   StepKind kind = StepKind::kTier0;
   int region = -1;
@@ -93,10 +108,13 @@ struct PlanStep {
   /// plan's shapes_ are one heap block per value: after a large call evicted them, reading
   /// them cost bert_tiny's small calls ~10-15 us).
   std::vector<int64_t> check_dims;
-  /// kTier0: the next `merged` steps are tier-0 steps whose nodes this one runs (theirs are
-  /// empty: they only check and release), under one fusion plan over all of them, because a
-  /// conv chain (interp/kernels/conv_chain.h) spans their regions (a Conv per region).
-  /// `merged_share`: this step's share of the group's measured time (step_us), by its bytes.
+  /// kTier0: the next `merged` steps are tier-0 or shape-only steps; this one runs the nodes of
+  /// the tier-0 ones (theirs are empty: they only check and release) under one fusion plan over
+  /// all of them. Merged: a run whose regions hold a conv chain across them
+  /// (interp/kernels/conv_chain.h puts a Conv in each region), else each stretch of regions no
+  /// one times (GraphLayout::untimed): one step instead of many costs less per call (bert_tiny,
+  /// 50 regions: measured in docs/performance.md). `merged_share`: this step's share of the
+  /// group's measured time (step_us), by its bytes (0 for shape-only steps).
   size_t merged = 0;
   double merged_share = 1;
   std::vector<const ir::Node*> merged_nodes;                 ///< storage of `nodes` when merged
@@ -107,6 +125,10 @@ struct PlanStep {
   /// of the adaptive runtime).
   Signature region_sig;
   uint64_t region_key = 0;  ///< region_sig.exact_key(), computed once with the plan
+  /// The adaptive runtime's estimate of this step's time under this plan (µs; 0: none yet): an
+  /// EWMA over its calls, each sample capped at twice the estimate, so that one preempted call
+  /// does not make the policy compile for this shape (session_adaptive.cc, after_call).
+  mutable RelaxedDouble shape_us;
   double bytes = 0, flops = 0;
 };
 
@@ -174,6 +196,7 @@ class Plan {
   std::vector<uint8_t> clone_output_;  ///< per graph output: constant or plan-time value
   size_t compiled_steps_ = 0;
   bool has_merged_ = false;  ///< some step has merged > 0
+  std::vector<size_t> bound_steps_;  ///< the kBound steps, bound at the start of each call
   size_t max_buffers_ = 0;
   int64_t arena_bytes_ = 0;
   size_t bytes_ = 0;

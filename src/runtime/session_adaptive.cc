@@ -83,6 +83,7 @@ void Session::Impl::init_adaptive() {
   for (const passes::Region& r : partition.regions) {
     if (!may_compile(r)) continue;
     adaptive[static_cast<size_t>(r.id)] = std::make_unique<AdaptiveRegion>(r, vt, &log, &metrics);
+    layout.untimed[static_cast<size_t>(r.id)] = 0;  // its step time feeds its profile
     watching.fetch_add(1, std::memory_order_relaxed);
   }
   queue = std::make_unique<runtime::CompileQueue>(qo, &metrics);
@@ -143,8 +144,14 @@ void Session::Impl::after_call(const std::shared_ptr<const runtime::Plan>& plan,
                                                         st.tier, st.bytes, st.flops, failed,
                                                         failed_dim);
     observe_payoff(*a);
+    // The policy weighs this shape's smoothed time, not one call's: under load a single batch-1
+    // GEMM call must have taken 127+ us (typically ~100) and bought an exact version that cannot pay.
+    const double est = st.shape_us.v.load(std::memory_order_relaxed);
+    const double shape_us =
+        est > 0 ? est + kShapeTimeAlpha * (std::min(step_us[s], 2 * est) - est) : step_us[s];
+    st.shape_us.v.store(shape_us, std::memory_order_relaxed);
     if (a->in_flight.load(std::memory_order_acquire)) continue;
-    policy_step(plan, s, step_us[s], exact_served, calls);
+    policy_step(plan, s, shape_us, exact_served, calls);
   }
 }
 

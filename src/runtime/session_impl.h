@@ -154,6 +154,7 @@ struct Session::Impl {
   bool budget_left(AdaptiveRegion& a, size_t planned);
   static constexpr uint64_t kBudgetRefillCalls = 4096;
   static constexpr uint64_t kTopTierCheckCalls = 16;  ///< demotion checks at the top tier
+  static constexpr double kShapeTimeAlpha = 0.25;  ///< EWMA weight of a call (PlanStep::shape_us)
 
   /// Sets up partition, layout and caches after the pipeline (session.cc's constructor).
   void init_runtime();
