@@ -26,11 +26,12 @@ using interp::nn::MatMulGeometry;
 class PackedGemm : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!interp::nn::packed_matmul_available()) GTEST_SKIP() << "no AVX-512F on this CPU";
+    ASSERT_TRUE(interp::nn::packed_matmul_available()) << "enabled on every CPU by default";
     support::override_foreign_busy_cores(0);  // the team is used as on an idle machine
   }
   void TearDown() override {
     interp::nn::set_packed_matmul_enabled(true);
+    interp::nn::set_packed_matmul_force_avx2(false);
     support::override_foreign_busy_cores(-1);
   }
 };
@@ -73,6 +74,37 @@ TEST_F(PackedGemm, MatchesReferenceAroundPanelEdges) {
               for (size_t t = static_cast<size_t>(m * n); t < y.size(); ++t)
                 ASSERT_EQ(y[t], kGuard) << "written past y at " << t;
             }
+}
+
+// The AVX2 code (the only one on a CPU without AVX-512F, forced on one with it) gives the
+// AVX-512 code's bits: the same operations per element in the same order. Partial column groups,
+// two k-blocks (K = 300), 1-9 rows, both panel widths.
+TEST_F(PackedGemm, Avx2VersionGivesTheSameBits) {
+  for (int64_t k : {7, 300})
+    for (int64_t n : {10, 16, 37, 64, 100, 130})
+      for (int64_t m : {1, 3, 4, 5, 8, 9})
+        for (bool trans_b : {false, true}) {
+          SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " k=" << k << " trans_b=" << trans_b);
+          const std::vector<float> a = pseudo(m * k, 7), bias = pseudo(n, 8);
+          const Tensor b = Tensor::from_vector<float>(trans_b ? Shape{n, k} : Shape{k, n}, pseudo(k * n, 9));
+          std::vector<float> best(static_cast<size_t>(m * n)), avx2(best.size());
+          ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, trans_b, a.data(), b.data<float>(), b,
+                                                    bias.data(), best.data(), 1));
+          interp::nn::set_packed_matmul_force_avx2(true);
+          ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, trans_b, a.data(), b.data<float>(), b,
+                                                    bias.data(), avx2.data(), 1));
+          interp::nn::set_packed_matmul_force_avx2(false);
+          EXPECT_EQ(best, avx2);
+        }
+  // Past 1,024 rows the AVX2 code declines (oneDNN runs them), writing nothing.
+  const int64_t m = 1025, n = 16, k = 3;
+  const std::vector<float> a = pseudo(m * k, 10);
+  const Tensor b = Tensor::from_vector<float>(Shape{k, n}, pseudo(k * n, 11));
+  std::vector<float> y(static_cast<size_t>(m * n), 7.f);
+  interp::nn::set_packed_matmul_force_avx2(true);
+  EXPECT_FALSE(interp::nn::packed_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b, nullptr, y.data(), 1));
+  interp::nn::set_packed_matmul_force_avx2(false);
+  EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return v == 7.f; }));
 }
 
 TEST_F(PackedGemm, NaNStaysInItsRowOrColumn) {

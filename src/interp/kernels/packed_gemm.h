@@ -1,6 +1,6 @@
 // Tier 0's float32 product by constant weights (Gemm / MatMul / Linear layers): y[M, N] =
 // a[M, K] * op(b) + bias, with b packed once into column panels of 64 (`[ceil(N/64)][K][64]`,
-// zeros past N), 4 rows x 64 columns of AVX-512 accumulators per step; for narrow N (when 64-wide
+// zeros past N), 4 rows x 64 columns of AVX-512 accumulators per step (AVX2: 4 x 16); for narrow N (when 64-wide
 // panels would be over a quarter padding: N = 10) panels of 16 and 8 rows per step. Threads take whole panels
 // (each core then streams the same share of the weights from its own L2 on every call), or
 // shares of the rows when there are too few panels to go round.
@@ -20,10 +20,15 @@
 
 namespace tierjit::interp::nn {
 
-/// Whether this CPU runs packed_matmul_f32 (AVX-512F) and it is enabled
-/// (set_packed_matmul_enabled; tests and benchmarks compare with oneDNN's primitive).
+/// Whether packed_matmul_f32 is enabled (set_packed_matmul_enabled; tests and benchmarks compare
+/// with oneDNN's primitive). It runs on every CPU: AVX-512F code where the CPU has it, else AVX2
+/// + FMA code giving the same bits (4 rows x 16 columns per step; on an AVX2-only AMD EPYC the
+/// mlp's tier-0 calls were 1.3-1.5x ONNX Runtime's through oneDNN's primitive: docs/performance.md,
+/// "An AVX2-only machine").
 bool packed_matmul_available();
 void set_packed_matmul_enabled(bool enabled);
+/// Runs the AVX2 code on an AVX-512 CPU too (tests: both versions give the same bits).
+void set_packed_matmul_force_avx2(bool force);
 
 /// Calls that packed_matmul_f32 ran since the process started (tests check the routing).
 uint64_t packed_matmul_runs();
@@ -43,8 +48,9 @@ inline constexpr size_t kPackedPanelBudget = size_t{1} << 30;
 /// sums added in order, then the bias (as a MatMul followed by an Add rounds; results may differ
 /// from oneDNN's in the last bits). K = 0 gives the bias (or zeros). Runs on up to
 /// `threads` threads of a new OpenMP team (the caller decides the count, e.g. parallel_threads).
-/// Returns false, having written nothing, when !packed_matmul_available() or the panels would
-/// exceed kPackedPanelBudget; true when y holds the product. Requires m, n >= 1, k >= 0.
+/// Returns false, having written nothing, when !packed_matmul_available(), the panels would
+/// exceed kPackedPanelBudget, or the AVX2 code would run more than 1,024 rows (oneDNN's blocked
+/// kernels are faster there); true when y holds the product. Requires m, n >= 1, k >= 0.
 bool packed_matmul_f32(int64_t m, int64_t n, int64_t k, bool trans_b, const float* a,
                        const float* b, const Tensor& constant_b, const float* bias, float* y,
                        int threads);
