@@ -112,8 +112,8 @@ struct PlanStep {
   /// the tier-0 ones (theirs are empty: they only check and release) under one fusion plan over
   /// all of them. Merged: a run whose regions hold a conv chain across them
   /// (interp/kernels/conv_chain.h puts a Conv in each region), else each stretch of regions no
-  /// one times (GraphLayout::untimed): one step instead of many costs less per call (bert_tiny,
-  /// 50 regions: measured in docs/performance.md). `merged_share`: this step's share of the
+  /// one times (GraphLayout::untimed): one step instead of many (bert_tiny's effect, within
+  /// session 10's machine noise: docs/runtime.md). `merged_share`: this step's share of the
   /// group's measured time (step_us), by its bytes (0 for shape-only steps).
   size_t merged = 0;
   double merged_share = 1;
