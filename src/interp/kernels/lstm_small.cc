@@ -3,8 +3,9 @@
 // [H/16][I][64], R as [H/16][H][64], bias (Wb + Rb) as [H/16][64], H padded to a multiple of 16
 // with zeros. The input projection of a chunk of time steps is one register-blocked product;
 // each step then accumulates h R^T onto it block by block and finishes the block's gate math in
-// the same registers. Written once with GCC vector extensions (16 lanes), compiled for AVX-512F
-// and for the baseline AVX2 + FMA, chosen at run time (not target_clones: see small_gemm.cc).
+// the same registers. Written once with GCC vector extensions over the vector type (16 lanes for
+// AVX-512F, 8 for the baseline AVX2 + FMA: see Lanes), chosen at run time (not target_clones:
+// see small_gemm.cc).
 #include "interp/kernels/lstm_small.h"
 
 #include <algorithm>
@@ -33,6 +34,30 @@ namespace {
 
 typedef float V16 __attribute__((vector_size(64)));
 typedef int32_t I16 __attribute__((vector_size(64)));
+typedef float V8 __attribute__((vector_size(32)));
+typedef int32_t I8 __attribute__((vector_size(32)));
+
+// The kernel is written over the vector type V: 16 lanes (AVX-512F, one vector per 16-unit block
+// of a gate) or 8 (AVX2, two). GCC lowers 16-lane values for AVX2 through memory (each
+// broadcast and accumulator via the stack: lstm_small's 32x8x64 took 21 ms against 0.9 ms on
+// oneDNN), so the AVX2 version works on 8-lane vectors it keeps in ymm registers. Every lane sees
+// the same operations in both versions: the same bits.
+template <class V>
+struct Lanes;
+template <>
+struct Lanes<V16> {
+  using I = I16;
+  static constexpr int64_t n = 16;
+};
+template <>
+struct Lanes<V8> {
+  using I = I8;
+  static constexpr int64_t n = 8;
+};
+template <class V>
+using IntOf = typename Lanes<V>::I;
+template <class V>
+constexpr int64_t kLanes = Lanes<V>::n;
 
 #define TJ_LSTM_INLINE __attribute__((always_inline)) inline
 
@@ -43,45 +68,65 @@ constexpr int64_t kTwoThreadStepMacs = int64_t{1} << 15;
 
 std::atomic<bool> g_enabled{true};
 std::atomic<bool> g_force_avx2{false};
-std::atomic<bool> g_allow_avx2{false};
 std::atomic<uint64_t> g_runs{0}, g_two_thread_runs{0};
 
 const bool kHasAvx512 = cpu_has_avx512f();
 
-TJ_LSTM_INLINE V16 load(const float* p) {
-  V16 v;
+template <class V>
+TJ_LSTM_INLINE V load(const float* p) {
+  V v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-TJ_LSTM_INLINE void store(float* p, const V16& v) { std::memcpy(p, &v, sizeof v); }
-TJ_LSTM_INLINE void store_n(float* p, const V16& v, int64_t n) {  // the first n < 16 lanes
-  float tmp[16];
+template <class V>
+TJ_LSTM_INLINE void store(float* p, const V& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+template <class V>
+TJ_LSTM_INLINE void store_n(float* p, const V& v, int64_t n) {  // the first n < lanes lanes
+  float tmp[kLanes<V>];
   std::memcpy(tmp, &v, sizeof v);
   std::memcpy(p, tmp, static_cast<size_t>(n) * sizeof(float));
 }
-TJ_LSTM_INLINE V16 splat(float f) { return V16{} + f; }
-TJ_LSTM_INLINE V16 from_bits(const I16& b) {
-  V16 v;
+// Keeps an AVX2 vector in a register: GCC otherwise folds its load into each FMA that uses it
+// (one load per row instead of one), and the loop becomes bound by loads (Zen 3: two 256-bit
+// loads per cycle against two FMAs). No effect on values.
+template <class V>
+TJ_LSTM_INLINE void in_register(V& v) {
+  if constexpr (kLanes<V> == 8) asm("" : "+x"(v));
+}
+template <class V>
+TJ_LSTM_INLINE V splat(float f) {
+  return V{} + f;
+}
+template <class V>
+TJ_LSTM_INLINE V from_bits(const IntOf<V>& b) {
+  V v;
   std::memcpy(&v, &b, sizeof v);
   return v;
 }
-TJ_LSTM_INLINE I16 bits(const V16& v) {
-  I16 b;
+template <class V>
+TJ_LSTM_INLINE IntOf<V> bits(const V& v) {
+  IntOf<V> b;
   std::memcpy(&b, &v, sizeof b);
   return b;
 }
-TJ_LSTM_INLINE V16 abs_v(const V16& x) { return from_bits(bits(x) & 0x7fffffff); }
+template <class V>
+TJ_LSTM_INLINE V abs_v(const V& x) {
+  return from_bits<V>(bits(x) & 0x7fffffff);
+}
 
 // exp(y) = 2^q (1 + p): q = rint(y / ln 2) (the 1.5 * 2^23 rounding trick, valid for
 // |y| < 2^21), s = y - q ln 2 in two steps and p = expm1(s) by SLEEF 3.5's expf u10 polynomial
 // (the one vec_math.cc's exp16 inlines). p keeps expm1's relative accuracy near 0.
-TJ_LSTM_INLINE void exp_parts(const V16& y, I16& q, V16& p) {
-  const V16 big = splat(0x1.8p23f);
-  const V16 qf = (y * 0x1.715476p+0f + big) - big;
-  q = __builtin_convertvector(qf, I16);
-  V16 s = qf * -0x1.62e4p-1f + y;
+template <class V>
+TJ_LSTM_INLINE void exp_parts(const V& y, IntOf<V>& q, V& p) {
+  const V big = splat<V>(0x1.8p23f);
+  const V qf = (y * 0x1.715476p+0f + big) - big;
+  q = __builtin_convertvector(qf, IntOf<V>);
+  V s = qf * -0x1.62e4p-1f + y;
   s = qf * -0x1.7f7d1cp-20f + s;
-  V16 u = splat(0x1.a057b4p-13f);
+  V u = splat<V>(0x1.a057b4p-13f);
   u = u * s + 0x1.6d2d92p-10f;
   u = u * s + 0x1.11114cp-7f;
   u = u * s + 0x1.5554f4p-5f;
@@ -89,35 +134,40 @@ TJ_LSTM_INLINE void exp_parts(const V16& y, I16& q, V16& p) {
   u = u * s + 0.5f;
   p = (s * s) * u + s;
 }
-TJ_LSTM_INLINE V16 pow2(const I16& q) { return from_bits((q + 127) << 23); }  // -126 <= q <= 127
+template <class V>
+TJ_LSTM_INLINE V pow2(const IntOf<V>& q) {  // -126 <= q <= 127
+  return from_bits<V>((q + 127) << 23);
+}
 
 // 1 / (1 + exp(-x)) as e = exp(-|x|), x >= 0 ? 1 / (1 + e) : e / (1 + e) (no overflow);
 // -|x| clamped at -104 (exp rounds to 0 below), scaled by 2^q in two halves so that
 // subnormal results stay exact. NaN passes the clamp (the comparison is false) and gives NaN.
-TJ_LSTM_INLINE V16 sigmoid_v(const V16& x) {
-  V16 y = -abs_v(x);
-  y = y < -104.f ? splat(-104.f) : y;
-  I16 q;
-  V16 p;
+template <class V>
+TJ_LSTM_INLINE V sigmoid_v(const V& x) {
+  V y = -abs_v(x);
+  y = y < -104.f ? splat<V>(-104.f) : y;
+  IntOf<V> q;
+  V p;
   exp_parts(y, q, p);
-  const I16 h = q >> 1;
-  const V16 e = ((p + 1.f) * pow2(h)) * pow2(q - h);
-  const V16 r = 1.f / (e + 1.f);
+  const IntOf<V> h = q >> 1;
+  const V e = ((p + 1.f) * pow2<V>(h)) * pow2<V>(q - h);
+  const V r = 1.f / (e + 1.f);
   return x >= 0.f ? r : e * r;
 }
 
 // tanh(x) = sign(x) * -m / (2 + m) with m = expm1(-2|x|) = 2^q p + (2^q - 1): no cancellation
 // near 0 (there m = p). |x| clamped at 10 (tanh rounds to 1 from 9.01); NaN passes the clamp.
-TJ_LSTM_INLINE V16 tanh_v(const V16& x) {
-  V16 a = abs_v(x);
-  a = a > 10.f ? splat(10.f) : a;
-  I16 q;
-  V16 p;
+template <class V>
+TJ_LSTM_INLINE V tanh_v(const V& x) {
+  V a = abs_v(x);
+  a = a > 10.f ? splat<V>(10.f) : a;
+  IntOf<V> q;
+  V p;
   exp_parts(a * -2.f, q, p);
-  const V16 t = pow2(q);
-  const V16 m = t * p + (t - 1.f);
-  const V16 r = -m / (m + 2.f);
-  return from_bits(bits(r) | (bits(x) & static_cast<int32_t>(0x80000000u)));
+  const V t = pow2<V>(q);
+  const V m = t * p + (t - 1.f);
+  const V r = -m / (m + 2.f);
+  return from_bits<V>(bits(r) | (bits(x) & static_cast<int32_t>(0x80000000u)));
 }
 
 // One direction of one call (or the hidden blocks blk0 .. blk1 - 1 of it).
@@ -137,18 +187,23 @@ struct DirJob {
   int64_t blk0 = 0, blk1 = 0;        // the hidden blocks to compute
 };
 
-// out[i][C] (block b's 64 columns) = rows[i] . W_b + bias_b for RT rows.
-template <int RT>
+// out[i][C] (the L columns of each gate at wb, bias_b, out: one vector per gate) = rows[i] . W +
+// bias for RT rows.
+template <class V, int RT>
 TJ_LSTM_INLINE void project_tile(const float* const* rows, int64_t k_n, const float* wb,
                                  const float* bias_b, float* out, int64_t ldo) {
-  V16 acc[RT][4];
+  V acc[RT][4];
 #pragma GCC unroll 8
   for (int r = 0; r < RT; ++r)
 #pragma GCC unroll 4
-    for (int g = 0; g < 4; ++g) acc[r][g] = load(bias_b + g * kBlock);
+    for (int g = 0; g < 4; ++g) acc[r][g] = load<V>(bias_b + g * kBlock);
   for (int64_t k = 0; k < k_n; ++k) {
     const float* wk = wb + k * kBlockCols;
-    const V16 w0 = load(wk), w1 = load(wk + 16), w2 = load(wk + 32), w3 = load(wk + 48);
+    V w0 = load<V>(wk), w1 = load<V>(wk + 16), w2 = load<V>(wk + 32), w3 = load<V>(wk + 48);
+    in_register(w0);
+    in_register(w1);
+    in_register(w2);
+    in_register(w3);
 #pragma GCC unroll 8
     for (int r = 0; r < RT; ++r) {
       const float xv = rows[r][k];
@@ -164,35 +219,39 @@ TJ_LSTM_INLINE void project_tile(const float* const* rows, int64_t k_n, const fl
     for (int g = 0; g < 4; ++g) store(out + r * ldo + g * kBlock, acc[r][g]);
 }
 
-template <bool kWide>
+// Register tiles: AVX-512 (32 registers) 6 rows x 4 gates of 16 lanes; AVX2 (16 registers) 2
+// rows x 4 gates of 8 lanes (+ 4 for W's vectors), one half block at a time.
+template <class V>
 TJ_LSTM_INLINE void project(const DirJob& j, int64_t m) {
-  constexpr int kRt = kWide ? 6 : 2;
+  constexpr int kRt = kLanes<V> == 16 ? 6 : 2;
   const int64_t C = j.blocks * kBlockCols;
-  for (int64_t b = j.blk0; b < j.blk1; ++b) {
-    const float* wb = j.wp + b * j.input * kBlockCols;
-    const float* bb = j.bias + b * kBlockCols;
-    float* ob = j.proj + b * kBlockCols;
-    int64_t i = 0;
-    for (; i + kRt <= m; i += kRt) project_tile<kRt>(j.rows + i, j.input, wb, bb, ob + i * C, C);
-    for (; i < m; ++i) project_tile<1>(j.rows + i, j.input, wb, bb, ob + i * C, C);
-  }
+  for (int64_t b = j.blk0; b < j.blk1; ++b)
+    for (int64_t s = 0; s < kBlock; s += kLanes<V>) {
+      const float* wb = j.wp + b * j.input * kBlockCols + s;
+      const float* bb = j.bias + b * kBlockCols + s;
+      float* ob = j.proj + b * kBlockCols + s;
+      int64_t i = 0;
+      for (; i + kRt <= m; i += kRt) project_tile<V, kRt>(j.rows + i, j.input, wb, bb, ob + i * C, C);
+      for (; i < m; ++i) project_tile<V, 1>(j.rows + i, j.input, wb, bb, ob + i * C, C);
+    }
 }
 
-// One step for batch rows n0 .. n0 + R - 1 and hidden blocks b0 .. b0 + B - 1: gates = P rows
-// + h R^T, then c and h of those units; h goes to hn (h is still read by other tiles).
-template <int R, int B>
+// One step for batch rows n0 .. n0 + R - 1 and the units s .. s + L - 1 of hidden blocks b0 ..
+// b0 + B - 1: gates = P rows + h R^T, then c and h of those units; h goes to hn (h is still read
+// by other tiles).
+template <class V, int R, int B>
 TJ_LSTM_INLINE void step_tile(const DirJob& j, const float* p, const float* h, float* hn,
-                              float* yt, int64_t n0, int64_t b0) {
+                              float* yt, int64_t n0, int64_t b0, int64_t s) {
   const int64_t C = j.blocks * kBlockCols, H = j.hidden, hp = j.hp;
-  V16 acc[R][B][4];
+  V acc[R][B][4];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int bi = 0; bi < B; ++bi)
 #pragma GCC unroll 4
       for (int g = 0; g < 4; ++g)
-        acc[r][bi][g] = load(p + (n0 + r) * C + (b0 + bi) * kBlockCols + g * kBlock);
-  const float* rb = j.rp + b0 * H * kBlockCols;
+        acc[r][bi][g] = load<V>(p + (n0 + r) * C + (b0 + bi) * kBlockCols + g * kBlock + s);
+  const float* rb = j.rp + b0 * H * kBlockCols + s;
   for (int64_t k = 0; k < H; ++k) {
     float hv[R];
 #pragma GCC unroll 4
@@ -201,7 +260,8 @@ TJ_LSTM_INLINE void step_tile(const DirJob& j, const float* p, const float* h, f
     for (int bi = 0; bi < B; ++bi)
 #pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
-        const V16 w = load(rb + (bi * H + k) * kBlockCols + g * kBlock);
+        V w = load<V>(rb + (bi * H + k) * kBlockCols + g * kBlock);
+        in_register(w);
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) acc[r][bi][g] += hv[r] * w;
       }
@@ -210,49 +270,52 @@ TJ_LSTM_INLINE void step_tile(const DirJob& j, const float* p, const float* h, f
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int bi = 0; bi < B; ++bi) {
-      const int64_t u0 = (b0 + bi) * kBlock, n = n0 + r;
+      const int64_t u0 = (b0 + bi) * kBlock + s, n = n0 + r;
       float* cp = j.c + n * hp + u0;
-      const V16 c = sigmoid_v(acc[r][bi][2]) * load(cp) +
-                    sigmoid_v(acc[r][bi][0]) * tanh_v(acc[r][bi][3]);
+      const V c = sigmoid_v(acc[r][bi][2]) * load<V>(cp) +
+                  sigmoid_v(acc[r][bi][0]) * tanh_v(acc[r][bi][3]);
       store(cp, c);
-      const V16 hv = sigmoid_v(acc[r][bi][1]) * tanh_v(c);
+      const V hv = sigmoid_v(acc[r][bi][1]) * tanh_v(c);
       store(hn + n * hp + u0, hv);
-      if (yt) {
+      if (yt && H > u0) {
         float* yr = yt + n * j.y_n + u0;
-        if (H - u0 >= kBlock) store(yr, hv);
+        if (H - u0 >= kLanes<V>) store(yr, hv);
         else store_n(yr, hv, H - u0);
       }
     }
 }
 
-// Batch rows n0 .. n0 + R - 1 over all hidden blocks, B at a time.
-template <int R, int B>
+// Batch rows n0 .. n0 + R - 1 over all hidden blocks, B at a time, L units of them at once.
+template <class V, int R, int B>
 TJ_LSTM_INLINE void step_rows(const DirJob& j, const float* p, const float* h, float* hn,
                               float* yt, int64_t n0) {
   int64_t b = j.blk0;
-  for (; b + B <= j.blk1; b += B) step_tile<R, B>(j, p, h, hn, yt, n0, b);
-  for (; b < j.blk1; ++b) step_tile<R, 1>(j, p, h, hn, yt, n0, b);
+  for (; b + B <= j.blk1; b += B)
+    for (int64_t s = 0; s < kBlock; s += kLanes<V>) step_tile<V, R, B>(j, p, h, hn, yt, n0, b, s);
+  for (; b < j.blk1; ++b)
+    for (int64_t s = 0; s < kBlock; s += kLanes<V>) step_tile<V, R, 1>(j, p, h, hn, yt, n0, b, s);
 }
 
-// Register tiles: AVX-512 (32 registers) 8-16 accumulators of 16 lanes; AVX2 (16 registers,
-// two per 16 lanes) 4 of them.
-template <bool kWide>
+// Register tiles: AVX-512 (32 registers) 8-16 accumulators of 16 lanes; AVX2 (16 registers) 8
+// accumulators of 8 lanes (2 rows x 1 block or 1 row x 2 blocks) + the rows' h and W's vector.
+template <class V>
 TJ_LSTM_INLINE void step(const DirJob& j, const float* p, const float* h, float* hn, float* yt) {
   int64_t n = 0;
-  if constexpr (kWide) {
-    for (; n + 4 <= j.batch; n += 4) step_rows<4, 1>(j, p, h, hn, yt, n);
+  if constexpr (kLanes<V> == 16) {
+    for (; n + 4 <= j.batch; n += 4) step_rows<V, 4, 1>(j, p, h, hn, yt, n);
     switch (j.batch - n) {
-      case 3: step_rows<3, 1>(j, p, h, hn, yt, n); break;
-      case 2: step_rows<2, 2>(j, p, h, hn, yt, n); break;
-      case 1: step_rows<1, 2>(j, p, h, hn, yt, n); break;
+      case 3: step_rows<V, 3, 1>(j, p, h, hn, yt, n); break;
+      case 2: step_rows<V, 2, 2>(j, p, h, hn, yt, n); break;
+      case 1: step_rows<V, 1, 2>(j, p, h, hn, yt, n); break;
       default: break;
     }
   } else {
-    for (; n < j.batch; ++n) step_rows<1, 1>(j, p, h, hn, yt, n);
+    for (; n + 2 <= j.batch; n += 2) step_rows<V, 2, 1>(j, p, h, hn, yt, n);
+    if (n < j.batch) step_rows<V, 1, 2>(j, p, h, hn, yt, n);
   }
 }
 
-template <bool kWide>
+template <class V>
 TJ_LSTM_INLINE void run_direction_body(const DirJob& job) {
   // A local copy: through the reference GCC reloaded fields after the stores of row pointers
   // and outputs, and lstm_small's 32x1x64 took 75 instead of 66 us.
@@ -264,10 +327,10 @@ TJ_LSTM_INLINE void run_direction_body(const DirJob& job) {
     auto time = [&](int64_t t) { return j.reverse ? S - 1 - t : t; };
     for (int64_t ti = 0; ti < nt; ++ti)
       for (int64_t n = 0; n < N; ++n) j.rows[ti * N + n] = j.x + time(t0 + ti) * j.x_t + n * j.x_n;
-    project<kWide>(j, nt * N);
+    project<V>(j, nt * N);
     for (int64_t ti = 0; ti < nt; ++ti) {
       float* yt = j.y ? j.y + time(t0 + ti) * j.y_t : nullptr;
-      step<kWide>(j, j.proj + ti * N * C, j.h[cur], j.h[cur ^ 1], yt);
+      step<V>(j, j.proj + ti * N * C, j.h[cur], j.h[cur ^ 1], yt);
       cur ^= 1;
     }
   }
@@ -316,7 +379,7 @@ TJ_LSTM_INLINE bool claim_tile(TileSync::Set& s, int64_t count, int64_t t, bool 
   }
 }
 
-template <bool kWide>
+template <class V>
 TJ_LSTM_INLINE void shared_tile(const DirJob& j, int64_t tile, int64_t t, const float** rows) {
   DirJob tj = j;
   tj.blk0 = tile * kTileBlocks;
@@ -324,10 +387,10 @@ TJ_LSTM_INLINE void shared_tile(const DirJob& j, int64_t tile, int64_t t, const 
   const int64_t S = j.steps, N = j.batch, C = j.blocks * kBlockCols, ti = t % j.chunk;
   if (ti == 0) {
     tj.rows = rows;
-    project<kWide>(tj, std::min(j.chunk, S - t) * N);
+    project<V>(tj, std::min(j.chunk, S - t) * N);
   }
   const int64_t time = j.reverse ? S - 1 - t : t;
-  step<kWide>(tj, j.proj + ti * N * C, j.h[t & 1], j.h[(t & 1) ^ 1], j.y ? j.y + time * j.y_t : nullptr);
+  step<V>(tj, j.proj + ti * N * C, j.h[t & 1], j.h[(t & 1) ^ 1], j.y ? j.y + time * j.y_t : nullptr);
 }
 
 TJ_LSTM_INLINE void pause_or_yield(int& spins) {
@@ -335,7 +398,7 @@ TJ_LSTM_INLINE void pause_or_yield(int& spins) {
   else std::this_thread::yield();
 }
 
-template <bool kWide>
+template <class V>
 TJ_LSTM_INLINE void run_shared_body(const DirJob& job, TileSync& sy, int me, const float** rows) {
   const DirJob j = job;  // as run_direction_body
   const int64_t S = j.steps, N = j.batch;
@@ -351,14 +414,14 @@ TJ_LSTM_INLINE void run_shared_body(const DirJob& job, TileSync& sy, int me, con
     }
     int64_t idx;
     while (claim_tile(sy.set[me], sy.count[me], t, true, &idx)) {
-      shared_tile<kWide>(j, sy.first[me] + idx, t, rows);
+      shared_tile<V>(j, sy.first[me] + idx, t, rows);
       sy.set[me].done.fetch_add(1, std::memory_order_release);
     }
     int64_t stolen = 0;
     for (int spins = 0; sy.set[other].done.load(std::memory_order_acquire) < (t + 1) * sy.count[other];) {
       if ((partner_absent || spins >= kStealAfterSpins) &&
           claim_tile(sy.set[other], sy.count[other], t, false, &idx)) {
-        shared_tile<kWide>(j, sy.first[other] + idx, t, rows);
+        shared_tile<V>(j, sy.first[other] + idx, t, rows);
         sy.set[other].done.fetch_add(1, std::memory_order_release);
         ++stolen;
       } else {
@@ -372,35 +435,40 @@ TJ_LSTM_INLINE void run_shared_body(const DirJob& job, TileSync& sy, int me, con
 }
 
 __attribute__((target("avx512f,fma"))) void run_direction_avx512(const DirJob& j) {
-  run_direction_body<true>(j);
+  run_direction_body<V16>(j);
 }
-void run_direction_avx2(const DirJob& j) { run_direction_body<false>(j); }
+void run_direction_avx2(const DirJob& j) { run_direction_body<V8>(j); }
 __attribute__((target("avx512f,fma"))) void run_shared_avx512(const DirJob& j, TileSync& sy,
                                                              int me, const float** rows) {
-  run_shared_body<true>(j, sy, me, rows);
+  run_shared_body<V16>(j, sy, me, rows);
 }
 void run_shared_avx2(const DirJob& j, TileSync& sy, int me, const float** rows) {
-  run_shared_body<false>(j, sy, me, rows);
+  run_shared_body<V8>(j, sy, me, rows);
 }
 
-template <bool kSigmoid>
+template <class V, bool kSigmoid>
 TJ_LSTM_INLINE void activation_body(const float* x, float* y, int64_t n) {
+  constexpr int64_t L = kLanes<V>;
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) store(y + i, kSigmoid ? sigmoid_v(load(x + i)) : tanh_v(load(x + i)));
+  for (; i + L <= n; i += L) {
+    const V v = load<V>(x + i);
+    store(y + i, kSigmoid ? sigmoid_v(v) : tanh_v(v));
+  }
   if (i < n) {
-    float buf[16] = {};
+    float buf[L] = {};
     std::memcpy(buf, x + i, static_cast<size_t>(n - i) * sizeof(float));
-    store_n(y + i, kSigmoid ? sigmoid_v(load(buf)) : tanh_v(load(buf)), n - i);
+    const V v = load<V>(buf);
+    store_n(y + i, kSigmoid ? sigmoid_v(v) : tanh_v(v), n - i);
   }
 }
 __attribute__((target("avx512f,fma"))) void sigmoid_avx512(const float* x, float* y, int64_t n) {
-  activation_body<true>(x, y, n);
+  activation_body<V16, true>(x, y, n);
 }
 __attribute__((target("avx512f,fma"))) void tanh_avx512(const float* x, float* y, int64_t n) {
-  activation_body<false>(x, y, n);
+  activation_body<V16, false>(x, y, n);
 }
-void sigmoid_avx2(const float* x, float* y, int64_t n) { activation_body<true>(x, y, n); }
-void tanh_avx2(const float* x, float* y, int64_t n) { activation_body<false>(x, y, n); }
+void sigmoid_avx2(const float* x, float* y, int64_t n) { activation_body<V8, true>(x, y, n); }
+void tanh_avx2(const float* x, float* y, int64_t n) { activation_body<V8, false>(x, y, n); }
 
 // ---- Packed weights ----
 
@@ -496,7 +564,6 @@ bool lstm_small_enabled() { return g_enabled.load(std::memory_order_relaxed); }
 uint64_t lstm_small_runs() { return g_runs.load(std::memory_order_relaxed); }
 uint64_t lstm_small_two_thread_runs() { return g_two_thread_runs.load(std::memory_order_relaxed); }
 void set_lstm_small_force_avx2(bool force) { g_force_avx2.store(force); }
-void set_lstm_small_allow_avx2(bool allow) { g_allow_avx2.store(allow); }
 
 void lstm_small_sigmoid(const float* x, float* y, int64_t n, bool avx2) {
   (kHasAvx512 && !avx2 ? sigmoid_avx512 : sigmoid_avx2)(x, y, n);
@@ -506,8 +573,7 @@ void lstm_small_tanh(const float* x, float* y, int64_t n, bool avx2) {
 }
 
 bool lstm_small_supports(const RnnDnnlArgs& a) {
-  // Without AVX-512F oneDNN's LSTM runs (see set_lstm_small_allow_avx2).
-  return lstm_small_enabled() && (kHasAvx512 || g_allow_avx2.load(std::memory_order_relaxed)) && a.cell == RnnCell::kLstm && a.p == nullptr && a.seq >= 1 &&
+  return lstm_small_enabled() && a.cell == RnnCell::kLstm && a.p == nullptr && a.seq >= 1 &&
          a.input >= 1 && a.batch >= 1 && a.batch <= kLstmSmallMaxBatch && a.hidden >= 1 &&
          a.hidden <= kLstmSmallMaxHidden && (a.dirs == 1 || a.dirs == 2);
 }

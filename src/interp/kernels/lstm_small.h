@@ -1,6 +1,6 @@
 // Tier-0 float32 LSTM for small batches (lstm_small's batch-1 requests): the input projection
 // of all time steps at once, then per step the recurrent product and the gate math fused in
-// 16-lane registers (AVX-512, or AVX2 chosen at run time), on weights packed once per set of
+// vector registers (16 lanes on AVX-512, 8 on AVX2, chosen at run time), on weights packed once per set of
 // constant weight tensors. rnn.cc runs it before oneDNN's RNN primitive (rnn_dnnl.h) for the
 // LSTMs it covers (lstm_small_supports). Source: ONNX operator spec, LSTM 7/14.
 #pragma once
@@ -21,13 +21,13 @@ inline constexpr int64_t kLstmSmallMaxHidden = 256;
 /// Whether lstm_small_f32 computes `a`: an LSTM (a.cell == RnnCell::kLstm; the caller has
 /// checked default activations, no clip, no input_forget, full sequence lengths), no peepholes,
 /// 1 <= N <= kLstmSmallMaxBatch, 1 <= H <= kLstmSmallMaxHidden, S, I >= 1, any direction and
-/// layout, lstm_small_enabled(), and a CPU with AVX-512F (or set_lstm_small_allow_avx2).
+/// layout, and lstm_small_enabled().
 bool lstm_small_supports(const RnnDnnlArgs& a);
 
 /// Runs the LSTM of `a` (shapes and layouts as RnnDnnlArgs; a.p must be null):
 /// i = sigmoid(x Wi + h Ri + Wbi + Rbi), o, f likewise, c~ = tanh(...), c = f * c + i * c~,
 /// h = o * tanh(c). The bias Wb + Rb is summed once in float32 (as oneDNN does). sigmoid and
-/// tanh are lstm_small.cc's 16-lane functions: at most 2.6 ulp (sigmoid) and 2.5 ulp (tanh)
+/// tanh are lstm_small.cc's vector functions: at most 2.6 ulp (sigmoid) and 2.5 ulp (tanh)
 /// from double over [-20, 20] (tests/interp/lstm_small_test.cc bounds them at 3 and 4); NaN in
 /// -> NaN out. Weights of constant tensors (a.constant_*) are packed once and cached (bounded, 64 MiB);
 /// others are packed per call. Threads: with a.threads >= 2 and a spare core
@@ -54,12 +54,5 @@ void lstm_small_tanh(const float* x, float* y, int64_t n, bool avx2 = false);
 
 /// Forces the AVX2 code for lstm_small_f32 (tests: both versions on an AVX-512 machine).
 void set_lstm_small_force_avx2(bool force);
-
-/// Whether lstm_small_supports() may say yes on a CPU without AVX-512F (default false: there
-/// oneDNN's LSTM runs). GCC compiles the kernel's 16-lane vectors for AVX2 into stack traffic
-/// (each broadcast and accumulator goes through memory): on an AVX2-only AMD EPYC, lstm_small's
-/// 32x8x64 took 21 ms at one thread against oneDNN's 0.9 ms (docs/performance.md, "An AVX2-only
-/// machine"). Tests turn it on to check the kernel's values on such CPUs.
-void set_lstm_small_allow_avx2(bool allow);
 
 }  // namespace tierjit::interp::nn
