@@ -28,6 +28,7 @@ using ir::OpKind;
 using Attrs = RefGraphBuilder::Attrs;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+using nn_layout = interp::nn::ActLayout;
 
 // The graph and its reference values (ref_graph_builder.h), with Convs of random weights.
 class Builder : public RefGraphBuilder {
@@ -407,22 +408,27 @@ TEST(ConvChain, ShapesChangingBetweenCallsOfOnePlan) {
 // the sum itself is the Add's one float32 addition: resnet18 and mobilenet_v2 at N=3 gave the
 // same bytes with and without it), NaN inputs included; residuals the sum must not overwrite (a
 // chain input, a value read again later) run the Add kernel.
+// resnet-like: conv-relu-conv + skip, relu, twice; then mobilenet-like: 1x1 expand, depthwise,
+// 1x1 project + skip (no activation after). Three residual Adds a chain sums in place.
+void residual_net(Builder& b, int64_t n, int64_t nan_every) {
+  ir::Value* x = b.input(random_f32({n, 16, 14, 13}, 8, nan_every));
+  ir::Value* s = b.node(OpKind::Relu, {b.conv(x, 16, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+  for (int k = 0; k < 2; ++k) {
+    ir::Value* h = b.node(OpKind::Relu, {b.conv(s, 32, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+    ir::Value* c2 = b.conv(h, 32, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}});
+    s = b.node(OpKind::Relu, {b.node(OpKind::Add, {c2, s})});
+  }
+  ir::Value* e = b.node(OpKind::Relu, {b.conv(s, 32, 64, {1, 1})});
+  ir::Value* d = b.node(OpKind::Relu, {b.conv(e, 64, 64, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}, 64)});
+  ir::Value* p = b.node(OpKind::Add, {s, b.conv(d, 64, 32, {1, 1})});
+  b.output(b.conv(p, 32, 16, {1, 1}));
+}
+
 TEST(ConvChain, ResidualSumsIntoTheSkipBuffer) {
   for (int64_t n : {1, 2})
     for (int64_t nan_every : {0, 23}) {
-      Builder b;  // resnet-like: conv-relu-conv + skip, relu; twice
-      ir::Value* x = b.input(random_f32({n, 16, 14, 13}, 8, nan_every));
-      ir::Value* s = b.node(OpKind::Relu, {b.conv(x, 16, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
-      for (int k = 0; k < 2; ++k) {
-        ir::Value* h = b.node(OpKind::Relu, {b.conv(s, 32, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
-        ir::Value* c2 = b.conv(h, 32, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}});
-        s = b.node(OpKind::Relu, {b.node(OpKind::Add, {c2, s})});
-      }
-      // mobilenet-like: 1x1 expand, depthwise, 1x1 project + skip (no activation after)
-      ir::Value* e = b.node(OpKind::Relu, {b.conv(s, 32, 64, {1, 1})});
-      ir::Value* d = b.node(OpKind::Relu, {b.conv(e, 64, 64, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}, 64)});
-      ir::Value* p = b.node(OpKind::Add, {s, b.conv(d, 64, 32, {1, 1})});
-      b.output(b.conv(p, 32, 16, {1, 1}));
+      Builder b;
+      residual_net(b, n, nan_every);
       const uint64_t before = interp::conv_chain_residual_sums();
       EXPECT_EQ(check(b, false), 1u);
       // check() runs the graph twice (run_graph and run_nodes): 3 Adds each.
@@ -464,6 +470,17 @@ TEST(ConvChain, ResidualsTheSumMustNotOverwriteRunTheAdd) {
 namespace tierjit::testing {
 namespace {
 
+// convnet-like (1 -> 16 channels, MaxPool), then a resnet-like residual block and a MaxPool.
+void small_images_net(Builder& b, int64_t n) {
+  ir::Value* x = b.input(random_f32({n, 1, 28, 28}, 5, 97));
+  ir::Value* a = b.node(OpKind::Relu, {b.conv(x, 1, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+  ir::Value* p = b.node(OpKind::MaxPool, {a}, {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}});
+  ir::Value* s = b.node(OpKind::Relu, {b.conv(p, 16, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+  ir::Value* h = b.node(OpKind::Relu, {b.conv(s, 32, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+  ir::Value* r = b.node(OpKind::Relu, {b.node(OpKind::Add, {b.conv(h, 32, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}), s})});
+  b.output(b.node(OpKind::MaxPool, {r}, {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}}));
+}
+
 // Calls of several images run split by images (each thread every step on its share of
 // the batch in pieces of 8, 4, 2 and 1 images, one-thread kernels): the chain gives the
 // kernels' values one node at a time within the chain tolerance, residual sums and NaN
@@ -474,14 +491,8 @@ TEST(ConvChain, SmallImagesRunSplitByImages) {
   support::override_foreign_busy_cores(0);  // free cores, whatever the machine is doing
   for (int64_t n : {1, 2, 3, 4, 9, 21}) {
     SCOPED_TRACE("batch " + std::to_string(n));
-    Builder b;  // convnet-like, then a resnet-like residual block
-    ir::Value* x = b.input(random_f32({n, 1, 28, 28}, 5, 97));
-    ir::Value* a = b.node(OpKind::Relu, {b.conv(x, 1, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
-    ir::Value* p = b.node(OpKind::MaxPool, {a}, {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}});
-    ir::Value* s = b.node(OpKind::Relu, {b.conv(p, 16, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
-    ir::Value* h = b.node(OpKind::Relu, {b.conv(s, 32, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
-    ir::Value* r = b.node(OpKind::Relu, {b.node(OpKind::Add, {b.conv(h, 32, 32, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}), s})});
-    b.output(b.node(OpKind::MaxPool, {r}, {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}}));
+    Builder b;
+    small_images_net(b, n);
     const uint64_t before = interp::conv_chain_image_splits();
     EXPECT_EQ(check(b, false, 2), 1u);
     // check() runs the chain twice (run_graph and run_nodes).
@@ -490,6 +501,91 @@ TEST(ConvChain, SmallImagesRunSplitByImages) {
     EXPECT_EQ(check(b, false, 1), 1u);
     EXPECT_EQ(interp::conv_chain_image_splits(), one_thread) << "one thread: never split";
   }
+  support::override_foreign_busy_cores(-1);
+}
+
+// Both layouts a chain keeps its intermediates in (channels-last, the AVX-512 choice; blocks of
+// 8 channels, the AVX2 one; conv_chain.h), forced on whatever CPU runs the tests, give the
+// kernels' values one node at a time: dense chains (32 / 16 channels, and 17 / 5, which keep
+// channels-last even when blocks are asked for), residual sums in place, pointwise / depthwise
+// layers, MaxPools of 8 and 24 channels and 1-D / 3-D ones, first layers of 1-4 channels,
+// an exit of one position, a skip that is the chain's input, and calls split by images.
+TEST(ConvChain, BothLayoutsGiveTheKernelsValues) {
+  support::override_foreign_busy_cores(0);
+  for (nn_layout l : {nn_layout::kChannelsLast, nn_layout::kBlocked8}) {
+    SCOPED_TRACE(l == nn_layout::kBlocked8 ? "blocks of 8" : "channels-last");
+    interp::set_conv_chain_layout_for_testing(l);
+    for (int64_t n : {1, 2}) {
+      for (auto [c, d] : {std::pair<int64_t, int64_t>{32, 16}, {17, 5}}) {
+        Builder b;
+        dense_chain(b, n, 13, c, d);
+        EXPECT_EQ(check(b, false), 1u);
+        EXPECT_EQ(check(b, false, 2), 1u);
+      }
+      Builder r;
+      residual_net(r, n, 23);
+      const uint64_t sums = interp::conv_chain_residual_sums();
+      EXPECT_EQ(check(r, false), 1u);
+      EXPECT_EQ(interp::conv_chain_residual_sums() - sums, 6u) << "every Add summed in place";
+    }
+    for (int64_t c : {8, 24}) {
+      Builder b;
+      ir::Value* x = b.input(random_f32({2, 4, 15, 13}, 7, 5));
+      ir::Value* p = b.node(OpKind::MaxPool, {b.conv(x, 4, c, {1, 1})},
+                            {{"kernel_shape", attr_ints({3, 2})}, {"strides", attr_ints({2, 1})},
+                             {"pads", attr_ints({2, 1, 1, 0})}, {"ceil_mode", attr_int(1)}});
+      b.output(b.conv(b.node(OpKind::Relu, {p}), c, 3, {1, 1}));
+      EXPECT_EQ(check(b, false), 1u);
+    }
+    {
+      Builder b;  // 1-D
+      ir::Value* x = b.input(random_f32({3, 6, 50}, 8, 9));
+      ir::Value* p = b.node(OpKind::MaxPool, {b.conv(x, 6, 16, {3})}, {{"kernel_shape", attr_ints({3})}, {"strides", attr_ints({2})}});
+      b.output(b.conv(p, 16, 16, {3}));
+      EXPECT_EQ(check(b, false), 1u);
+    }
+    {
+      Builder b;  // 3-D
+      ir::Value* x = b.input(random_f32({1, 5, 6, 7, 8}, 9, 11));
+      ir::Value* p = b.node(OpKind::MaxPool, {b.conv(x, 5, 16, {3, 3, 3}, {{"pads", attr_ints({1, 1, 1, 1, 1, 1})}})},
+                            {{"kernel_shape", attr_ints({2, 2, 2})}, {"strides", attr_ints({2, 2, 2})}});
+      b.output(b.conv(p, 16, 16, {1, 1, 1}));
+      EXPECT_EQ(check(b, false), 1u);
+    }
+    for (auto [cin, cout] : {std::pair<int64_t, int64_t>{1, 16}, {3, 16}, {4, 8}, {1, 24}}) {
+      Builder b;
+      ir::Value* x = b.input(random_f32({3, cin, 13, 11}, 5, 23));
+      ir::Value* a = b.node(OpKind::Relu, {b.conv(x, cin, cout, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+      ir::Value* p = b.node(OpKind::MaxPool, {a}, {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}});
+      b.output(b.node(OpKind::Relu, {b.conv(p, cout, 24, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})}));
+      EXPECT_EQ(check(b, false), 1u);
+      EXPECT_EQ(check(b, false, 2), 1u);
+    }
+    {
+      Builder b;  // [2, 16, 1, 1] out: one position (stored alike in every layout)
+      ir::Value* x = b.input(random_f32({2, 8, 5, 5}, 7, 0));
+      b.output(b.conv(b.node(OpKind::Relu, {b.conv(x, 8, 16, {3, 3})}), 16, 16, {3, 3}));
+      EXPECT_EQ(check(b, false), 1u);
+    }
+    {
+      Builder b;  // the skip is the chain's input: the Add reads it in the chain's layout
+      ir::Value* x = b.input(random_f32({2, 16, 9, 9}, 9, 0));
+      ir::Value* h = b.node(OpKind::Relu, {b.conv(x, 16, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})});
+      b.output(b.node(OpKind::Add, {b.conv(h, 16, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}), x}));
+      const Tensor x_before = b.feeds[0].clone();
+      EXPECT_EQ(check(b, false), 1u);
+      EXPECT_EQ(std::memcmp(b.feeds[0].raw_data(), x_before.raw_data(), x_before.nbytes()), 0);
+    }
+    if (support::usable_cores() >= 2)
+      for (int64_t n : {4, 9}) {
+        Builder b;
+        small_images_net(b, n);
+        const uint64_t before = interp::conv_chain_image_splits();
+        EXPECT_EQ(check(b, false, 2), 1u);
+        EXPECT_EQ(interp::conv_chain_image_splits() - before, 2u);
+      }
+  }
+  interp::set_conv_chain_layout_for_testing(std::nullopt);
   support::override_foreign_busy_cores(-1);
 }
 

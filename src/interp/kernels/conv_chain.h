@@ -1,13 +1,17 @@
 // Tier-0 conv chains: a connected set of float32 Convs and the elementwise nodes between them
 // (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Add of two same-shape tensors, MaxPool) whose intermediate values
-// are read only inside the set runs with every intermediate channels-last (NHWC,
-// nn::ActLayout::kChannelsLast: the layout oneDNN's brgemm convolutions, dense and depthwise,
-// pick on this AVX-512 machine): no reorder per Conv, one reorder at the exit.
+// are read only inside the set runs with every intermediate in one layout oneDNN's kernels read
+// and write directly: no reorder per Conv, one reorder at the exit. Channels-last (NHWC,
+// nn::ActLayout::kChannelsLast: the layout of oneDNN's brgemm convolutions, dense and
+// depthwise, on AVX-512) on CPUs with AVX-512F; blocks of 8 channels (nChw8c,
+// nn::ActLayout::kBlocked8: its AVX2 direct kernels' layout) without, when the chain's values
+// have multiples of 8 channels (set_conv_chain_layout_for_testing).
 // Planned once per node list with the other tier-0 fusions (interp::plan_fusion, executor.h).
 #pragma once
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -82,8 +86,8 @@ std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
     const std::vector<bool>& eligible);
 
 /// Runs chain `c` on `frame` (all of its members, at the position of its last one): float32
-/// data of spatial rank 1-3 with no zero-sized dim, Adds of equal shapes; intermediates
-/// channels-last; the exit value as a plain tensor in frame.values. Every intermediate value
+/// data of spatial rank 1-3 with no zero-sized dim, Adds of equal shapes; intermediates in the
+/// chain's layout (the file comment); the exit value as a plain tensor in frame.values. Every intermediate value
 /// holds a tensor of its shape and dtype whose contents are unspecified (shapes are all that is
 /// read from them, e.g. by a recording), as for the Conv + activation fusion. Returns false,
 /// having done nothing, when the inputs do not fit (another dtype, shape or rank, an invalid
@@ -95,7 +99,8 @@ std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
 /// alone and in the chain, its nChw16c output being channels-last then); not necessarily 1x1
 /// kernels (oneDNN's GEMM on the plain layout alone, its brgemm 1x1 kernel in a chain) nor
 /// other first layers (nChw16c alone, channels-last brgemm in a chain): the same products,
-/// possibly summed in another order (tests/interp/conv_chain_test.cc: 1e-5).
+/// possibly summed in another order (tests/interp/conv_chain_test.cc: 1e-5). On AVX2 in blocks
+/// of 8 the dense and depthwise kernels are those oneDNN runs alone (nChw8c either way).
 /// A call whose images split evenly over the intra-op threads (or are at least 4 per thread)
 /// runs, when the cores are free, split by images: each of the intra-op threads runs every step on its share of the
 /// batch, in pieces of 8, 4, 2 and 1 images, with one-thread kernels (one fork and join per
@@ -114,6 +119,13 @@ uint64_t conv_chain_residual_sums();
 /// Chain calls this process has run split by images (each intra-op thread running every step
 /// on its share of the batch with one-thread kernels; run_conv_chain); tests check which path ran.
 uint64_t conv_chain_image_splits();
+
+/// Forces the layout conv chains keep their intermediates in (kChannelsLast or kBlocked8; the
+/// latter still only where every value laid out so has a multiple of 8 channels, else
+/// kChannelsLast); nullopt: the CPU's choice (the file comment). For tests, to run both layouts
+/// on any CPU; process-wide, applies to calls whose shapes are resolved after it (a chain keeps
+/// the shapes of its recent calls).
+void set_conv_chain_layout_for_testing(std::optional<nn::ActLayout> layout);
 
 /// MaxPool of window `w` (resolved by nn::resolve_window, as the MaxPool kernel does) on the
 /// channels-last float32 tensor x of plain shape `x_shape` (rank 3-5, no zero dim) into

@@ -1,16 +1,19 @@
-// Tier-0 conv chains (see conv_chain.h), running: every intermediate channels-last, shapes
-// resolved once per distinct set of input shapes, calls of several images split by images over
-// the intra-op threads. The activations and Adds run their own tier-0 kernels on the
-// channels-last buffers (elementwise on equal shapes: the layout does not matter, results are
-// bit-identical). Planning: conv_chain.cc.
+// Tier-0 conv chains (see conv_chain.h), running: every intermediate in the chain's layout
+// (channels-last, or blocks of 8 channels on AVX2-only CPUs: chain_layout), shapes resolved once
+// per distinct set of input shapes, calls of several images split by images over the intra-op
+// threads. The activations and Adds run their own tier-0 kernels on the chain's buffers
+// (elementwise on equal shapes: the layout does not matter, results are bit-identical).
+// Planning: conv_chain.cc.
 #include "interp/kernels/conv_chain.h"
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 
 #include "interp/executor.h"
 #include "interp/kernels/conv_chain_bounds.h"
 #include "interp/kernels/conv_fusion.h"
+#include "interp/kernels/cpu_features.h"
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/parallel_for.h"
 #include "interp/kernels/tensor_internal.h"
@@ -24,7 +27,13 @@ using nn::ActLayout;
 namespace {
 std::atomic<uint64_t> g_residual_sums{0};  // conv_chain_residual_sums()
 std::atomic<uint64_t> g_image_splits{0};   // conv_chain_image_splits()
+// set_conv_chain_layout_for_testing: -1 the CPU's choice, else an ActLayout.
+std::atomic<int> g_forced_layout{-1};
 }  // namespace
+
+void set_conv_chain_layout_for_testing(std::optional<nn::ActLayout> layout) {
+  g_forced_layout.store(layout ? static_cast<int>(*layout) : -1);
+}
 
 uint64_t conv_chain_residual_sums() { return g_residual_sums.load(std::memory_order_relaxed); }
 uint64_t conv_chain_image_splits() { return g_image_splits.load(std::memory_order_relaxed); }
@@ -35,20 +44,21 @@ struct ConvChain::Resolved {
   std::vector<nn::ConvGeometry> geo;  // per step: its convolution (kConv steps)
   std::vector<nn::Window> win;        // per step: its window (kMaxPool steps)
   int64_t most = 0;                   // elements of the largest intermediate but the exit
+  ActLayout inner = ActLayout::kChannelsLast;  // the intermediates' layout (chain_layout)
 };
 
 namespace {
 
 // A value while a chain runs: `buf` holds it in `layout` (a tensor of the plain `shape` either
-// way); `cl` caches the channels-last copy of a plain one.
+// way); `inner` caches the copy of a plain one in the chain's layout.
 struct Slot {
-  Tensor buf, cl;
+  Tensor buf, inner;
   ActLayout layout = ActLayout::kPlain;
   Shape shape;
 };
 
-// A Conv step's operands: the source in the layout it is at hand in (channels-last when it is
-// or has a copy so), the weights (and whether they are the graph's constant, so packed copies
+// A Conv step's operands: the source in the layout it is at hand in (the chain's layout `l` when
+// it is or has a copy so), the weights (and whether they are the graph's constant, so packed copies
 // can be kept), the bias or null.
 struct ConvOperands {
   ActLayout xl;
@@ -58,11 +68,10 @@ struct ConvOperands {
   const float* bias;
 };
 
-ConvOperands conv_operands(const Slot& a, const ir::Node& n, const Frame& frame) {
+ConvOperands conv_operands(const Slot& a, const ir::Node& n, const Frame& frame, ActLayout l) {
   ConvOperands o;
-  o.xl = a.layout == ActLayout::kChannelsLast || a.cl.defined() ? ActLayout::kChannelsLast
-                                                                 : ActLayout::kPlain;
-  o.x = o.xl == a.layout ? a.buf.data<float>() : a.cl.data<float>();
+  o.xl = a.layout == l || a.inner.defined() ? l : ActLayout::kPlain;
+  o.x = o.xl == a.layout ? a.buf.data<float>() : a.inner.data<float>();
   const ir::Value* wv = n.input(1);
   const Tensor& w = frame.values[wv->id()];
   o.w = w.data<float>();
@@ -72,10 +81,13 @@ ConvOperands conv_operands(const Slot& a, const ir::Node& n, const Frame& frame)
   return o;
 }
 
-// True if a tensor of plain shape `s` [N, C, spatial...] is stored the same plain and
-// channels-last: one channel, or one position.
-bool layouts_coincide(const Shape& s) {
-  return s[1] == 1 || std::all_of(s.begin() + 2, s.end(), [](int64_t d) { return d == 1; });
+// True if a tensor of plain shape `s` [N, C, spatial...] is stored the same plain and in `l`:
+// one position (for kBlocked8, of a multiple of 8 channels: no padding), or (channels-last) one
+// channel.
+bool layouts_coincide(const Shape& s, ActLayout l) {
+  if (l == ActLayout::kChannelsLast && s[1] == 1) return true;
+  if (l == ActLayout::kBlocked8 && s[1] % 8 != 0) return false;
+  return std::all_of(s.begin() + 2, s.end(), [](int64_t d) { return d == 1; });
 }
 
 bool fits(const Tensor& t) {
@@ -85,7 +97,8 @@ bool fits(const Tensor& t) {
   return true;
 }
 
-// Element strides of a tensor of plain shape `s` [N, C, spatial...] stored in layout `l`.
+// Element strides of a tensor of plain shape `s` [N, C, spatial...] stored in layout `l`
+// (kPlain or kChannelsLast).
 void layout_strides(const Shape& s, ActLayout l, int64_t* strides) {
   const size_t r = s.size();
   int64_t step = 1;
@@ -105,26 +118,88 @@ void layout_strides(const Shape& s, ActLayout l, int64_t* strides) {
   strides[0] = step;
 }
 
+// Element strides of a tensor of plain shape `s` [N, C, spatial...] (C a multiple of 8) stored
+// in layout `l`, seen as [N, C / 8, 8, spatial...] (one dim more: a kBlocked8 tensor is no
+// strided view of the plain shape).
+void split_strides(const Shape& s, ActLayout l, int64_t* strides) {
+  const size_t r = s.size();
+  int64_t positions = 1;
+  for (size_t d = 2; d < r; ++d) positions *= s[d];
+  int64_t inner = l == ActLayout::kPlain ? 1 : l == ActLayout::kChannelsLast ? s[1] : 8;
+  for (size_t d = r; d-- > 2;) {  // spatial dims: row-major, times the channels stored per position
+    strides[d + 1] = inner;
+    inner *= s[d];
+  }
+  strides[0] = s[1] * positions;
+  if (l == ActLayout::kPlain) {
+    strides[1] = 8 * positions;
+    strides[2] = positions;
+  } else {
+    strides[1] = l == ActLayout::kChannelsLast ? 8 : 8 * positions;
+    strides[2] = 1;
+  }
+}
+
 // Copies the float32 tensor of plain shape `shape` (rank 3-5) from layout `from` at x to
 // layout `to` at y: a transpose by register tiles (strided_copy_plain), no oneDNN reorder to
 // create per shape.
 void copy_layout(const Shape& shape, ActLayout from, const float* x, ActLayout to, float* y,
                  int threads) {
-  int64_t xs[5], ys[5];
+  int64_t xs[6], ys[6];
+  if (from == ActLayout::kBlocked8 || to == ActLayout::kBlocked8) {
+    Shape split{shape[0], shape[1] / 8, 8};
+    split.insert(split.end(), shape.begin() + 2, shape.end());
+    split_strides(shape, from, xs);
+    split_strides(shape, to, ys);
+    strided_copy_plain(y, ys, x, xs, split.data(), split.size(), sizeof(float), threads);
+    return;
+  }
   layout_strides(shape, from, xs);
   layout_strides(shape, to, ys);
   strided_copy_plain(y, ys, x, xs, shape.data(), shape.size(), sizeof(float), threads);
 }
 
-// The channels-last form of slot `s` (made once for a plain one).
-const Tensor* as_channels_last(Slot& s, int threads) {
-  if (s.layout == ActLayout::kChannelsLast) return &s.buf;
-  if (!s.cl.defined()) {
-    s.cl = Tensor::empty(DType::kFloat32, s.shape);
-    copy_layout(s.shape, ActLayout::kPlain, s.buf.data<float>(), ActLayout::kChannelsLast,
-                s.cl.data<float>(), threads);
+// Slot `s` in the chain's layout `l` (the copy made once for a plain one).
+const Tensor* as_inner(Slot& s, ActLayout l, int threads) {
+  if (s.layout == l) return &s.buf;
+  if (!s.inner.defined()) {
+    s.inner = Tensor::empty(DType::kFloat32, s.shape);
+    copy_layout(s.shape, ActLayout::kPlain, s.buf.data<float>(), l, s.inner.data<float>(), threads);
   }
-  return &s.cl;
+  return &s.inner;
+}
+
+// MaxPool of window `w` on x of plain shape `shape` in the chain's layout `l` into y (the same
+// layout): a kBlocked8 tensor is the channels-last tensor [N * C / 8, 8, spatial...].
+void max_pool_inner(const nn::Window& w, const Shape& shape, const float* x, float* y,
+                    ActLayout l, int threads) {
+  if (l == ActLayout::kChannelsLast) return max_pool_channels_last(w, shape, x, y, threads);
+  Shape blocks = shape;
+  blocks[0] = shape[0] * shape[1] / 8;
+  blocks[1] = 8;
+  max_pool_channels_last(w, blocks, x, y, threads);
+}
+
+// The layout a chain keeps its intermediates in for a call of slot shapes `shapes`
+// (conv_chain.h, set_conv_chain_layout_for_testing): kBlocked8 on CPUs without AVX-512F when
+// every value that may be laid out so has a multiple of 8 channels (the internal ones, and the
+// external ones a step other than a Conv reads: a Conv reads a plain source as it is).
+ActLayout chain_layout(const ConvChain& c, const std::vector<Shape>& shapes) {
+  static const bool avx512 = cpu_has_avx512f();
+  const int forced = g_forced_layout.load(std::memory_order_relaxed);
+  const ActLayout want = forced >= 0 ? static_cast<ActLayout>(forced)
+                         : avx512    ? ActLayout::kChannelsLast
+                                     : ActLayout::kBlocked8;
+  if (want != ActLayout::kBlocked8) return ActLayout::kChannelsLast;
+  std::vector<bool> converted(c.values.size(), false);
+  for (size_t i = 0; i < c.values.size(); ++i) converted[i] = !c.external[i];
+  for (const ConvChain::Step& st : c.steps)
+    if (st.kind != ConvChain::Kind::kConv)
+      for (int s : st.in)
+        if (s >= 0) converted[static_cast<size_t>(s)] = true;
+  for (size_t i = 0; i < shapes.size(); ++i)
+    if (converted[i] && shapes[i][1] % 8 != 0) return ActLayout::kChannelsLast;
+  return ActLayout::kBlocked8;
 }
 
 // The tensors of a call's external slots (undefined for internal ones): the frame's values, or
@@ -215,6 +290,7 @@ std::shared_ptr<const ConvChain::Resolved> resolve(const ConvChain& c, const Ext
   const size_t exit = static_cast<size_t>(c.steps.back().out);
   for (size_t i = 0; i < c.values.size(); ++i)
     if (!c.external[i] && i != exit) r->most = std::max(r->most, shape_numel(r->shapes[i]));
+  r->inner = chain_layout(c, r->shapes);
   return r;
 }
 
@@ -257,7 +333,7 @@ std::vector<Slot> make_slots(const ConvChain& c, const ConvChain::Resolved& r,
     slots[i].shape = r.shapes[i];
     if (!c.external[i]) continue;
     slots[i].buf = ext[i];
-    if (layouts_coincide(slots[i].shape)) slots[i].layout = ActLayout::kChannelsLast;  // no copy needed
+    if (layouts_coincide(slots[i].shape, r.inner)) slots[i].layout = r.inner;  // no copy needed
   }
   return slots;
 }
@@ -270,6 +346,7 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
                  const SubgraphRunner& runner) {
   using Kind = ConvChain::Kind;
   const int threads = options.intra_op_threads;
+  const ActLayout inner = resolved.inner;
   const std::vector<nn::ConvGeometry>& geo = resolved.geo;
   const std::vector<nn::Window>& win = resolved.win;
   std::vector<const Tensor*> in_ptrs;
@@ -281,12 +358,12 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
   // value still to be read (or outside the chain) shares.
   auto summable = [&](int res, size_t si) {
     const Slot& r = slots[static_cast<size_t>(res)];
-    if (c.external[static_cast<size_t>(res)] || r.layout != ActLayout::kChannelsLast || !r.buf.defined())
+    if (c.external[static_cast<size_t>(res)] || r.layout != inner || !r.buf.defined())
       return false;
     for (size_t k = 0; k < slots.size(); ++k) {
       if (static_cast<int>(k) == res) continue;
       const bool shares = (slots[k].buf.defined() && slots[k].buf.shares_storage_with(r.buf)) ||
-                          (slots[k].cl.defined() && slots[k].cl.shares_storage_with(r.buf));
+                          (slots[k].inner.defined() && slots[k].inner.shares_storage_with(r.buf));
       if (shares && (c.external[k] || c.last_use[k] >= static_cast<int>(si))) return false;
     }
     return true;
@@ -307,20 +384,20 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
     bool summed = false;
     if (!takes.empty() && takes[si] >= 0) {  // an Add (or its activation) its Conv did
       out.buf = slots[static_cast<size_t>(takes[si])].buf;
-      out.layout = ActLayout::kChannelsLast;
+      out.layout = inner;
     } else if (st.kind == Kind::kConv && st.sum_add >= 0 && !is_fused(si)) {
       const ConvChain::Step& add = c.steps[static_cast<size_t>(st.sum_add)];
       const int res = add.in[0] == st.out ? add.in[1] : add.in[0];
       if (summable(res, si)) {
-        const ConvOperands o = conv_operands(a, n, frame);
+        const ConvOperands o = conv_operands(a, n, frame, inner);
         Slot& r = slots[static_cast<size_t>(res)];
         TJ_ASSIGN_OR_RETURN(summed, nn::dnnl_conv_f32_accumulate(
                                         geo[si], o.x, o.xl, o.w, o.constant_w, o.bias,
-                                        r.buf.data<float>(), threads, st.sum_post));
+                                        r.buf.data<float>(), inner, threads, st.sum_post));
         if (summed) {  // the Conv's own value is not kept: its slot gets a buffer for its shape
           g_residual_sums.fetch_add(1, std::memory_order_relaxed);
           out.buf = r.buf;
-          out.layout = ActLayout::kChannelsLast;
+          out.layout = inner;
           if (takes.empty()) takes.assign(c.steps.size(), -1);
           takes[static_cast<size_t>(st.sum_add)] = res;
           if (st.sum_act >= 0) takes[static_cast<size_t>(st.sum_act)] = add.out;
@@ -330,27 +407,27 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
     if ((!takes.empty() && takes[si] >= 0) || summed) {
       // done above
     } else if (st.kind == Kind::kConv) {
-      const ConvOperands o = conv_operands(a, n, frame);
+      const ConvOperands o = conv_operands(a, n, frame, inner);
       out.buf = Tensor::empty(DType::kFloat32, out.shape);
-      out.layout = ActLayout::kChannelsLast;
+      out.layout = inner;
       if (is_fused(si)) {  // the Clip as post-op where oneDNN keeps its kernel, else in place
         const ChainClipProof::Step& p = c.clip_proof->steps[si];
         TJ_ASSIGN_OR_RETURN(
             const bool applied,
             nn::dnnl_conv_f32_same_kernel(geo[si], o.x, o.xl, o.w, o.constant_w, o.bias,
-                                          out.buf.data<float>(), ActLayout::kChannelsLast, threads,
+                                          out.buf.data<float>(), inner, threads,
                                           p.post));
         if (!applied) fused[static_cast<size_t>(p.clip)] = 0;
       } else {
         TJ_RETURN_IF_ERROR(nn::dnnl_conv_f32(geo[si], o.x, o.xl, o.w, o.constant_w, o.bias,
-                                             out.buf.data<float>(), ActLayout::kChannelsLast,
+                                             out.buf.data<float>(), inner,
                                              threads, st.post));
       }
     } else if (st.kind == Kind::kMaxPool) {
-      const Tensor* xc = as_channels_last(a, threads);
+      const Tensor* xc = as_inner(a, inner, threads);
       out.buf = Tensor::empty(DType::kFloat32, out.shape);
-      out.layout = ActLayout::kChannelsLast;
-      max_pool_channels_last(win[si], a.shape, xc->data<float>(), out.buf.data<float>(), threads);
+      out.layout = inner;
+      max_pool_inner(win[si], a.shape, xc->data<float>(), out.buf.data<float>(), inner, threads);
     } else if (st.aliased || is_fused(si)) {
       out.buf = a.buf;
       out.layout = a.layout;
@@ -362,10 +439,10 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
       ActLayout layout = a.layout;
       if (st.kind == Kind::kAdd) {
         Slot& bs = slots[static_cast<size_t>(st.in[1])];
-        if (a.layout != bs.layout) layout = ActLayout::kChannelsLast;
-        if (layout == ActLayout::kChannelsLast) {
-          pa = as_channels_last(a, threads);
-          pb = as_channels_last(bs, threads);
+        if (a.layout != bs.layout) layout = inner;
+        if (layout == inner) {
+          pa = as_inner(a, inner, threads);
+          pb = as_inner(bs, inner, threads);
         } else {
           pb = &bs.buf;
         }
@@ -483,8 +560,8 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
         if (!status[gi].ok()) return;
         const Slot& e = slots[static_cast<size_t>(exit)];
         float* rows = y.data<float>() + b * per_image;
-        if (e.layout == ActLayout::kChannelsLast && !layouts_coincide(e.shape))
-          copy_layout(e.shape, ActLayout::kChannelsLast, e.buf.data<float>(), ActLayout::kPlain,
+        if (e.layout != ActLayout::kPlain && !layouts_coincide(e.shape, e.layout))
+          copy_layout(e.shape, e.layout, e.buf.data<float>(), ActLayout::kPlain,
                       rows, 1);
         else
           std::copy_n(e.buf.data<float>(), shape_numel(e.shape), rows);
@@ -499,9 +576,9 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
     // The exit value, plain.
     Slot& e = slots[static_cast<size_t>(exit)];
     y = e.buf;
-    if (e.layout == ActLayout::kChannelsLast && !layouts_coincide(e.shape)) {
+    if (e.layout != ActLayout::kPlain && !layouts_coincide(e.shape, e.layout)) {
       y = Tensor::empty(DType::kFloat32, e.shape);
-      copy_layout(e.shape, ActLayout::kChannelsLast, e.buf.data<float>(), ActLayout::kPlain,
+      copy_layout(e.shape, e.layout, e.buf.data<float>(), ActLayout::kPlain,
                   y.data<float>(), threads);
     }
   }

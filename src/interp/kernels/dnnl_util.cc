@@ -45,8 +45,21 @@ dnnl::memory::format_tag channels_last_tag(size_t rank) {
   }
 }
 
+dnnl::memory::format_tag blocked8_tag(size_t rank) {
+  using T = dnnl::memory::format_tag;
+  switch (rank) {
+    case 3: return T::nCw8c;
+    case 4: return T::nChw8c;
+    default: return T::nCdhw8c;
+  }
+}
+
 dnnl::memory::format_tag layout_tag(ActLayout l, size_t rank) {
-  return l == ActLayout::kChannelsLast ? channels_last_tag(rank) : plain_tag(rank);
+  switch (l) {
+    case ActLayout::kChannelsLast: return channels_last_tag(rank);
+    case ActLayout::kBlocked8: return blocked8_tag(rank);
+    default: return plain_tag(rank);
+  }
 }
 
 dnnl::memory::format_tag grouped_weight_tag(size_t rank) {  // rank of the ungrouped weights
@@ -59,12 +72,14 @@ dnnl::memory::format_tag grouped_weight_tag(size_t rank) {  // rank of the ungro
 }
 
 // True if `md`, a layout oneDNN chose for a tensor of `dims` [N, C, spatial...], stores it
-// exactly as channels-last does: a channel-blocked layout (nChw16c, nChw8c, ...) whose one block
-// holds all C channels, e.g. a 16-channel nChw16c tensor.
-bool stores_channels_last(const dnnl::memory::desc& md, const Dims& dims) {
+// exactly as `l` (kChannelsLast or kBlocked8) does: that layout itself or, for channels-last, a
+// channel-blocked layout (nChw16c, nChw8c, ...) whose one block holds all C channels, e.g. a
+// 16-channel nChw16c tensor.
+bool stores_as(const dnnl::memory::desc& md, const Dims& dims, ActLayout l) {
   using T = dnnl::memory::format_tag;
   const size_t rank = dims.size();
-  if (md == dnnl::memory::desc(dims, dnnl::memory::data_type::f32, channels_last_tag(rank))) return true;
+  if (md == dnnl::memory::desc(dims, dnnl::memory::data_type::f32, layout_tag(l, rank))) return true;
+  if (l != ActLayout::kChannelsLast) return false;
   const T blocked[3][3] = {{T::nCw16c, T::nChw16c, T::nCdhw16c},
                            {T::nCw8c, T::nChw8c, T::nCdhw8c},
                            {T::nCw4c, T::nChw4c, T::nCdhw4c}};
@@ -136,7 +151,7 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const
   // Few input channels (an image's first layer; not grouped): the plain source feeds oneDNN's
   // direct kernel without a reorder (8x1x28x28 -> 16 channels 3x3: 20.5 vs 32.7 us).
   const bool plain_src = pointwise || (g.group == 1 && g.in_channels <= 4);
-  const bool channels_last = yl == ActLayout::kChannelsLast;
+  const bool chain = yl != ActLayout::kPlain;  // a conv chain's layout (channels-last or blocked)
 
   auto e = std::make_shared<ConvEntry>();
   e->user_src_md = dnnl::memory::desc(src_dims, dt::f32, layout_tag(xl, rank));
@@ -144,9 +159,9 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const
   e->user_w_md = dnnl::memory::desc(w_dims, dt::f32, grouped_weight_tag(rank));
   const dnnl::memory::desc src_any(src_dims, dt::f32, tag::any), dst_any(dst_dims, dt::f32, tag::any);
   dnnl::memory::desc src_q, dst_q;
-  if (channels_last) {  // inside a conv chain
-    src_q = xl == ActLayout::kChannelsLast ? e->user_src_md : src_any;
-    dst_q = dnnl::memory::desc(dst_dims, dt::f32, channels_last_tag(rank));
+  if (chain) {
+    src_q = xl == yl ? e->user_src_md : src_any;
+    dst_q = e->user_dst_md;
   } else {
     src_q = plain_src ? e->user_src_md : src_any;
     dst_q = pointwise ? dnnl::memory::desc(dst_dims, dt::f32, plain_tag(rank)) : dst_any;
@@ -174,15 +189,16 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const
   // A chain's first layer of few channels: oneDNN's direct kernel reads the plain source (a
   // one-channel source is stored the same either way) and writes channel blocks; when one
   // block holds all output channels that is channels-last, byte for byte (convnet_small's
-  // 1 -> 16 channels, 128x1x28x28: 104 us against 212 us for the reorder and brgemm kernel).
+  // 1 -> 16 channels, 128x1x28x28: 104 us against 212 us for the reorder and brgemm kernel), and
+  // blocks of 8 are the kBlocked8 layout itself.
   bool chosen = false;
-  if (channels_last && !pointwise && g.group == 1 && g.in_channels <= 4 &&
+  if (chain && !pointwise && g.group == 1 && g.in_channels <= 4 &&
       (xl == ActLayout::kPlain || g.in_channels == 1)) {
     try {
       const dnnl::memory::desc plain(src_dims, dt::f32, plain_tag(rank));
       dnnl::convolution_forward::primitive_desc first = make_pd(plain, dst_any);
       if (std::string(first.impl_info_str()).rfind("ref", 0) != 0 &&
-          stores_channels_last(first.dst_desc(), dst_dims)) {
+          stores_as(first.dst_desc(), dst_dims, yl)) {
         e->user_src_md = plain;
         e->user_dst_md = first.dst_desc();
         pd = first;
@@ -194,7 +210,7 @@ std::shared_ptr<ConvEntry> make_conv(const ConvGeometry& g, bool has_bias, const
   }
   if (chosen) {
     // the first layer's kernel, above
-  } else if (channels_last) {
+  } else if (chain) {
     try {
       pd = make_pd(src_q, dst_q);
       if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) pd = make_pd(src_any, dst_any);
@@ -378,12 +394,14 @@ Expected<bool> dnnl_conv_f32_same_kernel(const ConvGeometry& g, const float* x, 
 
 Expected<bool> dnnl_conv_f32_accumulate(const ConvGeometry& g, const float* x, ActLayout x_layout,
                                         const float* w, const Tensor* constant_w,
-                                        const float* bias, float* y, int threads,
-                                        const ConvPostOp& post) {
+                                        const float* bias, float* y, ActLayout y_layout,
+                                        int threads, const ConvPostOp& post) {
   if (!post.sum) return internal_error("dnnl_conv_f32_accumulate: post-op without sum");
+  if (y_layout == ActLayout::kPlain)
+    return internal_error("dnnl_conv_f32_accumulate: a plain destination");
   bool applied = false;
-  TJ_RETURN_IF_ERROR(run_conv(g, x, x_layout, w, constant_w, bias, y, ActLayout::kChannelsLast,
-                              threads, post, &applied));
+  TJ_RETURN_IF_ERROR(run_conv(g, x, x_layout, w, constant_w, bias, y, y_layout, threads, post,
+                              &applied));
   return applied;
 }
 

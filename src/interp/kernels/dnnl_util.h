@@ -114,13 +114,16 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
 
 /// Layout of a float32 activation tensor [N, C, spatial...] (spatial rank 1-3) handed to oneDNN.
 /// kPlain: row-major N, C, spatial (ONNX's). kChannelsLast: N, spatial, C (oneDNN's nwc / nhwc /
-/// ndhwc), the layout its brgemm convolutions (dense and depthwise) read and write on this
-/// machine's AVX-512 and the one tier 0's conv chains keep (interp/kernels/conv_chain.h).
-enum class ActLayout : uint8_t { kPlain, kChannelsLast };
+/// ndhwc), the layout its brgemm convolutions (dense and depthwise) read and write on AVX-512.
+/// kBlocked8: N, C / 8, spatial, 8 (oneDNN's nCw8c / nChw8c / nCdhw8c; C a multiple of 8), the
+/// layout its AVX2 direct kernels read and write: on an AVX2-only CPU they ran 10-40% faster
+/// there than on kChannelsLast (docs/performance.md, "Conv chains on AVX2"). Tier 0's conv
+/// chains keep one of the two (interp/kernels/conv_chain.h).
+enum class ActLayout : uint8_t { kPlain, kChannelsLast, kBlocked8 };
 
 /// As dnnl_conv_f32 with `x` laid out as `x_layout` and `y` written as `y_layout` (both as in
-/// ActLayout); `post` is applied to every output element. A kChannelsLast destination runs the
-/// convolution writing kChannelsLast and reading a kChannelsLast source as it is (no reorder;
+/// ActLayout); `post` is applied to every output element. A kChannelsLast (or kBlocked8)
+/// destination runs the convolution writing that layout and reading a source in it as it is (no reorder;
 /// 1x1 kernels then run oneDNN's brgemm convolution instead of its GEMM on the plain layout,
 /// post-ops included), a kPlain source in oneDNN's preferred layout (reordered, e.g. a first
 /// layer's 3 channels; oneDNN then runs its channels-last brgemm kernel where a plain
@@ -142,15 +145,15 @@ Expected<bool> dnnl_conv_f32_same_kernel(const ConvGeometry& g, const float* x, 
                                          const float* bias, float* y, ActLayout y_layout,
                                          int threads, const ConvPostOp& post);
 
-/// y = act(conv(x, w) + bias + y) for `post` with post.sum set, y channels-last (a conv chain's
-/// residual Add fused into the Conv that feeds it, conv_chain.h): only where oneDNN runs the
+/// y = act(conv(x, w) + bias + y) for `post` with post.sum set, y in `y_layout` (kChannelsLast
+/// or kBlocked8: a conv chain's residual Add fused into the Conv that feeds it, conv_chain.h): only where oneDNN runs the
 /// same convolution with the post-ops as without them and writes y in place (no destination
 /// reorder), so the sum is tier 0's Conv then Add (then activation) bit for bit. Returns false,
 /// having written nothing (y keeps its contents), where that does not hold. Errors: as
 /// dnnl_conv_f32.
 Expected<bool> dnnl_conv_f32_accumulate(const ConvGeometry& g, const float* x, ActLayout x_layout,
                                         const float* w, const Tensor* constant_w,
-                                        const float* bias, float* y, int threads,
-                                        const ConvPostOp& post);
+                                        const float* bias, float* y, ActLayout y_layout,
+                                        int threads, const ConvPostOp& post);
 
 }  // namespace tierjit::interp::nn
