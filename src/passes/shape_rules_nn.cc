@@ -158,7 +158,9 @@ Status window_dims(RuleContext& c, const SymShape& x, const std::vector<int64_t>
       int64_t total_pad = auto_pad == "VALID" ? 0 : pads[i] + pads[i + ns];
       if (in.is_constant()) {
         int64_t span = in.value + total_pad - ek;
-        if (span < 0) return c.fail("window {} is larger than padded input {}", ek, in.value + total_pad);
+        // ceil_mode: a shortfall under the stride leaves one window (nn_common.cc, resolve_window).
+        if (span < 0 && !(ceil_mode && -span < s))
+          return c.fail("window {} is larger than padded input {}", ek, in.value + total_pad);
         d = Dim::constant((ceil_mode ? ceil_div(span, s) : floor_div(span, s)) + 1);
       } else if (in.is_symbol()) {
         d = window_expr(in.symbol, total_pad - ek, s, ceil_mode);

@@ -96,6 +96,39 @@ TEST(NnAveragePool, CountIncludePadAndCeil) {
   expect_tensor_near((*ce)[0], f32({1, 1, 2, 2}, {6, 7.5f, 12, 13.5f}));
 }
 
+// ceil_mode with a window longer than the padded input by less than the stride: one window
+// (ONNX's ceil((padded - extent) / stride) + 1 = 1, as ONNX Runtime computes), its taps past the
+// end skipped; by the stride or more (no window starts inside) and in floor mode: an error.
+TEST(NnPool, CeilModeWindowLongerThanTheInput) {
+  // 3x3 stride 2 over 2x2 [[1, 2], [3, 4]]: one window holding all four values.
+  const Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Attrs a = {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"ceil_mode", attr_int(1)}};
+  auto mx = run(OpKind::MaxPool, {x}, 1, a);
+  ASSERT_TRUE(mx.ok()) << mx.status().message();
+  expect_tensor_near((*mx)[0], f32({1, 1, 1, 1}, {4}));
+  auto av = run(OpKind::AveragePool, {x}, 1, a);
+  ASSERT_TRUE(av.ok()) << av.status().message();
+  expect_tensor_near((*av)[0], f32({1, 1, 1, 1}, {2.5f}));
+  // 1-D kernel 4 stride 3, pads 1 / 1 over [5]: padded 3, window [-1, 3) holds 5 and the pads;
+  // count_include_pad counts the padded input's 3 positions, not the tap past it: 5 / 3 (ONNX
+  // Runtime's value).
+  Attrs p = {{"kernel_shape", attr_ints({4})}, {"strides", attr_ints({3})}, {"pads", attr_ints({1, 1})},
+             {"ceil_mode", attr_int(1)}};
+  auto m1 = run(OpKind::MaxPool, {f32({1, 1, 1}, {5})}, 1, p);
+  ASSERT_TRUE(m1.ok()) << m1.status().message();
+  expect_tensor_near((*m1)[0], f32({1, 1, 1}, {5}));
+  p.push_back({"count_include_pad", attr_int(1)});
+  auto a1 = run(OpKind::AveragePool, {f32({1, 1, 1}, {5})}, 1, p);
+  ASSERT_TRUE(a1.ok()) << a1.status().message();
+  expect_tensor_near((*a1)[0], f32({1, 1, 1}, {5.f / 3.f}));
+  // Short by the stride (kernel 3, stride 2 over 1) or in floor mode: errors.
+  auto short_by_stride = run(OpKind::MaxPool, {f32({1, 1, 1, 2}, {1, 2})}, 1, a);
+  ASSERT_FALSE(short_by_stride.ok());
+  EXPECT_NE(short_by_stride.status().message().find("exceeds the padded input"), std::string::npos);
+  auto floor_mode = run(OpKind::MaxPool, {x}, 1, {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}});
+  EXPECT_FALSE(floor_mode.ok());
+}
+
 TEST(NnLpPool, PTwo) {
   // 1-D [3 4 0 5], kernel 2 stride 2, p 2: [sqrt(9+16), sqrt(0+25)] = [5, 5]
   auto out = run(OpKind::LpPool, {f32({1, 1, 4}, {3, 4, 0, 5})}, 1,

@@ -197,6 +197,27 @@ TEST(ShapeInference, ConvAndPoolArithmetic) {
   EXPECT_EQ(str_of(gp), "[N, 3, 1, 1]");
 }
 
+// A pooling window longer than the padded input: with ceil_mode and a shortfall under the stride
+// one window (ceil((2 - 3) / 2) + 1 = 1, as ONNX and ONNX Runtime compute); in floor mode, or
+// short by the stride or more, an error naming the window.
+TEST(ShapeInference, CeilModeWindowLongerThanTheInput) {
+  {
+    Builder b;
+    auto* p = b.input("p", DType::kFloat32, SymShape{C(1), C(8), C(2), C(2)});
+    auto* mp = b.op(OpKind::MaxPool, {p}, {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"ceil_mode", int1(1)}});
+    ASSERT_TRUE(b.run().ok());
+    EXPECT_EQ(str_of(mp), "[1, 8, 1, 1]");
+  }
+  for (bool ceil : {false, true}) {
+    Builder b;
+    auto* p = b.input("p", DType::kFloat32, SymShape{C(1), C(8), C(ceil ? 1 : 2), C(2)});
+    b.op(OpKind::MaxPool, {p}, {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"ceil_mode", int1(ceil ? 1 : 0)}});
+    const Status st = b.run();
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("larger than padded input"), std::string::npos) << st.message();
+  }
+}
+
 TEST(ShapeInference, SymbolicSpatialDimsStayComparable) {
   // ResNet block: 3x3 stride 2 pad 1 and the 1x1 stride 2 downsample both give
   // floor((H + 2 - 3) / 2) + 1 = floor((H - 1) / 2) + 1, so their sum keeps a symbolic dim.

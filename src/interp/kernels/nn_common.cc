@@ -63,7 +63,10 @@ Expected<Window> resolve_window(const KernelContext& ctx, const std::vector<int6
                         w.pad_begin[i], w.pad_end[i], i);
     }
     const int64_t padded = in + w.pad_begin[i] + w.pad_end[i];
-    if (padded < eff)
+    // With ceil_mode a window longer than the padded input still has one position when the
+    // stride reaches past the shortfall (ONNX's output-size formula: ceil((padded - eff) /
+    // stride) + 1 = 1; ONNX Runtime computes it): its taps past the end are skipped.
+    if (padded < eff && !(ceil_mode && eff - padded < w.strides[i]))
       return ctx.fail("kernel extent {} on spatial axis {} exceeds the padded input size {}", eff, i,
                       padded);
     int64_t out;

@@ -60,7 +60,8 @@ struct Window {
 /// `in_spatial` and computes the output size (floor, or ceil when ceil_mode; a window that would
 /// start in the end padding is dropped as in ONNX Runtime / PyTorch). `use_dilations` is false
 /// for ops without the attribute. Errors: attribute length != spatial rank, non-positive values,
-/// negative pads, bad auto_pad, window larger than the padded input.
+/// negative pads, bad auto_pad, window larger than the padded input (with ceil_mode, only by the
+/// stride or more: a shortfall under the stride leaves one window, as in ONNX Runtime).
 Expected<Window> resolve_window(const KernelContext& ctx, const std::vector<int64_t>& in_spatial,
                                 const std::vector<int64_t>& kernel, bool ceil_mode,
                                 bool use_dilations = true);
