@@ -275,6 +275,13 @@ def test_missing_and_unknown_feed(demo_model):
         sess.run(None, {"x": np.zeros((1, 64), np.float32), "y": np.zeros(1, np.float32)})
 
 
+def test_none_feed_is_named(demo_model):
+    sess = tierjit.InferenceSession(demo_model)
+    with pytest.raises(tierjit.InvalidArgument, match="input 'x' is None"):
+        sess.run(None, {"x": None})
+    assert sess.run(None, {"x": np.zeros((1, 64), np.float32)})[0].shape[0] == 1  # still serving
+
+
 def test_unknown_output_name(demo_model):
     sess = tierjit.InferenceSession(demo_model)
     with pytest.raises(tierjit.InvalidArgument, match="no output 'probs'"):

@@ -373,6 +373,9 @@ class InferenceSession:
                         f"(outputs: {', '.join(self._output_names)})")
         feeds = {}
         for name, value in input_feed.items():
+            if value is None:  # np.asarray(None) would be a rank-0 object array
+                raise InvalidArgument(
+                    f"{self._describe()}: input '{name}' is None, expected an array")
             feeds[name] = _as_feed_array(value, self._input_types.get(name))
         results = dict(self._session.run(feeds))
         if not output_names:  # None or [] select every output, as in ONNX Runtime
