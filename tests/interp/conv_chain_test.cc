@@ -224,6 +224,21 @@ TEST(ConvChain, Rank3Convolutions) {
   EXPECT_EQ(check(b, true), 1u);
 }
 
+// A 1-D chain: Conv 6 -> 16 (kernel 3), MaxPool 3 stride 2, Conv 16 -> 16 on [3, 6, 50].
+void pool_chain_1d(Builder& b) {
+  ir::Value* x = b.input(random_f32({3, 6, 50}, 8, 9));
+  ir::Value* p = b.node(OpKind::MaxPool, {b.conv(x, 6, 16, {3})}, {{"kernel_shape", attr_ints({3})}, {"strides", attr_ints({2})}});
+  b.output(b.conv(p, 16, 16, {3}));
+}
+
+// A 3-D chain: Conv 5 -> 16 (3x3x3, pads 1), MaxPool 2x2x2 stride 2, 1x1x1 Conv on [1, 5, 6, 7, 8].
+void pool_chain_3d(Builder& b) {
+  ir::Value* x = b.input(random_f32({1, 5, 6, 7, 8}, 9, 11));
+  ir::Value* p = b.node(OpKind::MaxPool, {b.conv(x, 5, 16, {3, 3, 3}, {{"pads", attr_ints({1, 1, 1, 1, 1, 1})}})},
+                        {{"kernel_shape", attr_ints({2, 2, 2})}, {"strides", attr_ints({2, 2, 2})}});
+  b.output(b.conv(p, 16, 16, {1, 1, 1}));
+}
+
 // MaxPool inside chains: NaN and -inf in windows (no activation before the pool), channel
 // counts with and without a tail of the 8-lane vectors (8, 17, 24), dilations, pads, ceil_mode,
 // windows partly in the padding, 1-D and 3-D pools. (Pads >= the kernel are an error since
@@ -247,18 +262,13 @@ TEST(ConvChain, MaxPoolNaNTailsAndRanks) {
     EXPECT_TRUE(nan);
   }
   {
-    Builder b;  // 1-D
-    ir::Value* x = b.input(random_f32({3, 6, 50}, 8, 9));
-    ir::Value* p = b.node(OpKind::MaxPool, {b.conv(x, 6, 16, {3})}, {{"kernel_shape", attr_ints({3})}, {"strides", attr_ints({2})}});
-    b.output(b.conv(p, 16, 16, {3}));
+    Builder b;
+    pool_chain_1d(b);
     EXPECT_EQ(check(b, true), 1u);
   }
   {
-    Builder b;  // 3-D
-    ir::Value* x = b.input(random_f32({1, 5, 6, 7, 8}, 9, 11));
-    ir::Value* p = b.node(OpKind::MaxPool, {b.conv(x, 5, 16, {3, 3, 3}, {{"pads", attr_ints({1, 1, 1, 1, 1, 1})}})},
-                          {{"kernel_shape", attr_ints({2, 2, 2})}, {"strides", attr_ints({2, 2, 2})}});
-    b.output(b.conv(p, 16, 16, {1, 1, 1}));
+    Builder b;
+    pool_chain_3d(b);
     EXPECT_EQ(check(b, false), 1u);
   }
 }
@@ -542,19 +552,9 @@ TEST(ConvChain, BothLayoutsGiveTheKernelsValues) {
       b.output(b.conv(b.node(OpKind::Relu, {p}), c, 3, {1, 1}));
       EXPECT_EQ(check(b, false), 1u);
     }
-    {
-      Builder b;  // 1-D
-      ir::Value* x = b.input(random_f32({3, 6, 50}, 8, 9));
-      ir::Value* p = b.node(OpKind::MaxPool, {b.conv(x, 6, 16, {3})}, {{"kernel_shape", attr_ints({3})}, {"strides", attr_ints({2})}});
-      b.output(b.conv(p, 16, 16, {3}));
-      EXPECT_EQ(check(b, false), 1u);
-    }
-    {
-      Builder b;  // 3-D
-      ir::Value* x = b.input(random_f32({1, 5, 6, 7, 8}, 9, 11));
-      ir::Value* p = b.node(OpKind::MaxPool, {b.conv(x, 5, 16, {3, 3, 3}, {{"pads", attr_ints({1, 1, 1, 1, 1, 1})}})},
-                            {{"kernel_shape", attr_ints({2, 2, 2})}, {"strides", attr_ints({2, 2, 2})}});
-      b.output(b.conv(p, 16, 16, {1, 1, 1}));
+    for (auto pool_chain : {pool_chain_1d, pool_chain_3d}) {
+      Builder b;
+      pool_chain(b);
       EXPECT_EQ(check(b, false), 1u);
     }
     for (auto [cin, cout] : {std::pair<int64_t, int64_t>{1, 16}, {3, 16}, {4, 8}, {1, 24}}) {

@@ -185,11 +185,10 @@ void max_pool_inner(const nn::Window& w, const Shape& shape, const float* x, flo
 // every value that may be laid out so has a multiple of 8 channels (the internal ones, and the
 // external ones a step other than a Conv reads: a Conv reads a plain source as it is).
 ActLayout chain_layout(const ConvChain& c, const std::vector<Shape>& shapes) {
-  static const bool avx512 = cpu_has_avx512f();
   const int forced = g_forced_layout.load(std::memory_order_relaxed);
-  const ActLayout want = forced >= 0 ? static_cast<ActLayout>(forced)
-                         : avx512    ? ActLayout::kChannelsLast
-                                     : ActLayout::kBlocked8;
+  const ActLayout want = forced >= 0          ? static_cast<ActLayout>(forced)
+                         : cpu_has_avx512f() ? ActLayout::kChannelsLast
+                                             : ActLayout::kBlocked8;
   if (want != ActLayout::kBlocked8) return ActLayout::kChannelsLast;
   std::vector<bool> converted(c.values.size(), false);
   for (size_t i = 0; i < c.values.size(); ++i) converted[i] = !c.external[i];
