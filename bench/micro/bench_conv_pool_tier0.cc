@@ -5,7 +5,12 @@
 // activation adds after fusion. Cases: pool.<name>/tier0 and conv.<name>/tier0. The conv
 // chains' channels-last MaxPool (interp/kernels/conv_chain.h, max_pool_channels_last) called
 // directly on NHWC buffers at 1 and 2 threads: pool.cl_<name>_t<threads>/tier0, and its AVX2
-// path on this CPU too (what runs on CPUs without AVX-512F): .../tier0_avx2.
+// path on this CPU too (what runs on CPUs without AVX-512F): .../tier0_avx2. A resnet18 layer1
+// block pair as one conv chain (four 3x3 64 -> 64 Convs at 56x56, Relus, two residual Adds; one
+// thread, as a chain's image pieces run) in each layout a chain can keep: channels-last (the
+// AVX-512 choice) and blocks of 8 channels (the AVX2 one; interp/kernels/conv_chain.h):
+// conv.chain_r18_layer1_<n>x64_56/tier0_nhwc and .../tier0_nchw8c.
+#include "interp/kernels/conv_chain.h"
 #include "interp/kernels/conv_chain_pool.h"
 #include "interp/kernels/nn_common.h"
 #include "micro.h"
@@ -80,7 +85,43 @@ constexpr ConvActShape kConvs[] = {
     {"r18_layer1_3x3_1x64to64_56", 1, 64, 56, 64},
 };
 
+// resnet18's layer1 (two blocks: conv-relu-conv + skip, relu) on [n, 64, 56, 56].
+Tier0Program layer1_chain(int64_t n) {
+  GraphBuilder b;
+  ir::Value* s = b.feed("X", {n, 64, 56, 56});
+  const std::vector<std::pair<std::string, ir::Attribute>> conv3 = {
+      {"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}};
+  uint64_t seed = 50;
+  auto conv = [&](ir::Value* x) {
+    const std::string id = std::to_string(seed);
+    ir::Value* w = b.constant("W" + id, random_tensor({64, 64, 3, 3}, seed++, -0.05f, 0.05f));
+    ir::Value* bias = b.constant("B" + id, random_tensor({64}, seed++));
+    return b.node(ir::OpKind::Conv, {x, w, bias}, conv3, 11);
+  };
+  for (int block = 0; block < 2; ++block) {
+    ir::Value* h = b.node(ir::OpKind::Relu, {conv(s)});
+    s = b.node(ir::OpKind::Relu, {b.node(ir::OpKind::Add, {conv(h), s})});
+  }
+  b.output(s);
+  return Tier0Program(b.finish(), {random_tensor({n, 64, 56, 56}, 49)});
+}
+
 const bool registered = [] {
+  for (int64_t n : {1, 2, 4}) {
+    const double flop = 4 * 2.0 * static_cast<double>(n * 64 * 64 * 9 * 56 * 56);
+    for (auto layout : {interp::nn::ActLayout::kChannelsLast, interp::nn::ActLayout::kBlocked8}) {
+      auto program = std::make_shared<std::unique_ptr<Tier0Program>>();
+      register_case("conv.chain_r18_layer1_" + std::to_string(n) + "x64_56",
+                    layout == interp::nn::ActLayout::kBlocked8 ? "tier0_nchw8c" : "tier0_nhwc",
+                    [program, n, layout](benchmark::State& state) {
+                      if (!*program) *program = std::make_unique<Tier0Program>(layer1_chain(n));
+                      interp::set_conv_chain_layout_for_testing(layout);
+                      (*program)->time(state);
+                      interp::set_conv_chain_layout_for_testing(std::nullopt);
+                    },
+                    flop);
+    }
+  }
   for (const PoolShape& s : kPools) {
     auto make = [s] {
       GraphBuilder b;

@@ -122,8 +122,8 @@ uint64_t conv_chain_image_splits();
 
 /// Forces the layout conv chains keep their intermediates in (kChannelsLast or kBlocked8; the
 /// latter still only where every value laid out so has a multiple of 8 channels, else
-/// kChannelsLast); nullopt: the CPU's choice (the file comment). For tests, to run both layouts
-/// on any CPU; process-wide, applies to calls whose shapes are resolved after it (a chain keeps
+/// kChannelsLast); nullopt: the CPU's choice (the file comment). For tests and benchmarks, to run
+/// both layouts on any CPU; process-wide, applies to calls whose shapes are resolved after it (a chain keeps
 /// the shapes of its recent calls).
 void set_conv_chain_layout_for_testing(std::optional<nn::ActLayout> layout);
 

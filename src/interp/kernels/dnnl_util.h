@@ -116,9 +116,9 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
 /// kPlain: row-major N, C, spatial (ONNX's). kChannelsLast: N, spatial, C (oneDNN's nwc / nhwc /
 /// ndhwc), the layout its brgemm convolutions (dense and depthwise) read and write on AVX-512.
 /// kBlocked8: N, C / 8, spatial, 8 (oneDNN's nCw8c / nChw8c / nCdhw8c; C a multiple of 8), the
-/// layout its AVX2 direct kernels read and write: on an AVX2-only CPU they ran 10-40% faster
-/// there than on kChannelsLast (docs/performance.md, "Conv chains on AVX2"). Tier 0's conv
-/// chains keep one of the two (interp/kernels/conv_chain.h).
+/// layout its AVX2 direct kernels read and write: on an AVX2-only CPU resnet18's layer1 ran
+/// 14-32% faster there than on kChannelsLast (docs/performance.md, "AVX2 kernels (session 11)").
+/// Tier 0's conv chains keep one of the two (interp/kernels/conv_chain.h).
 enum class ActLayout : uint8_t { kPlain, kChannelsLast, kBlocked8 };
 
 /// As dnnl_conv_f32 with `x` laid out as `x_layout` and `y` written as `y_layout` (both as in
