@@ -1,6 +1,7 @@
 // Products by constant weights on packed panels (interp/kernels/packed_gemm.h): values against a
-// float64 reference for row counts 1-9, 13 and 37 (threads splitting panels or rows), column
-// counts around the 16- and 64-wide panels (1-300 and 520), K = 0, 1, odd and long, B plain and transposed, with and without bias, on 1 and 2 threads; nothing written
+// float64 reference for row counts 1-9, 13, 37 and 100 (threads splitting panels and rows),
+// column counts around the 16- and 64-wide panels (1-300 and 520), K = 0, 1, odd and long, B
+// plain and transposed, with and without bias, on 1, 2 and 3 threads; nothing written
 // outside y; NaN stays in its row (from A) or its column (from B); nn::dnnl_matmul_f32 routes
 // constant weights here (not per-call weights) and agrees with oneDNN's primitive; each weight
 // tensor keeps its own panels.
@@ -48,10 +49,10 @@ TEST_F(PackedGemm, MatchesReferenceAroundPanelEdges) {
   constexpr float kGuard = 12345.f;
   for (int64_t k : {0, 1, 7, 300})
     for (int64_t n : {1, 15, 16, 17, 52, 63, 64, 65, 130, 200, 260, 300, 520})
-      for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 37})
+      for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 37, 100})
         for (bool trans_b : {false, true})
           for (bool with_bias : {false, true})
-            for (int threads : {1, 2}) {
+            for (int threads : {1, 2, 3}) {
               SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " k=" << k
                                                 << " trans_b=" << trans_b << " bias=" << with_bias
                                                 << " threads=" << threads);
@@ -74,6 +75,33 @@ TEST_F(PackedGemm, MatchesReferenceAroundPanelEdges) {
               for (size_t t = static_cast<size_t>(m * n); t < y.size(); ++t)
                 ASSERT_EQ(y[t], kGuard) << "written past y at " << t;
             }
+}
+
+// Enough rows that a's rows go in blocks (128 KiB of them each: 109 rows at K = 300, 32 at
+// K = 1000), each block passing over every panel: the values of one thread's whole-panel loop,
+// bit for bit, on 1-3 threads; nothing written outside y.
+TEST_F(PackedGemm, RowBlocksGiveTheSameBitsAsOnePass) {
+  constexpr float kGuard = 12345.f;
+  for (int64_t k : {300, 1000})
+    for (int64_t n : {17, 130})
+      for (int64_t m : {110, 301, 1024})
+        for (bool trans_b : {false, true}) {
+          SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " k=" << k << " trans_b=" << trans_b);
+          const std::vector<float> a = pseudo(m * k, 21), bias = pseudo(n, 22);
+          const Tensor b = Tensor::from_vector<float>(trans_b ? Shape{n, k} : Shape{k, n}, pseudo(k * n, 23));
+          // One pass: the same product row by row (each row is below any block size).
+          std::vector<float> want(static_cast<size_t>(m * n));
+          for (int64_t i = 0; i < m; ++i)
+            ASSERT_TRUE(interp::nn::packed_matmul_f32(1, n, k, trans_b, a.data() + i * k, b.data<float>(), b,
+                                                      bias.data(), want.data() + i * n, 1));
+          for (int threads : {1, 2, 3}) {
+            std::vector<float> y(static_cast<size_t>(m * n + 64), kGuard);
+            ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, trans_b, a.data(), b.data<float>(), b,
+                                                      bias.data(), y.data(), threads));
+            for (size_t t = 0; t < want.size(); ++t) ASSERT_EQ(y[t], want[t]) << "threads " << threads << " at " << t;
+            for (size_t t = want.size(); t < y.size(); ++t) ASSERT_EQ(y[t], kGuard) << "written past y at " << t;
+          }
+        }
 }
 
 // The AVX2 code (the only one on a CPU without AVX-512F, forced on one with it) gives the

@@ -126,7 +126,8 @@ TEST(SoftmaxFast, KernelAxesMatchTheReference) {
       {{3, 5, 7}, {}, 11, 35},                        // opset 11: [3, 35] rows
       {{3, 5, 7}, {{"axis", attr_int(0)}}, 11, 105},  // one row of everything
       {{3, 5, 7}, {{"axis", attr_int(3)}}, 11, 1},    // axis == rank: rows of one element
-      {{1200, 129}, {}, 13, 129},                     // above kParallelWork
+      {{1200, 129}, {}, 13, 129},                     // split over the team in many tasks
+      {{67, 131}, {}, 13, 131},                       // just split: 5 tasks of 15 rows or fewer
   };
   for (const Case& c : cases) {
     const int64_t numel = shape_numel(c.shape);
@@ -134,7 +135,7 @@ TEST(SoftmaxFast, KernelAxesMatchTheReference) {
     v[static_cast<size_t>(numel / 3)] = kNaN;
     std::vector<float> want(v.size());
     reference_rows(v.data(), want.data(), numel / c.row, c.row);
-    for (int threads : {1, 2}) {
+    for (int threads : {1, 2, 3}) {
       Tensor y = run_softmax(Tensor::from_vector<float>(c.shape, v), c.attrs, c.opset, threads);
       ASSERT_EQ(y.numel(), numel);
       EXPECT_EQ(bit_mismatches(y.data<float>(), want.data(), numel,

@@ -5,7 +5,6 @@
 #include "interp/kernels/packed_gemm.h"
 
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +17,7 @@
 
 #include "interp/kernels/cpu_features.h"
 #include "interp/kernels/line_buffer.h"
+#include "interp/kernels/parallel_for.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -289,6 +289,9 @@ void group_rows_avx2(int64_t k, const float* a, int64_t lda, const float* w, int
 // independent fused multiply-adds (one row: 64 columns; two: 32).
 constexpr int64_t kRowsAvx2 = 6;
 constexpr int64_t kMaxRowsAvx2 = 1024;  // larger products run oneDNN (packed_matmul_f32)
+// Bytes of a's rows one block of rows holds (see packed_matmul_f32): a quarter of a Zen 3 / Skylake
+// core's L2, the panels passing over it take most of the rest.
+constexpr int64_t kRowBlockBytes = 128 << 10;
 
 template <int R>
 void rows_avx2(int64_t width, int64_t p, int64_t k, int64_t n, const float* ar, const float* packed,
@@ -351,29 +354,29 @@ bool packed_matmul_f32(int64_t m, int64_t n, int64_t k, bool trans_b, const floa
   if (!panels) return false;
   g_runs.fetch_add(1, std::memory_order_relaxed);
   const Panels& pk = *panels;
-  const int64_t count = (n + pk.width - 1) / pk.width, step = pk.width == kWide ? 4 : 8;
-  threads = std::max(threads, 1);
-  // Whole panels per thread when they go round evenly (or nearly: at least 4 each); else shares
-  // of the rows, in whole steps, when there are at least two steps per thread.
-  const bool by_panels = count % threads == 0 || count >= 4 * threads;
+  const bool avx2 = !kHasAvx512 || g_force_avx2.load(std::memory_order_relaxed);
+  const int64_t count = (n + pk.width - 1) / pk.width;
+  // Rows per kernel step: 6 with AVX2; with AVX-512, 4 (64-wide panels) or 8 (16-wide).
+  const int64_t step = avx2 ? kRowsAvx2 : pk.width == kWide ? 4 : 8;
   const int64_t row_steps = (m + step - 1) / step;
-  const int used = static_cast<int>(
-      std::min<int64_t>(threads, by_panels ? count : std::max<int64_t>(row_steps / 2, 1)));
-  if (used == 1) {
-    run_range(pk, 0, count, 0, m, n, k, a, bias, y);
-    return true;
-  }
-#pragma omp parallel num_threads(used)
-  {
-    // Contiguous shares, the same every call (the weights' share stays in each core's L2).
-    const int64_t t = omp_get_thread_num(), parts = omp_get_num_threads();
-    if (by_panels) {
-      run_range(pk, count * t / parts, count * (t + 1) / parts, 0, m, n, k, a, bias, y);
-    } else {
-      const int64_t s0 = row_steps * t / parts, s1 = row_steps * (t + 1) / parts;
-      run_range(pk, 0, count, step * s0, std::min(m, step * s1), n, k, a, bias, y);
-    }
-  }
+  threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, count * row_steps)));
+  // Items: a group of rows x one panel, at least 4 per thread where the rows allow, so that a
+  // late thread's share can be taken over (see parallel_for_stealing); each thread's own share
+  // is the same every call. Where a's rows exceed kRowBlockBytes, groups are at most that size
+  // and run in order with every panel inside (a is read from memory once, not once per panel);
+  // else panel-major (each thread's panels stay in its core's L2).
+  const int64_t block_steps =
+      std::max<int64_t>(1, kRowBlockBytes / (std::max<int64_t>(k, 1) * sizeof(float) * step));
+  const bool blocked = row_steps > block_steps;
+  const int64_t groups = std::min(
+      row_steps, std::max((row_steps + block_steps - 1) / block_steps, (4 * threads + count - 1) / count));
+  parallel_for_stealing(threads, count * groups, [&](int64_t item) {
+    const int64_t p = blocked ? item % count : item / groups;
+    const int64_t g = blocked ? item / count : item % groups;
+    const int64_t r0 = step * (row_steps * g / groups);
+    const int64_t r1 = std::min(m, step * (row_steps * (g + 1) / groups));
+    run_range(pk, p, p + 1, r0, r1, n, k, a, bias, y);
+  });
   return true;
 }
 
