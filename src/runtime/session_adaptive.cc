@@ -44,6 +44,7 @@ Session::Impl::AdaptiveRegion::AdaptiveRegion(const passes::Region& r,
   info.id = r.id;
   info.name = r.name;
   info.kind = r.kind;
+  info.conv_anchor = r.anchor && r.anchor->op() == ir::OpKind::Conv;
   info.size = static_cast<double>(r.nodes.size());
 }
 
@@ -204,14 +205,14 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
     log.record(*d.record);
     return;
   }
-  if (d.to_tier >= 2 && !(generic_speedup_over_tier0(a.info.kind, d.to_tier) > 1) &&
+  if (d.to_tier >= 2 && !(generic_speedup_over_tier0(a.info.speedup_class(), d.to_tier) > 1) &&
       a.profile.dims().any_dynamic()) {
     // Generic code is predicted slower than tier 0, so the promotion would compile only an exact
     // version for this call's shape (compile_promoted): its benefit is this shape's share of the
     // calls at this call's time, not the region's mean over all shapes. (mlp's long trace: the
     // region mean, 22.8 us, promised 29 ms for a batch-1 GEMM that saves ~1.3 us per call.)
     const double share = a.profile.recent_share(st.region_sig);
-    const double speedup = policy->speedups().speedup_between(a.info.kind, cur, d.to_tier);
+    const double speedup = policy->speedups().speedup_between(a.info.speedup_class(), cur, d.to_tier);
     const double benefit = share * d.n_expected * (step_us - step_us / speedup) - d.compile_us;
     if (!(benefit > 0)) {
       const uint64_t next = policy->next_consideration(calls);
@@ -223,7 +224,7 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
           "cannot pay for this shape alone (generic code predicted {:.3g}x tier 0): shape {} has "
           "{:.0f}% of recent calls; benefit N_expected {:.3g} x {:.2f} x (t {:.3g} us - t_exact "
           "{:.3g} us [speedup {:.3g}]) - C_{} {:.4g} us = {:.4g} us <= 0; weighed again at call {}",
-          generic_speedup_over_tier0(a.info.kind, d.to_tier), st.region_sig.to_string(),
+          generic_speedup_over_tier0(a.info.speedup_class(), d.to_tier), st.region_sig.to_string(),
           100 * share, d.n_expected, share, step_us, step_us / speedup, speedup, d.to_tier,
           d.compile_us, benefit, next);
       log.record(*d.record);
@@ -280,14 +281,14 @@ void Session::Impl::submit_compile(AdaptiveRegion& a, const std::shared_ptr<cons
   if (!sub.ticket) a.in_flight.store(false);  // queue shutting down
 }
 
-double Session::Impl::speedup_over_tier0(runtime::RegionKind kind, int tier) const {
+double Session::Impl::speedup_over_tier0(runtime::SpeedupClass cls, int tier) const {
   double s = 1;  // the product of the predicted steps 0 -> 1 -> ... -> tier
-  for (int t = 0; t < tier; ++t) s *= policy->speedups().speedup(kind, t);
+  for (int t = 0; t < tier; ++t) s *= policy->speedups().speedup(cls, t);
   return s;
 }
 
-double Session::Impl::generic_speedup_over_tier0(runtime::RegionKind kind, int tier) const {
-  return speedup_over_tier0(kind, tier) * policy->speedups().generic_factor(kind);
+double Session::Impl::generic_speedup_over_tier0(runtime::SpeedupClass cls, int tier) const {
+  return speedup_over_tier0(cls, tier) * policy->speedups().generic_factor(cls);
 }
 
 void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>& plan, size_t s,
@@ -313,7 +314,7 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
       if (req.spec.level == runtime::SpecLevel::kExact) exact_here = exact_here || req.spec.key() == here;
       else other = true;
     }
-    const bool generic_pays = generic_speedup_over_tier0(a.info.kind, to_tier) > 1;
+    const bool generic_pays = generic_speedup_over_tier0(a.info.speedup_class(), to_tier) > 1;
     const bool generic = (other || !exact_here) && generic_pays;
     if (exact_here && specialized + 1 + (generic ? 1 : 0) <= cap) levels.push_back(kir::ShapeLevel::kExact);
     if (generic) levels.push_back(kir::ShapeLevel::kGeneric);
@@ -375,7 +376,7 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
     d.message = fmt::format(
         "tier {}: no version worth compiling for {} (generic code predicted {:.3g}x tier 0; no "
         "exact slot or share); exact versions follow when a shape gets hot",
-        to_tier, st.region_sig.to_string(), generic_speedup_over_tier0(a.info.kind, to_tier));
+        to_tier, st.region_sig.to_string(), generic_speedup_over_tier0(a.info.speedup_class(), to_tier));
     log.record(std::move(d));
   }
   const int from_tier = a.tier.load(std::memory_order_acquire);
@@ -484,8 +485,8 @@ void Session::Impl::specialize(AdaptiveRegion& a, const std::shared_ptr<const ru
   // Payoff: this shape's calls at this call's speed vs exact tier-`tier` code. Exact over
   // generic code (the call ran a compiled version, which serves it generically) is
   // 1 / generic_factor; over tier 0 the tiers' product.
-  const double speedup = st.tier >= 1 ? 1.0 / policy->speedups().generic_factor(a.info.kind)
-                                      : policy->speedups().speedup_between(a.info.kind, 0, tier);
+  const double speedup = st.tier >= 1 ? 1.0 / policy->speedups().generic_factor(a.info.speedup_class())
+                                      : policy->speedups().speedup_between(a.info.speedup_class(), 0, tier);
   const double n = share * policy->expected_calls(a.profile);
   const double c =
       policy->costs().predict(tier, a.info.size) * policy->options().compile_cost_factor;

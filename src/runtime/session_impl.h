@@ -132,9 +132,9 @@ struct Session::Impl {
   /// measured (by more than 10%) is removed again: the region runs that tier's code.
   void observe_payoff(AdaptiveRegion& a);
   /// Predicted t_0 / t_tier for a region of `kind`: the product of the policy's steps.
-  double speedup_over_tier0(runtime::RegionKind kind, int tier) const;
+  double speedup_over_tier0(runtime::SpeedupClass cls, int tier) const;
   /// speedup_over_tier0 for generic code (SpeedupModel::generic_factor).
-  double generic_speedup_over_tier0(runtime::RegionKind kind, int tier) const;
+  double generic_speedup_over_tier0(runtime::SpeedupClass cls, int tier) const;
   /// The compile job of a promotion: versions of step `s`'s region at `to_tier`, installed.
   /// `exact_only`: one exact version of the step's shape (a newly hot shape at the top tier).
   void compile_promoted(const std::shared_ptr<const runtime::Plan>& plan, size_t s, int to_tier,

@@ -27,14 +27,23 @@ namespace {
 //    for tier 2, which pays for small batches once a region is hot enough; the measured payoff
 //    of each compile corrects the seed;
 //  - reduction: tier 1 LayerNorm 1.68x, Softmax 0.94x over tier 0 (1.26); tier 2 over tier 1
-//    3.45x / 2.18x (2.7); tier 3 1.0.
+//    3.45x / 2.18x (2.7); tier 3 1.0;
+//  - conv (a matmul_epilogue with a Conv anchor): tier 0 runs oneDNN's convolution, in a fused
+//    conv chain where it can. Exact tier-3 code against it, one conv
+//    (`tierjit_micro_bench --benchmark_filter=conv.r18_`, AVX2): resnet18's 3x3 64->64 at 56x56
+//    1.0x, 3x3/2 256->512 at 14x14 1.0x, 1x1/2 64->128 1.4x; on convnet_small's long Zipf trace
+//    the policy's tier-2 code for conv_2 ran 594 us per call against tier 0's 174 (0.29x, the
+//    region then evicted; `TIERJIT_LOG=info`, session 12), and a compiled region leaves the
+//    chain. Geometric mean ~0.8 from tier 0 to 2 (0.01 x 80), nothing more at tier 3: a conv
+//    region is not compiled unless a payoff measured in this process says otherwise.
 // Every compile's measured payoff is folded in (geometric mean with the seed).
-constexpr double kSeedSpeedup[kNumRegionKinds][kNumTiers - 1] = {
+constexpr double kSeedSpeedup[kNumSpeedupClasses][kNumTiers - 1] = {
     {4.0, 1.5, 1.0},    // elementwise
-    {0.01, 117.0, 1.05}, // matmul_epilogue
+    {0.01, 117.0, 1.05}, // matmul_epilogue (MatMul, Gemm)
     {1.26, 2.7, 1.0},   // reduction
     {1.0, 1.0, 1.0},    // shape_only: never compiled
     {1.0, 1.0, 1.0},    // opaque: no lowering
+    {0.01, 80.0, 1.0},  // conv
 };
 // t_exact / t_generic at one tier per kind (SpeedupModel::generic_factor):
 //  - matmul_epilogue: the generic tier-2 GEMM (exact-height bodies for 1-4 rows, 8-row tiles
@@ -45,13 +54,14 @@ constexpr double kSeedSpeedup[kNumRegionKinds][kNumTiers - 1] = {
 //  - elementwise and reduction: run-time extents cost index arithmetic and loop tails; not
 //    measured yet, assumed 0.8 (exact code 1.25x generic);
 //  - shape_only, opaque: never compiled.
-constexpr double kGenericFactor[kNumRegionKinds] = {0.8, 0.5, 0.8, 1.0, 1.0};
+//  - conv: as matmul_epilogue.
+constexpr double kGenericFactor[kNumSpeedupClasses] = {0.8, 0.5, 0.8, 1.0, 1.0, 0.5};
 // Prior compile cost a + b·nodes in µs per tier (DESIGN targets: tier 1 < 10 ms, tier 2 10–100
 // ms, tier 3 > 100 ms).
 constexpr double kPriorCost[kNumTiers][2] = {{0, 0}, {2000, 300}, {8000, 1500}, {100000, 20000}};
 
-int kind_index(RegionKind kind) {
-  return std::clamp(static_cast<int>(kind), 0, kNumRegionKinds - 1);
+int class_index(SpeedupClass cls) {
+  return std::clamp(static_cast<int>(cls), 0, kNumSpeedupClasses - 1);
 }
 bool compilable(RegionKind kind) {
   return kind != RegionKind::kShapeOnly && kind != RegionKind::kOpaque;
@@ -59,8 +69,20 @@ bool compilable(RegionKind kind) {
 
 }  // namespace
 
+SpeedupClass speedup_class(RegionKind kind, bool conv_anchor) {
+  if (kind == RegionKind::kMatMulEpilogue && conv_anchor) return SpeedupClass::kConv;
+  switch (kind) {
+    case RegionKind::kElementwise: return SpeedupClass::kElementwise;
+    case RegionKind::kMatMulEpilogue: return SpeedupClass::kMatMulEpilogue;
+    case RegionKind::kReduction: return SpeedupClass::kReduction;
+    case RegionKind::kShapeOnly: return SpeedupClass::kShapeOnly;
+    case RegionKind::kOpaque: return SpeedupClass::kOpaque;
+  }
+  return SpeedupClass::kOpaque;
+}
+
 SpeedupModel::SpeedupModel() {
-  for (int k = 0; k < kNumRegionKinds; ++k) {
+  for (int k = 0; k < kNumSpeedupClasses; ++k) {
     for (int t = 0; t < kNumTiers - 1; ++t) {
       log_sum_[k][t] = std::log(kSeedSpeedup[k][t]);
       n_[k][t] = 1;
@@ -68,47 +90,47 @@ SpeedupModel::SpeedupModel() {
   }
 }
 
-double SpeedupModel::speedup(RegionKind kind, int from_tier) const {
+double SpeedupModel::speedup(SpeedupClass cls, int from_tier) const {
   if (from_tier < 0 || from_tier >= kNumTiers - 1) return 1.0;
   std::lock_guard lock(mu_);
-  int k = kind_index(kind);
+  int k = class_index(cls);
   return std::exp(log_sum_[k][from_tier] / n_[k][from_tier]);
 }
 
-void SpeedupModel::set_seed(RegionKind kind, int from_tier, double speedup) {
+void SpeedupModel::set_seed(SpeedupClass cls, int from_tier, double speedup) {
   if (from_tier < 0 || from_tier >= kNumTiers - 1 || !(speedup > 0)) return;
   std::lock_guard lock(mu_);
-  int k = kind_index(kind);
+  int k = class_index(cls);
   log_sum_[k][from_tier] = std::log(speedup);
   n_[k][from_tier] = 1;
 }
 
-void SpeedupModel::observe(RegionKind kind, int from_tier, double t_before_us, double t_after_us) {
+void SpeedupModel::observe(SpeedupClass cls, int from_tier, double t_before_us, double t_after_us) {
   if (from_tier < 0 || from_tier >= kNumTiers - 1 || !(t_before_us > 0) || !(t_after_us > 0))
     return;
   std::lock_guard lock(mu_);
-  int k = kind_index(kind);
+  int k = class_index(cls);
   log_sum_[k][from_tier] += std::log(t_before_us / t_after_us);
   n_[k][from_tier] += 1;
 }
 
-double SpeedupModel::speedup_between(RegionKind kind, int from_tier, int to_tier) const {
+double SpeedupModel::speedup_between(SpeedupClass cls, int from_tier, int to_tier) const {
   double s = 1;
-  for (int t = std::max(from_tier, 0); t < to_tier && t < kNumTiers - 1; ++t) s *= speedup(kind, t);
+  for (int t = std::max(from_tier, 0); t < to_tier && t < kNumTiers - 1; ++t) s *= speedup(cls, t);
   return s;
 }
 
-void SpeedupModel::observe_span(RegionKind kind, int from_tier, int to_tier, double t_before_us,
+void SpeedupModel::observe_span(SpeedupClass cls, int from_tier, int to_tier, double t_before_us,
                                 double t_after_us) {
-  if (to_tier <= from_tier + 1) return observe(kind, from_tier, t_before_us, t_after_us);
+  if (to_tier <= from_tier + 1) return observe(cls, from_tier, t_before_us, t_after_us);
   if (!(t_before_us > 0) || !(t_after_us > 0)) return;
   // Attribute the ratio to the last step: divide out the estimates of the steps below it.
-  const double below = speedup_between(kind, from_tier, to_tier - 1);
-  observe(kind, to_tier - 1, t_before_us, t_after_us * below);
+  const double below = speedup_between(cls, from_tier, to_tier - 1);
+  observe(cls, to_tier - 1, t_before_us, t_after_us * below);
 }
 
-double SpeedupModel::generic_factor(RegionKind kind) const {
-  return kGenericFactor[kind_index(kind)];
+double SpeedupModel::generic_factor(SpeedupClass cls) const {
+  return kGenericFactor[class_index(cls)];
 }
 
 CompileCostModel::CompileCostModel() {
@@ -193,9 +215,9 @@ PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const
   if (current_tier >= top) return d;
   // Skip steps predicted to be no faster (the speedup of current -> to_tier <= 1).
   std::string skipped;
-  while (d.to_tier < top && !(speedups_.speedup_between(region.kind, current_tier, d.to_tier) > 1)) {
+  while (d.to_tier < top && !(speedups_.speedup_between(region.speedup_class(), current_tier, d.to_tier) > 1)) {
     skipped += fmt::format("tier {} skipped (predicted speedup {:.3g} over tier {}); ", d.to_tier,
-                           speedups_.speedup_between(region.kind, current_tier, d.to_tier),
+                           speedups_.speedup_between(region.speedup_class(), current_tier, d.to_tier),
                            current_tier);
     ++d.to_tier;
   }
@@ -207,7 +229,7 @@ PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const
   d.t_now_us = profile.mean_time_us(current_tier);
   if (d.t_now_us < 0) return decline(fmt::format("no time measured at tier {}", current_tier));
   d.n_expected = expected_calls(profile);
-  double speedup = speedups_.speedup_between(region.kind, current_tier, d.to_tier);
+  double speedup = speedups_.speedup_between(region.speedup_class(), current_tier, d.to_tier);
   d.t_next_us = d.t_now_us / speedup;
   d.compile_us = costs_.predict(d.to_tier, region.size) * options_.compile_cost_factor;
   d.benefit_us = d.n_expected * (d.t_now_us - d.t_next_us) - d.compile_us;
@@ -235,7 +257,7 @@ ThresholdUpdate TierPolicy::observe_compile(const RegionInfo& region, int from_t
   ThresholdUpdate u;
   to_tier = std::max(to_tier, from_tier + 1);
   u.tier = to_tier - 1;
-  speedups_.observe_span(region.kind, from_tier, to_tier, t_before_us, t_after_us);
+  speedups_.observe_span(region.speedup_class(), from_tier, to_tier, t_before_us, t_after_us);
   costs_.observe(to_tier, region.size, compile_us);
   from_tier = u.tier;  // the threshold that gated this compile
   if (from_tier < 0 || from_tier >= kNumTiers) return u;

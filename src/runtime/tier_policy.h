@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -31,32 +32,41 @@ namespace tierjit::runtime {
 using passes::RegionKind;
 inline constexpr int kNumRegionKinds = 5;
 
-/// Speedup t_i / t_{i+1} of one tier step per region kind. Seeded with defaults (DESIGN: "seeded by
+/// What the SpeedupModel keys on: the region kind, with convolution regions (a matmul_epilogue
+/// whose anchor is a Conv) apart from the MatMul / Gemm ones: tier 0 runs oneDNN's convolutions
+/// and fused conv chains, and the generated im2col + GEMM code is no faster (tier_policy.cc).
+enum class SpeedupClass : uint8_t { kElementwise, kMatMulEpilogue, kReduction, kShapeOnly, kOpaque, kConv };
+inline constexpr int kNumSpeedupClasses = 6;
+
+/// The class of a region of `kind`; `conv_anchor`: its anchor is a Conv.
+SpeedupClass speedup_class(RegionKind kind, bool conv_anchor = false);
+
+/// Speedup t_i / t_{i+1} of one tier step per SpeedupClass (region kind). Seeded with defaults (DESIGN: "seeded by
 /// the micro-benchmarks"), updated by every observed compile: the estimate is the geometric mean of
 /// the seed and every observation. Thread-safe.
 class SpeedupModel {
  public:
   SpeedupModel();
   /// Expected t_i / t_{i+1} for a step from tier `from_tier` (0..2); 1 for kinds never compiled.
-  double speedup(RegionKind kind, int from_tier) const;
-  void set_seed(RegionKind kind, int from_tier, double speedup);
-  /// A compile of a `kind` region from `from_tier` took calls from t_before_us to t_after_us.
-  void observe(RegionKind kind, int from_tier, double t_before_us, double t_after_us);
+  double speedup(SpeedupClass cls, int from_tier) const;
+  void set_seed(SpeedupClass cls, int from_tier, double speedup);
+  /// A compile of a `cls` region from `from_tier` took calls from t_before_us to t_after_us.
+  void observe(SpeedupClass cls, int from_tier, double t_before_us, double t_after_us);
   /// Expected t_from / t_to over several steps (the product of the steps); 1 when to <= from.
-  double speedup_between(RegionKind kind, int from_tier, int to_tier) const;
+  double speedup_between(SpeedupClass cls, int from_tier, int to_tier) const;
   /// A compile that went from `from_tier` straight to `to_tier` (a skipped step): the observed
   /// ratio, less the estimates of the steps below to_tier - 1, is an observation of the last step.
-  void observe_span(RegionKind kind, int from_tier, int to_tier, double t_before_us,
+  void observe_span(SpeedupClass cls, int from_tier, int to_tier, double t_before_us,
                     double t_after_us);
   /// Speed of generic code (every dim a run-time value) relative to exact code of the same tier,
   /// t_exact / t_generic (<= 1: generic code is slower), per kind; the tier steps above are
   /// measured on exact code. Seeded (tier_policy.cc), not yet learned from payoffs.
-  double generic_factor(RegionKind kind) const;
+  double generic_factor(SpeedupClass cls) const;
 
  private:
   mutable std::mutex mu_;
-  std::array<std::array<double, kNumTiers - 1>, kNumRegionKinds> log_sum_{};  // Σ log(speedup)
-  std::array<std::array<int, kNumTiers - 1>, kNumRegionKinds> n_{};           // seed + observations
+  std::array<std::array<double, kNumTiers - 1>, kNumSpeedupClasses> log_sum_{};  // Σ log(speedup)
+  std::array<std::array<int, kNumTiers - 1>, kNumSpeedupClasses> n_{};  // seed + observations
 };
 
 /// Compile cost C_tier(size) = a + b·size in µs, size = nodes in the region; a least-squares fit
@@ -116,6 +126,8 @@ struct RegionInfo {
   std::string name;
   RegionKind kind = RegionKind::kOpaque;
   double size = 1;  ///< nodes in the region (the CompileCostModel's x)
+  bool conv_anchor = false;  ///< the region's anchor is a Conv (see SpeedupClass)
+  SpeedupClass speedup_class() const { return runtime::speedup_class(kind, conv_anchor); }
 };
 
 struct PromotionDecision {

@@ -25,7 +25,7 @@ TEST(TierPolicy, DefaultThresholdsAndModels) {
   EXPECT_DOUBLE_EQ(p.threshold(2), 200);  // θ0·γ²
   EXPECT_NEAR(p.costs().predict(1, 10), 5000, 1e-6);
   EXPECT_NEAR(p.costs().predict(2, 10), 23000, 1e-6);
-  EXPECT_NEAR(p.speedups().speedup(RegionKind::kElementwise, 0), 4.0, 1e-12);
+  EXPECT_NEAR(p.speedups().speedup(SpeedupClass::kElementwise, 0), 4.0, 1e-12);
 }
 
 TEST(TierPolicy, NoDecisionBelowThreshold) {
@@ -139,7 +139,7 @@ TEST(TierPolicy, ThresholdAdaptationSign) {
   // The observed compile fed the speedup model: geometric mean of seed 1.5 and 1000/250 = 4 and
   // 100/100 = 1 and 1e6/1: exp((ln 1.5 + ln 4 + ln 1 + ln 1e6) / 4).
   double expect = std::exp((std::log(1.5) + std::log(4.0) + std::log(1e6)) / 4);
-  EXPECT_NEAR(p.speedups().speedup(RegionKind::kElementwise, 1), expect, 1e-9);
+  EXPECT_NEAR(p.speedups().speedup(SpeedupClass::kElementwise, 1), expect, 1e-9);
 }
 
 TEST(TierPolicy, CompileCostModelFollowsData) {
@@ -271,7 +271,7 @@ TEST(TierPolicy, SkipsAStepPredictedSlower) {
   EXPECT_EQ(TierPolicy().consider_promotion(gemm, prof, 0).to_tier, 2);
   // Measured tier-2 code 3x faster than tier 0 changes the answer: 0.01·300 = 3 -> t_2 = 33.3 us,
   // benefit 64·66.7 − 9500 < 0 at 64 calls, > 0 at 640 (Lindy: N = 640).
-  p.speedups().set_seed(RegionKind::kMatMulEpilogue, 1, 300);
+  p.speedups().set_seed(SpeedupClass::kMatMulEpilogue, 1, 300);
   for (int i = 64; i < 640; ++i) {
     prof.record_call(sig(8), 100, 0, 0, 0);
     prof.on_model_call();
@@ -282,6 +282,35 @@ TEST(TierPolicy, SkipsAStepPredictedSlower) {
   EXPECT_NEAR(d.benefit_us, 640 * (100 - 100 / 3.0) - 9500, 1e-6);
 }
 
+// A convolution region (tier 0: oneDNN, conv chains) is predicted no faster at tiers 1-3 and is
+// declined however hot; a MatMul region with the same profile is weighed for tier 2. Payoffs
+// measured on one class do not move the other's estimates.
+TEST(TierPolicy, ConvRegionsAreWeighedApartFromMatMuls) {
+  TierPolicy p;
+  RegionInfo conv{0, "conv_0", RegionKind::kMatMulEpilogue, 2, /*conv_anchor=*/true};
+  RegionInfo gemm{1, "gemm_1", RegionKind::kMatMulEpilogue, 2};
+  EXPECT_EQ(conv.speedup_class(), SpeedupClass::kConv);
+  EXPECT_EQ(gemm.speedup_class(), SpeedupClass::kMatMulEpilogue);
+  EXPECT_EQ(speedup_class(RegionKind::kReduction, true), SpeedupClass::kReduction);
+  Profile prof;
+  for (int i = 0; i < 100000; ++i) {
+    prof.record_call(sig(8), 1000, 0, 0, 0);
+    prof.on_model_call();
+  }
+  PromotionDecision c = p.consider_promotion(conv, prof, 0);
+  EXPECT_FALSE(c.promote);
+  ASSERT_TRUE(c.record.has_value());
+  EXPECT_EQ(c.record->kind, DecisionKind::kDeclined);
+  EXPECT_NEAR(p.speedups().speedup_between(SpeedupClass::kConv, 0, 2), 0.8, 1e-9);
+  PromotionDecision g = p.consider_promotion(gemm, prof, 0);
+  EXPECT_TRUE(g.promote) << (g.record ? g.record->message : "");
+  EXPECT_EQ(g.to_tier, 2);
+  // A conv compile measured 4x slower than tier 0 leaves the MatMul estimate where it was.
+  (void)p.observe_compile(conv, 0, 2, 100, 400, 1000, 10000);
+  EXPECT_NEAR(p.speedups().speedup(SpeedupClass::kMatMulEpilogue, 1), 117, 1e-9);
+  EXPECT_LT(p.speedups().speedup(SpeedupClass::kConv, 1), 80);
+}
+
 // A compile from tier 0 straight to tier 2 (100 us -> 50 us) is an observation of the 1 -> 2 step
 // once the 0 -> 1 estimate (0.01) is divided out: 100 / (50 · 0.01) = 200; with the seed 117 the
 // estimate is sqrt(117 · 200) = 152.97. θ_1 (the step into tier 2) adapts.
@@ -290,8 +319,8 @@ TEST(TierPolicy, ObserveSpanAttributesTheLastStep) {
   RegionInfo gemm{3, "gemm_3", RegionKind::kMatMulEpilogue, 1};
   ThresholdUpdate u = p.observe_compile(gemm, 0, 2, 100, 50, 64, 1000);
   EXPECT_EQ(u.tier, 1);
-  EXPECT_NEAR(p.speedups().speedup(RegionKind::kMatMulEpilogue, 1), std::sqrt(117.0 * 200.0), 1e-9);
-  EXPECT_NEAR(p.speedups().speedup(RegionKind::kMatMulEpilogue, 0), 0.01, 1e-12);
+  EXPECT_NEAR(p.speedups().speedup(SpeedupClass::kMatMulEpilogue, 1), std::sqrt(117.0 * 200.0), 1e-9);
+  EXPECT_NEAR(p.speedups().speedup(SpeedupClass::kMatMulEpilogue, 0), 0.01, 1e-12);
   // R = 50·64 / 1000 = 3.2 > 2: θ_1 = 20 − 2·1.2 = 17.6.
   EXPECT_NEAR(p.threshold(1), 17.6, 1e-9);
 }
