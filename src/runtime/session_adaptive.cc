@@ -212,7 +212,8 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
     // calls at this call's time, not the region's mean over all shapes. (mlp's long trace: the
     // region mean, 22.8 us, promised 29 ms for a batch-1 GEMM that saves ~1.3 us per call.)
     const double share = a.profile.recent_share(st.region_sig);
-    const double speedup = policy->speedups().speedup_between(a.info.speedup_class(), cur, d.to_tier);
+    const double speedup =
+        policy->speedups().speedup_between(a.info.speedup_class(), cur, d.to_tier);
     const double benefit = share * d.n_expected * (step_us - step_us / speedup) - d.compile_us;
     if (!(benefit > 0)) {
       const uint64_t next = policy->next_consideration(calls);
@@ -376,7 +377,8 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
     d.message = fmt::format(
         "tier {}: no version worth compiling for {} (generic code predicted {:.3g}x tier 0; no "
         "exact slot or share); exact versions follow when a shape gets hot",
-        to_tier, st.region_sig.to_string(), generic_speedup_over_tier0(a.info.speedup_class(), to_tier));
+        to_tier, st.region_sig.to_string(),
+        generic_speedup_over_tier0(a.info.speedup_class(), to_tier));
     log.record(std::move(d));
   }
   const int from_tier = a.tier.load(std::memory_order_acquire);
@@ -485,8 +487,9 @@ void Session::Impl::specialize(AdaptiveRegion& a, const std::shared_ptr<const ru
   // Payoff: this shape's calls at this call's speed vs exact tier-`tier` code. Exact over
   // generic code (the call ran a compiled version, which serves it generically) is
   // 1 / generic_factor; over tier 0 the tiers' product.
-  const double speedup = st.tier >= 1 ? 1.0 / policy->speedups().generic_factor(a.info.speedup_class())
-                                      : policy->speedups().speedup_between(a.info.speedup_class(), 0, tier);
+  const runtime::SpeedupClass cls = a.info.speedup_class();
+  const double speedup = st.tier >= 1 ? 1.0 / policy->speedups().generic_factor(cls)
+                                      : policy->speedups().speedup_between(cls, 0, tier);
   const double n = share * policy->expected_calls(a.profile);
   const double c =
       policy->costs().predict(tier, a.info.size) * policy->options().compile_cost_factor;

@@ -131,7 +131,8 @@ struct Session::Impl {
   /// models learn from the measured payoff), logged. New code slower than the best lower tier
   /// measured (by more than 10%) is removed again: the region runs that tier's code.
   void observe_payoff(AdaptiveRegion& a);
-  /// Predicted t_0 / t_tier for a region of `kind`: the product of the policy's steps.
+  /// Predicted t_0 / t_tier for a region of speedup class `cls`: the product of the policy's
+  /// steps.
   double speedup_over_tier0(runtime::SpeedupClass cls, int tier) const;
   /// speedup_over_tier0 for generic code (SpeedupModel::generic_factor).
   double generic_speedup_over_tier0(runtime::SpeedupClass cls, int tier) const;

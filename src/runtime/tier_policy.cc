@@ -215,9 +215,10 @@ PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const
   if (current_tier >= top) return d;
   // Skip steps predicted to be no faster (the speedup of current -> to_tier <= 1).
   std::string skipped;
-  while (d.to_tier < top && !(speedups_.speedup_between(region.speedup_class(), current_tier, d.to_tier) > 1)) {
+  const SpeedupClass cls = region.speedup_class();
+  while (d.to_tier < top && !(speedups_.speedup_between(cls, current_tier, d.to_tier) > 1)) {
     skipped += fmt::format("tier {} skipped (predicted speedup {:.3g} over tier {}); ", d.to_tier,
-                           speedups_.speedup_between(region.speedup_class(), current_tier, d.to_tier),
+                           speedups_.speedup_between(cls, current_tier, d.to_tier),
                            current_tier);
     ++d.to_tier;
   }
@@ -229,7 +230,7 @@ PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const
   d.t_now_us = profile.mean_time_us(current_tier);
   if (d.t_now_us < 0) return decline(fmt::format("no time measured at tier {}", current_tier));
   d.n_expected = expected_calls(profile);
-  double speedup = speedups_.speedup_between(region.speedup_class(), current_tier, d.to_tier);
+  double speedup = speedups_.speedup_between(cls, current_tier, d.to_tier);
   d.t_next_us = d.t_now_us / speedup;
   d.compile_us = costs_.predict(d.to_tier, region.size) * options_.compile_cost_factor;
   d.benefit_us = d.n_expected * (d.t_now_us - d.t_next_us) - d.compile_us;

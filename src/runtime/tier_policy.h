@@ -35,15 +35,22 @@ inline constexpr int kNumRegionKinds = 5;
 /// What the SpeedupModel keys on: the region kind, with convolution regions (a matmul_epilogue
 /// whose anchor is a Conv) apart from the MatMul / Gemm ones: tier 0 runs oneDNN's convolutions
 /// and fused conv chains, and the generated im2col + GEMM code is no faster (tier_policy.cc).
-enum class SpeedupClass : uint8_t { kElementwise, kMatMulEpilogue, kReduction, kShapeOnly, kOpaque, kConv };
+enum class SpeedupClass : uint8_t {
+  kElementwise,
+  kMatMulEpilogue,
+  kReduction,
+  kShapeOnly,
+  kOpaque,
+  kConv,
+};
 inline constexpr int kNumSpeedupClasses = 6;
 
 /// The class of a region of `kind`; `conv_anchor`: its anchor is a Conv.
 SpeedupClass speedup_class(RegionKind kind, bool conv_anchor = false);
 
-/// Speedup t_i / t_{i+1} of one tier step per SpeedupClass (region kind). Seeded with defaults (DESIGN: "seeded by
-/// the micro-benchmarks"), updated by every observed compile: the estimate is the geometric mean of
-/// the seed and every observation. Thread-safe.
+/// Speedup t_i / t_{i+1} of one tier step per SpeedupClass (region kind). Seeded with defaults
+/// (DESIGN: "seeded by the micro-benchmarks"), updated by every observed compile: the estimate is
+/// the geometric mean of the seed and every observation. Thread-safe.
 class SpeedupModel {
  public:
   SpeedupModel();

@@ -124,7 +124,8 @@ bool check(const Tensor& x, const Chain& c) {
 }
 
 TEST(GeluFusion, MatchesTheFiveKernelsBitForBit) {
-  for (const Shape& s : {Shape{0}, Shape{1}, Shape{7}, Shape{3, 17}, Shape{2, 1, 1000}, Shape{9, 1031}, Shape{70001}})
+  for (const Shape& s :
+       {Shape{0}, Shape{1}, Shape{7}, Shape{3, 17}, Shape{2, 1, 1000}, Shape{9, 1031}, Shape{70001}})
     for (bool rank1 : {false, true})
       for (bool swap : {false, true}) {
         SCOPED_TRACE(shape_to_string(s) + (rank1 ? " rank-1 constants" : "") + (swap ? " swapped" : ""));

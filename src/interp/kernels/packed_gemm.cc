@@ -368,8 +368,9 @@ bool packed_matmul_f32(int64_t m, int64_t n, int64_t k, bool trans_b, const floa
   const int64_t block_steps =
       std::max<int64_t>(1, kRowBlockBytes / (std::max<int64_t>(k, 1) * sizeof(float) * step));
   const bool blocked = row_steps > block_steps;
-  const int64_t groups = std::min(
-      row_steps, std::max((row_steps + block_steps - 1) / block_steps, (4 * threads + count - 1) / count));
+  const int64_t min_groups = (4 * threads + count - 1) / count;
+  const int64_t groups =
+      std::min(row_steps, std::max((row_steps + block_steps - 1) / block_steps, min_groups));
   parallel_for_stealing(threads, count * groups, [&](int64_t item) {
     const int64_t p = blocked ? item % count : item / groups;
     const int64_t g = blocked ? item / count : item % groups;
