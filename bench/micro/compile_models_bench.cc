@@ -4,7 +4,8 @@
 // counters give the region count and the slowest region. Tier 1 compiles generic versions, tier 2
 // exact versions at N=4, S=32, H=W=64. Models come from $TIERJIT_MODELS_DIR, else the shared
 // folder the build was configured with; cases skip with a message when it is absent.
-// Cases: compile.models_median_region/tier1, /tier2, and compile.<model>_median_region/tierN.
+// Cases: compile.models_median_region/tier1, /tier2, and compile.<model>_median_region/tierN (a
+// model none of whose regions has a lowering reports 0 regions, labelled so).
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -107,9 +108,10 @@ void run_case(benchmark::State& state, const std::vector<std::string>& models, i
       auto u = compile_all(*m, tier);
       us.insert(us.end(), u.begin(), u.end());
     }
-    if (us.empty()) {
-      state.SkipWithError("no region has a lowering yet");
-      return;
+    if (us.empty()) {  // e.g. lstm_small: its LSTM regions run at tier 0 only
+      state.SetIterationTime(0);
+      state.SetLabel("no region has a lowering: nothing to compile");
+      continue;
     }
     std::sort(us.begin(), us.end());
     regions = static_cast<double>(us.size());
