@@ -25,8 +25,14 @@ enum class ExecutionMode {
                    ///< the first time a signature is seen; the others stay on tier 0
 };
 
+/// Largest intra_op_threads and compile_threads a Session accepts (larger values are errors:
+/// a kernel never runs more threads than the usable cores anyway, see docs/runtime.md).
+inline constexpr int kMaxIntraOpThreads = 1024;
+inline constexpr int kMaxCompileThreads = 256;
+
 struct SessionOptions {
-  /// Threads one kernel may use (OpenMP / oneDNN); 0 = all cores.
+  /// Threads one kernel may use (OpenMP / oneDNN), 0..kMaxIntraOpThreads; 0 = all cores. A call
+  /// runs min(this, usable cores) of them while the cores are free, else one.
   int intra_op_threads = 1;
   /// Largest single tensor accepted, from the model or computed at run time (bytes).
   int64_t memory_limit_bytes = int64_t{16} << 30;
@@ -42,7 +48,7 @@ struct SessionOptions {
   /// floats, exact otherwise); a mismatch discards it and the region stays on the tier below
   /// (decision log). Costs one tier-0 run per new version.
   bool verify = false;
-  /// Background compile threads; 0 = max(1, floor(0.2 * cores)).
+  /// Background compile threads, 0..kMaxCompileThreads; 0 = max(1, floor(0.2 * cores)).
   int compile_threads = 0;
   /// TierPolicy: theta0 (calls before the first promotion) and gamma (theta_i = theta0 * gamma^i).
   double theta0 = 2;

@@ -192,6 +192,10 @@ def test_session_options_fields(demo_model, demo_ref):
         so.intra_op_threads = "2"
     with pytest.raises(ValueError):
         so.memory_limit_bytes = -1
+    with pytest.raises(ValueError, match="= 100000000000000000000 is too large"):
+        so.intra_op_num_threads = 10**20  # beyond the C++ int: one line, not pybind's TypeError
+    with pytest.raises(tierjit.InvalidArgument, match="compile_threads must be 0 .default. to 256"):
+        tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(compile_threads=100000))
     x, expected = load_demo_ref(demo_ref)
     sess = tierjit.InferenceSession(demo_model, sess_options=so)
     assert sess.get_session_options() is so

@@ -173,7 +173,10 @@ class SessionOptions(_tierjit.CoreSessionOptions):
                     raise TypeError(f"SessionOptions.{name} must be an int, got {type(value).__name__}")
                 if value < 0:
                     raise ValueError(f"SessionOptions.{name} must be >= 0, got {value}")
-            object.__setattr__(self, name, value)
+            try:
+                object.__setattr__(self, name, value)
+            except TypeError:  # pybind11's conversion: the value does not fit the C++ field
+                raise ValueError(f"SessionOptions.{name} = {value} is too large") from None
         else:
             raise AttributeError(
                 f"tierjit.SessionOptions has no attribute '{name}' (tierjit fields: "

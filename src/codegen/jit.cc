@@ -13,13 +13,16 @@
 // libgomp's entry for `#pragma omp parallel` (parallel For loops call it; see llvm_emit.cc).
 extern "C" void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
 
-// Team size for a parallel loop, as GOMP_parallel's num_threads: 0 (the default team) while no
-// other process and no background compile of this one holds the spare cores, else 1 (run on the
+// Team size for a parallel loop, as GOMP_parallel's num_threads (support::team_for): 0 (the
+// default team) while no other process and no background compile of this one holds the spare
+// cores, the usable cores when the default team has more threads than that, else 1 (run on the
 // caller). A team whose second thread waits for a busy core is several times slower than one
 // thread (mlp's long trace: 940 -> 750 ms once calls stopped using the team during compiles).
 extern "C" unsigned tierjit_team_threads() {
   const int team = omp_get_max_threads();
-  return team <= 1 || tierjit::support::spare_cores_for(team) ? 0 : 1;
+  if (team <= 1) return 0;
+  const int now = tierjit::support::team_for(team);
+  return now == team ? 0 : static_cast<unsigned>(now);
 }
 
 namespace tierjit::codegen {

@@ -403,7 +403,7 @@ FusionPlan plan_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& 
 ExecOptions under_current_load(const ExecOptions& options) {
   ExecOptions o = options;
   if (o.load_applied) return o;
-  if (o.intra_op_threads > 1 && !support::spare_cores_for(o.intra_op_threads)) o.intra_op_threads = 1;
+  o.intra_op_threads = support::team_for(o.intra_op_threads);
   o.load_applied = true;
   return o;
 }

@@ -8,9 +8,13 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <system_error>
+
+#include <fmt/format.h>
 
 #include "support/cpu_load.h"
 #include "support/log.h"
+#include "tierjit/error.h"
 
 namespace tierjit::runtime {
 namespace {
@@ -98,7 +102,20 @@ CompileQueue::CompileQueue(CompileQueueOptions options, Metrics* metrics)
   if (options_.synchronous) return;
   int n = options_.threads > 0 ? options_.threads
                                : default_threads(std::thread::hardware_concurrency());
-  for (int i = 0; i < n; ++i) workers_.emplace_back([this] { worker_loop(); });
+  for (int i = 0; i < n; ++i) {
+    try {
+      workers_.emplace_back([this] { worker_loop(); });
+    } catch (const std::system_error& e) {  // the system's thread limit (or memory) reached
+      if (workers_.empty()) {
+        shutdown();
+        throw Error(StatusCode::kResourceExhausted,
+                    fmt::format("compile queue: cannot start a compile thread: {}", e.what()));
+      }
+      TJ_LOG_WARN("compile queue: started {} of {} compile threads ({}); going on with those",
+                  workers_.size(), n, e.what());
+      break;
+    }
+  }
 }
 
 CompileQueue::~CompileQueue() { shutdown(); }

@@ -8,6 +8,8 @@
 
 #include <set>
 
+#include <fmt/format.h>
+
 #include "interp/evaluate_node.h"
 #include "passes/pipeline.h"
 #include "runtime/session_impl.h"
@@ -35,6 +37,14 @@ TensorInfo describe_value(const ir::Value& v) {
 
 Session::Session(const std::string& model_path, SessionOptions options)
     : impl_(std::make_unique<Impl>()) {
+  if (options.intra_op_threads < 0 || options.intra_op_threads > kMaxIntraOpThreads)
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("{}: intra_op_threads must be 0 (all cores) to {}, got {}", model_path,
+                            kMaxIntraOpThreads, options.intra_op_threads));
+  if (options.compile_threads < 0 || options.compile_threads > kMaxCompileThreads)
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("{}: compile_threads must be 0 (default) to {}, got {}", model_path,
+                            kMaxCompileThreads, options.compile_threads));
   impl_->options = options;
   onnx_import::LoadOptions load;
   load.memory_limit_bytes = options.memory_limit_bytes;

@@ -126,4 +126,10 @@ bool spare_cores_for(int threads) {
          static_cast<double>(usable_cores() - threads) + 0.5;
 }
 
+int team_for(int requested) {
+  if (requested <= 1) return 1;
+  const int team = std::min(requested, usable_cores());
+  return team > 1 && spare_cores_for(team) ? team : 1;
+}
+
 }  // namespace tierjit::support

@@ -46,4 +46,9 @@ int background_busy_threads();
 /// tolerated, e.g. a shell, a monitoring daemon).
 bool spare_cores_for(int threads);
 
+/// The team a kernel asking for `requested` threads gets now: min(requested, usable_cores())
+/// when spare_cores_for that many, else 1 (also for requested <= 1). More threads than cores
+/// only make a team wait for its own members.
+int team_for(int requested);
+
 }  // namespace tierjit::support

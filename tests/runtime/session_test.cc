@@ -98,6 +98,40 @@ TEST(Session, MissingModelThrowsNotFound) {
   }
 }
 
+// Thread counts out of range are one-line InvalidArgument errors naming the option (a huge
+// compile_threads used to abort the process starting threads); the largest accepted work.
+TEST(Session, ThreadCountsOutOfRangeAreErrors) {
+  auto code_for = [](SessionOptions o, std::string* msg) {
+    try {
+      Session s(kDemo, o);
+      return StatusCode::kOk;
+    } catch (const Error& e) {
+      *msg = e.what();
+      return e.code();
+    }
+  };
+  std::string msg;
+  for (int bad : {-1, kMaxIntraOpThreads + 1}) {
+    SessionOptions o;
+    o.intra_op_threads = bad;
+    EXPECT_EQ(code_for(o, &msg), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(msg.find("intra_op_threads must be 0 (all cores) to 1024, got " + std::to_string(bad)),
+              std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  for (int bad : {-2, kMaxCompileThreads + 1, 100000}) {
+    SessionOptions o;
+    o.compile_threads = bad;
+    EXPECT_EQ(code_for(o, &msg), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(msg.find("compile_threads must be 0 (default) to 256, got " + std::to_string(bad)),
+              std::string::npos) << msg;
+  }
+  SessionOptions most;
+  most.intra_op_threads = kMaxIntraOpThreads;  // runs min(1024, cores) threads
+  most.compile_threads = 8;
+  EXPECT_EQ(code_for(most, &msg), StatusCode::kOk) << msg;
+}
+
 TEST(Session, ConcurrentRunsWithMixedShapes) {
   Session s(kDemo);
   // Reference outputs per batch size, computed serially.

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <chrono>
@@ -42,6 +43,22 @@ TEST(CpuLoad, BusyChildProcessIsForeign) {
   // The child keeps one core busy: at least most of a core is foreign (more if others run).
   EXPECT_GE(busy, 0.6);
   EXPECT_FALSE(spare_cores_for(usable_cores() + 1));  // never more threads than cores
+}
+
+// team_for caps a request at the usable cores (more threads than cores would wait for each
+// other), and gives one thread while the spare cores are taken.
+TEST(CpuLoad, TeamForCapsAtTheCoresAndFollowsTheLoad) {
+  const int cores = usable_cores();
+  override_foreign_busy_cores(0);
+  EXPECT_EQ(team_for(0), 1);
+  EXPECT_EQ(team_for(1), 1);
+  EXPECT_EQ(team_for(2), std::min(2, cores));
+  EXPECT_EQ(team_for(cores + 3), cores);
+  EXPECT_EQ(team_for(1 << 20), cores);
+  override_foreign_busy_cores(cores);  // every core busy elsewhere
+  EXPECT_EQ(team_for(2), 1);
+  EXPECT_EQ(team_for(cores + 3), 1);
+  override_foreign_busy_cores(-1);
 }
 
 // Busy seconds of all cores since boot, from /proc/stat's first line (as the library reads it).

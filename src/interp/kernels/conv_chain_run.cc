@@ -491,7 +491,7 @@ int image_groups(const ConvChain& c, const ConvChain::Resolved& r, int threads) 
   if (images < threads || (images % threads != 0 && images < 4 * threads)) return 1;
   for (const Shape& s : r.shapes)
     if (s.empty() || s[0] != images) return 1;
-  return support::spare_cores_for(threads) ? threads : 1;
+  return support::team_for(threads) == threads ? threads : 1;
 }
 
 }  // namespace

@@ -138,8 +138,7 @@ dnnl::memory weights_in_layout(const dnnl::memory::desc& user_md, const dnnl::me
 
 int parallel_threads(int64_t macs, int threads) {
   if (threads <= 1 || macs < kPrimitiveMinMacs) return 1;
-  if (support::spare_cores_for(threads)) return threads;
-  return 1;
+  return support::team_for(threads);
 }
 
 void set_dnnl_threads(int threads) {
