@@ -154,8 +154,9 @@ Expected<std::pair<std::string, int64_t>> parse_dim_binding(const std::string& t
   size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0) return invalid_argument("--dim '{}': expected NAME=VALUE", text);
   auto v = parse_int(text.substr(eq + 1));
-  if (!v || *v < 0 || *v > (int64_t{1} << 40))
-    return invalid_argument("--dim '{}': VALUE must be a non-negative integer", text);
+  if (!v || *v < 0) return invalid_argument("--dim '{}': VALUE must be a non-negative integer", text);
+  if (*v > (int64_t{1} << 40))
+    return invalid_argument("--dim '{}': VALUE must be at most 2^40 ({})", text, int64_t{1} << 40);
   return std::make_pair(text.substr(0, eq), *v);
 }
 

@@ -60,6 +60,9 @@ TEST(DimBinding, Parses) {
   EXPECT_EQ(d->first, "S");
   EXPECT_EQ(d->second, 128);
   for (const char* bad : {"S", "S=", "=3", "S=-1", "S=x"}) EXPECT_FALSE(parse_dim_binding(bad).ok()) << bad;
+  const auto huge = parse_dim_binding("N=99999999999999");  // too large, not "non-negative"
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("at most 2^40"), std::string::npos) << huge.status().message();
 }
 
 TEST(Dims, DefaultsAndResolution) {
