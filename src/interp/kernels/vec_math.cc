@@ -43,6 +43,20 @@ inline double hsum(__m256d v) {
   return (d[0] + d[1]) + (d[2] + d[3]);
 }
 
+// Horner steps u = u * s + c for each constant c in order, written out (a loop over an
+// initializer_list compiled to a stack copy of the constants and a branch per step inside every
+// call: exp8 ran at 1.16 instead of 0.64 ns per element on Zen 3). Same operations, same bits.
+template <class... C>
+inline __m256 horner8(__m256 u, __m256 s, C... c) {
+  ((u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(c))), ...);
+  return u;
+}
+template <class... C>
+__attribute__((target("avx512f,fma"))) inline __m512 horner16(__m512 u, __m512 s, C... c) {
+  ((u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(c))), ...);
+  return u;
+}
+
 // erf(x) = x P(x^2) / Q(x^2) with x clamped to [-4, 4] (|erf| rounds to 1 beyond; NaN passes the
 // clamp): the rational approximation of src/codegen/math_emit.cc (Eigen's generic_fast_erf_float),
 // so tier 0 and the compiled tiers agree. SLEEF's 1-ulp erf costs ~9x more per element.
@@ -51,14 +65,11 @@ inline __m256 erf8(__m256 x) {
   __m256 xc = _mm256_blendv_ps(x, four, _mm256_cmp_ps(x, four, _CMP_GT_OQ));
   xc = _mm256_blendv_ps(xc, mfour, _mm256_cmp_ps(xc, mfour, _CMP_LT_OQ));
   const __m256 x2 = _mm256_mul_ps(xc, xc);
-  __m256 p = _mm256_set1_ps(-2.72614225801306e-10f);
-  for (float c : {2.77068142495902e-08f, -2.10102402082508e-06f, -5.69250639462346e-05f,
-                  -7.34990630326855e-04f, -2.95459980854025e-03f, -1.60960333262415e-02f})
-    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(c));
-  __m256 q = _mm256_set1_ps(-1.45660718464996e-05f);
-  for (float c : {-2.13374055278905e-04f, -1.68282697438203e-03f, -7.37332916720468e-03f,
-                  -1.42647390514189e-02f})
-    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(c));
+  const __m256 p = horner8(_mm256_set1_ps(-2.72614225801306e-10f), x2, 2.77068142495902e-08f,
+                            -2.10102402082508e-06f, -5.69250639462346e-05f, -7.34990630326855e-04f,
+                            -2.95459980854025e-03f, -1.60960333262415e-02f);
+  const __m256 q = horner8(_mm256_set1_ps(-1.45660718464996e-05f), x2, -2.13374055278905e-04f,
+                            -1.68282697438203e-03f, -7.37332916720468e-03f, -1.42647390514189e-02f);
   return _mm256_mul_ps(xc, _mm256_div_ps(p, q));  // x * (p/q): no underflow for tiny x
 }
 
@@ -69,14 +80,11 @@ __attribute__((target("avx512f,fma"))) inline __m512 erf16(__m512 x) {
   __m512 xc = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, four, _CMP_GT_OQ), four);
   xc = _mm512_mask_mov_ps(xc, _mm512_cmp_ps_mask(xc, mfour, _CMP_LT_OQ), mfour);
   const __m512 x2 = _mm512_mul_ps(xc, xc);
-  __m512 p = _mm512_set1_ps(-2.72614225801306e-10f);
-  for (float c : {2.77068142495902e-08f, -2.10102402082508e-06f, -5.69250639462346e-05f,
-                  -7.34990630326855e-04f, -2.95459980854025e-03f, -1.60960333262415e-02f})
-    p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(c));
-  __m512 q = _mm512_set1_ps(-1.45660718464996e-05f);
-  for (float c : {-2.13374055278905e-04f, -1.68282697438203e-03f, -7.37332916720468e-03f,
-                  -1.42647390514189e-02f})
-    q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(c));
+  const __m512 p = horner16(_mm512_set1_ps(-2.72614225801306e-10f), x2, 2.77068142495902e-08f,
+                            -2.10102402082508e-06f, -5.69250639462346e-05f, -7.34990630326855e-04f,
+                            -2.95459980854025e-03f, -1.60960333262415e-02f);
+  const __m512 q = horner16(_mm512_set1_ps(-1.45660718464996e-05f), x2, -2.13374055278905e-04f,
+                            -1.68282697438203e-03f, -7.37332916720468e-03f, -1.42647390514189e-02f);
   return _mm512_mul_ps(xc, _mm512_div_ps(p, q));
 }
 
@@ -105,9 +113,8 @@ inline __m256 exp8(__m256 d) {
   const __m256 qf = _mm256_cvtepi32_ps(q);
   __m256 s = _mm256_fmadd_ps(qf, _mm256_set1_ps(-0x1.62e4p-1f), d);
   s = _mm256_fmadd_ps(qf, _mm256_set1_ps(-0x1.7f7d1cp-20f), s);
-  __m256 u = _mm256_set1_ps(0x1.a057b4p-13f);
-  for (float c : {0x1.6d2d92p-10f, 0x1.11114cp-7f, 0x1.5554f4p-5f, 0x1.555556p-3f, 0.5f})
-    u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(c));
+  __m256 u = horner8(_mm256_set1_ps(0x1.a057b4p-13f), s, 0x1.6d2d92p-10f, 0x1.11114cp-7f,
+                      0x1.5554f4p-5f, 0x1.555556p-3f, 0.5f);
   u = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(s, s), u, s), _mm256_set1_ps(1.f));
   const __m256i one = _mm256_set1_epi32(0x3f800000), h = _mm256_srai_epi32(q, 1);
   u = _mm256_mul_ps(u, _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(h, 23), one)));
@@ -123,9 +130,8 @@ __attribute__((target("avx512f,fma"))) inline __m512 exp16(__m512 d) {
   const __m512 qf = _mm512_cvtepi32_ps(q);
   __m512 s = _mm512_fmadd_ps(qf, _mm512_set1_ps(-0x1.62e4p-1f), d);
   s = _mm512_fmadd_ps(qf, _mm512_set1_ps(-0x1.7f7d1cp-20f), s);
-  __m512 u = _mm512_set1_ps(0x1.a057b4p-13f);
-  for (float c : {0x1.6d2d92p-10f, 0x1.11114cp-7f, 0x1.5554f4p-5f, 0x1.555556p-3f, 0.5f})
-    u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(c));
+  __m512 u = horner16(_mm512_set1_ps(0x1.a057b4p-13f), s, 0x1.6d2d92p-10f, 0x1.11114cp-7f,
+                      0x1.5554f4p-5f, 0x1.555556p-3f, 0.5f);
   u = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(s, s), u, s), _mm512_set1_ps(1.f));
   const __m512i one = _mm512_set1_epi32(0x3f800000), h = _mm512_srai_epi32(q, 1);
   u = _mm512_mul_ps(u, _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(h, 23), one)));
