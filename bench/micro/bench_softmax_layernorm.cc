@@ -7,6 +7,9 @@
 //   reduction.softmax_4x2x64x64        the Softmax node through the tier-0 executor
 //   reduction.layernorm_4x64x128       LayerNormalization, Scale and B of [128]
 //   reduction.add_layernorm_4x64x128   Add + LayerNormalization (fused by the executor)
+//   reduction.attention_softmax_1x2x256x256  bert_tiny's Softmax(Div(scores, 8) + mask[1,1,1,256])
+//                                      fused by the executor (tier0, softmax_fusion.h) and node
+//                                      by node (tier0_nodes: the Div output also a graph output)
 // Single thread (Tier0Program); the sizes are below the kernels' parallel threshold anyway.
 #include <vector>
 
@@ -67,6 +70,21 @@ Tier0Program make_layernorm(bool add) {
   return Tier0Program(b.finish(), std::move(feeds));
 }
 
+Tier0Program make_attention_softmax(bool fused) {
+  GraphBuilder b;
+  const Shape shape = {1, 2, 256, 256};
+  ir::Value* x = b.feed("scores", shape);
+  ir::Value* mask = b.feed("mask", {1, 1, 1, 256});
+  ir::Value* scaled = b.node(ir::OpKind::Div, {x, b.constant("scale", Tensor::from_vector<float>({}, {8.f}))}, {}, 14);
+  ir::Value* masked = b.node(ir::OpKind::Add, {scaled, mask}, {}, 14);
+  b.output(b.node(ir::OpKind::Softmax, {masked}, {{"axis", attr_int(-1)}}, 13));
+  if (!fused) {  // intermediates read outside the chain: node by node
+    b.output(scaled);
+    b.output(masked);
+  }
+  return Tier0Program(b.finish(), {random_tensor(shape, 27, -4.f, 4.f), random_tensor({1, 1, 1, 256}, 28)});
+}
+
 /// tier0_case with the LayerNormalization AVX2 path forced (the previous code) while it runs.
 template <class Make>
 std::function<void(benchmark::State&)> prev_case(Make make) {
@@ -88,6 +106,9 @@ const bool registered = [] {
     register_case(c, "tier0_prev", prev_case(make));
     register_case(c, "tier0", tier0_case(make));
   }
+  for (bool fused : {true, false})
+    register_case("reduction.attention_softmax_1x2x256x256", fused ? "tier0" : "tier0_nodes",
+                  tier0_case([fused] { return make_attention_softmax(fused); }));
   return true;
 }();
 

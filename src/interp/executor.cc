@@ -11,6 +11,7 @@
 #include "interp/kernels/gelu_fusion.h"
 #include "interp/kernels/layer_norm_fusion.h"
 #include "interp/kernels/matmul_fusion.h"
+#include "interp/kernels/softmax_fusion.h"
 #include "interp/registry.h"
 #include "support/check.h"
 #include "support/cpu_load.h"
@@ -135,10 +136,12 @@ bool has_subgraphs(const ir::Graph& g) {
 // MatMul nodes[i], matmul_fusion.h, or of the LayerNormalization fused with Add nodes[i],
 // layer_norm_fusion.h), kSkip for that second node,
 // kGeluChain for the Div starting a fused GELU chain (gelu_fusion.h; its other four nodes kSkip),
-// -1 otherwise; empty when nothing fuses.
+// kSoftmaxChain for the first node of a Softmax's prologue (softmax_fusion.h; the rest and the
+// Softmax kSkip), -1 otherwise; empty when nothing fuses.
 constexpr int kSkip = -2;
 constexpr int kGeluChain = -3;
-constexpr int kConvChain0 = -4;  // kConvChain0 - k: the last node of conv chain k (runs it)
+constexpr int kSoftmaxChain = -4;  // the first prologue node of a Softmax chain (softmax_fusion.h)
+constexpr int kConvChain0 = -5;    // kConvChain0 - k: the last node of conv chain k (runs it)
 
 using ConvChains = std::vector<std::shared_ptr<const ConvChain>>;
 
@@ -154,6 +157,29 @@ void plan_conv_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& g
   chains.clear();
   int subgraphs = -1;  // unknown until a candidate needs it
   for (size_t i = 0; i < nodes.size(); ++i) {
+    if (fused.empty() || fused[i] == -1) {
+      // A Softmax with its elementwise prologue: every node in this list, in order, and every
+      // operand computed before the first node (the chain runs at its position).
+      if (const std::optional<SoftmaxChain> c = match_softmax_chain(*nodes[i], g)) {
+        std::vector<size_t> at;
+        size_t from = i + 1;
+        for (size_t k = 1; k <= c->ops.size() && from <= nodes.size(); ++k) {
+          at.push_back(find_node(nodes, from, k < c->ops.size() ? c->ops[k] : c->softmax));
+          from = at.back() + 1;
+        }
+        bool ready = from <= nodes.size();
+        for (const ir::Value* v : softmax_chain_operands(*c))
+          ready = ready && v && (!v->producer() || find_node(nodes, i, v->producer()) == nodes.size());
+        if (ready) {
+          if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
+          if (subgraphs) return;
+          if (fused.empty()) fused.assign(nodes.size(), -1);
+          fused[i] = kSoftmaxChain;
+          for (size_t k : at) fused[k] = kSkip;
+          continue;
+        }
+      }
+    }
     if (nodes[i]->op() == ir::OpKind::Div && (fused.empty() || fused[i] == -1)) {
       // A GELU chain: all five nodes in this list (a region's), in order.
       if (const std::optional<GeluChain> c = match_gelu_chain(*nodes[i], g)) {
@@ -350,6 +376,27 @@ Status run_gelu_fused(const ir::Node& div, Frame& frame, const ExecOptions& opti
   return Status();
 }
 
+// Runs the Softmax chain starting at prologue node `first` (planned by plan_conv_fusion) at its
+// position: fused where run_softmax_chain applies, else its nodes one by one. Every prologue
+// output's slot holds the Softmax's output (same shape and dtype; only shapes are read from them
+// afterwards).
+Status run_softmax_fused(const ir::Node& first, Frame& frame, const ExecOptions& options,
+                         const SubgraphRunner& runner, std::vector<const Tensor*>& in_ptrs,
+                         std::vector<Tensor>& outs) {
+  const std::optional<SoftmaxChain> c = match_softmax_chain(first, *frame.graph);
+  if (!c) return internal_error("{}: planned Softmax chain no longer matches", first.describe());
+  std::vector<const Tensor*> operands;
+  for (const ir::Value* v : softmax_chain_operands(*c)) operands.push_back(&frame.values[v->id()]);
+  std::optional<Tensor> y = run_softmax_chain(*c, operands, options.intra_op_threads);
+  if (!y) {
+    for (const ir::Node* n : c->ops) TJ_RETURN_IF_ERROR(run_node(*n, frame, options, runner, in_ptrs, outs));
+    return run_node(*c->softmax, frame, options, runner, in_ptrs, outs);
+  }
+  for (const ir::Node* n : c->ops) frame.values[n->output(0)->id()] = *y;
+  frame.values[c->softmax->output(0)->id()] = std::move(*y);
+  return Status();
+}
+
 // Runs conv chain `c` (conv_chain.h), or its nodes one by one where it does not apply.
 Status run_chain(const ConvChain& c, std::span<const ir::Node* const> nodes, Frame& frame,
                  const ExecOptions& options, const SubgraphRunner& runner,
@@ -372,6 +419,7 @@ Status run_planned(std::span<const ir::Node* const> nodes, size_t ni, const std:
     return run_chain(*chains[static_cast<size_t>(kConvChain0 - f)], nodes, frame, options, runner,
                      in_ptrs, outs);
   if (f == kGeluChain) return run_gelu_fused(*nodes[ni], frame, options, runner, in_ptrs, outs);
+  if (f == kSoftmaxChain) return run_softmax_fused(*nodes[ni], frame, options, runner, in_ptrs, outs);
   if (f >= 0 && nodes[ni]->op() == ir::OpKind::Add)
     return run_add_layer_norm_pair(*nodes[ni], *nodes[static_cast<size_t>(f)], frame, options,
                                    runner, in_ptrs, outs);

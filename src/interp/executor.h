@@ -5,7 +5,10 @@
 // LeakyRelu, Sigmoid, Tanh; interp/kernels/conv_fusion.h) runs fused with it, bit-identical to
 // the two kernels apart; the Conv's output value then holds the activation's output tensor.
 // Chains of float32 Convs with the activations and residual Adds between them run with their
-// intermediates in oneDNN's blocked layout (interp/kernels/conv_chain.h).
+// intermediates in oneDNN's blocked layout (interp/kernels/conv_chain.h). The erf-form GELU
+// chain (gelu_fusion.h), MatMul + bias Add (matmul_fusion.h), Add + LayerNormalization
+// (layer_norm_fusion.h) and a Softmax with its elementwise prologue (softmax_fusion.h) run fused
+// too, each bit-identical to its nodes run one at a time.
 #pragma once
 
 #include <cstdint>

@@ -8,21 +8,12 @@
 #include <algorithm>
 
 #include "interp/kernels/cpu_features.h"
+#include "interp/kernels/fusion_match.h"
 #include "interp/kernels/parallel_for.h"
 #include "interp/kernels/vec_math.h"
 
 namespace tierjit::interp {
 namespace {
-
-// The only user of `v` if it has exactly one, reads it once, and `v` is not a graph output.
-const ir::Node* sole_user(const ir::Value* v, const ir::Graph& g) {
-  if (!v || v->users().size() != 1) return nullptr;
-  if (std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end()) return nullptr;
-  const ir::Node* u = v->users()[0];
-  int reads = 0;
-  for (const ir::Value* in : u->inputs()) reads += in == v;
-  return reads == 1 && u->num_outputs() == 1 ? u : nullptr;
-}
 
 // A float32 constant of one element and rank <= 1: its value.
 std::optional<float> scalar_constant(const ir::Value* v) {
@@ -32,16 +23,10 @@ std::optional<float> scalar_constant(const ir::Value* v) {
   return t.data<float>()[0];
 }
 
-// For a binary node reading `v`: the other input.
-const ir::Value* other_input(const ir::Node& n, const ir::Value* v) {
-  if (n.num_inputs() != 2) return nullptr;
-  return n.input(0) == v ? n.input(1) : n.input(1) == v ? n.input(0) : nullptr;
-}
-
 constexpr int64_t kBlock = 1024;           // elements per pass of the fused loop
-// One thread's time per element of the chain (erf dominates): 126 us for 128K elements on AVX2
-// (tierjit_micro_bench --benchmark_filter=elementwise.gelu_chain_128K, Zen 3).
-constexpr double kGeluNsPerElement = 0.96;
+// One thread's time per element of the chain (erf dominates): 100-110 us for 128K elements on
+// AVX2 (tierjit_micro_bench --benchmark_filter=elementwise.gelu_chain_128K, Zen 3).
+constexpr double kGeluNsPerElement = 0.8;
 
 const bool kHasAvx512 = cpu_has_avx512f();
 
