@@ -39,6 +39,11 @@ int run_main(int argc, char** argv) {
   app.set_version_flag("--version", "tierjit " + tierjit::version_string());
   app.require_subcommand(1);
 
+  // An unsigned option given a negative value (CLI11 would wrap it around).
+  const CLI::Validator kNonNegative(
+      [](std::string& v) { return v.starts_with('-') ? std::string("must be a non-negative integer") : std::string(); },
+      "UINT");
+
   // ---- run ----
   cli::RunOptions run;
   std::string memory_limit;
@@ -57,7 +62,8 @@ int run_main(int argc, char** argv) {
   run_cmd->add_option("--threads", run.threads, "threads per kernel (0 = all cores; default 1)")
       ->check(CLI::Range(0, 1024));
   run_cmd->add_option("--memory-limit", memory_limit, "largest tensor in bytes (suffix K, M, G; default 16G)");
-  run_cmd->add_option("--seed", run.seed, "seed of the random inputs (default 0)");
+  run_cmd->add_option("--seed", run.seed, "seed of the random inputs (default 0)")
+      ->check(kNonNegative);
   run_cmd->add_flag("-q,--quiet", run.quiet, "print only the outputs");
   run_cmd->add_option("--tier", run.tier, "0: interpreter only; 1-3: compile every region that has a "
                       "lowering at that tier (others stay on tier 0); default adaptive")
@@ -95,18 +101,24 @@ int run_main(int argc, char** argv) {
   explain_cmd->add_option("model", explain.model, "ONNX model file (.onnx)")->required();
   explain_cmd->add_flag("--no-fuse", explain.no_fuse, "one region per node (no fusion)");
   explain_cmd->add_flag("--graph", explain.print_graph, "also print the graph after the passes");
-  explain_cmd->add_option("--trace", explain.trace,
+  CLI::Option* explain_trace = explain_cmd->add_option("--trace", explain.trace,
                           "replay this shape trace in-process (as bench does) and print each region's "
                           "tier, versions and guards, a summary and the decision log's last entries");
   explain_cmd->add_option("--mode", explain.mode, "with --trace: adaptive (default) or interpret-only")
-      ->check(CLI::IsMember({"adaptive", "interpret-only"}));
+      ->check(CLI::IsMember({"adaptive", "interpret-only"}))
+      ->needs(explain_trace);
   explain_cmd->add_option("--tier", explain.tier, "with --trace: pin every region at tier N (0-3)")
-      ->check(CLI::Range(0, 3));
+      ->check(CLI::Range(0, 3))
+      ->needs(explain_trace);
   explain_cmd->add_option("--int-range", explain.int_ranges,
-                          "NAME=LO:HI: random integers for input NAME in [LO, HI) (repeatable)");
-  explain_cmd->add_option("--seed", explain.seed, "seed of the random inputs (default 0)");
-  explain_cmd->add_option("--log-entries", explain.log_entries, "decision log records printed (default 12)")
-      ->check(CLI::Range(0, 100000));
+                          "with --trace: NAME=LO:HI: random integers for input NAME in [LO, HI) (repeatable)")
+      ->needs(explain_trace);
+  explain_cmd->add_option("--seed", explain.seed, "with --trace: seed of the random inputs (default 0)")
+      ->check(kNonNegative)
+      ->needs(explain_trace);
+  explain_cmd->add_option("--log-entries", explain.log_entries, "with --trace: decision log records printed (default 12)")
+      ->check(CLI::Range(0, 100000))
+      ->needs(explain_trace);
 
   // ---- bench ----
   cli::BenchOptions bench;
@@ -130,7 +142,8 @@ int run_main(int argc, char** argv) {
                         "NAME=LO:HI: random integers for input NAME in [LO, HI) (repeatable)");
   bench_cmd->add_option("--threads", bench.threads, "threads per kernel (0 = all cores; default 1)")
       ->check(CLI::Range(0, 1024));
-  bench_cmd->add_option("--seed", bench.seed, "seed of the random inputs (default 0)");
+  bench_cmd->add_option("--seed", bench.seed, "seed of the random inputs (default 0)")
+      ->check(kNonNegative);
   bench_cmd->add_flag("--no-progress", bench.no_progress, "no progress bar (it is drawn only when stderr is a terminal)");
 
   if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "run" && std::string(argv[1]) != "onnx-test" &&

@@ -94,6 +94,11 @@ TEST_F(CliTest, BadFeeds) {
   expect_one_line_error(run("run " + demo() + " --input x=random:2xq"), "2xq");
   expect_one_line_error(run("run " + demo() + " --int-range z=0:4"), "'z'");
   expect_one_line_error(run("run " + demo() + " --dim Q=4"), "unknown symbolic dim 'Q' (dims: N)");
+  expect_one_line_error(run("run " + demo() + " --seed -3"), "--seed");
+  expect_one_line_error(run("bench " + demo() + " --shapes x=1x64 --seed -1"), "--seed");
+  // explain's replay options without --trace would be ignored: refused instead.
+  for (const char* opt : {"--mode adaptive", "--tier 2", "--seed 4", "--int-range x=0:3", "--log-entries 5"})
+    expect_one_line_error(run("explain " + demo() + " " + opt), "--trace");
   expect_one_line_error(run("run " + demo() + " --input x=random:100000000x64 --memory-limit 1G"),
                         "exceeds --memory-limit of 1073741824 bytes");
   // a sane run of the demo (passes once the loader and kernels are in)

@@ -96,7 +96,7 @@ TEST_F(ExplainTraceCli, HotTraceShowsCompiledVersionsAndGuards) {
 
 TEST_F(ExplainTraceCli, ErrorsAreOneLine) {
   const std::string m = "explain '" + demo() + "'";
-  expect_one_line_error(run_cli(m + " --tier 2"), "need --trace");
+  expect_one_line_error(run_cli(m + " --tier 2"), "--tier requires --trace");
   expect_one_line_error(run_cli(m + " --trace '" + path("missing.txt") + "'"), "missing.txt: no such file");
   expect_one_line_error(run_cli(m + " --trace '" + write("d.txt", "x=4x32\n") + "'"),
                         "d.txt:1: input 'x': the request has shape [4, 32], the model expects dim 1 = 64");
