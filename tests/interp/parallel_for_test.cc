@@ -30,7 +30,7 @@ TEST(ParallelForIf, VisitsEveryIndexOnceOnEitherPath) {
 
 TEST(ParallelForStealing, RunsEveryItemOnce) {
   for (int64_t n : {0, 1, 2, 3, 7, 64, 1001})
-    for (int threads : {0, 1, 2, 3, 8}) {
+    for (int threads : {0, 1, 2, 3, 8, 16, 17, 40}) {  // above 16: shares on the heap
       SCOPED_TRACE(::testing::Message() << "n=" << n << " threads=" << threads);
       std::vector<std::atomic<int>> runs(static_cast<size_t>(n));
       parallel_for_stealing(threads, n, [&](int64_t i) { runs[static_cast<size_t>(i)]++; });

@@ -60,7 +60,11 @@ inline void parallel_for_stealing(int threads, int64_t n, const F& body) {
     std::atomic<int64_t> next{0};
     int64_t end = 0;
   };
-  const std::unique_ptr<Share[]> shares(new Share[used]);
+  // Teams of up to kStackShares threads (every usual one) keep their shares on the stack.
+  constexpr int kStackShares = 16;
+  Share stack_shares[kStackShares];
+  const std::unique_ptr<Share[]> heap_shares(used > kStackShares ? new Share[used] : nullptr);
+  Share* const shares = heap_shares ? heap_shares.get() : stack_shares;
   for (int s = 0; s < used; ++s) {
     shares[s].next.store(n * s / used, std::memory_order_relaxed);
     shares[s].end = n * (s + 1) / used;
