@@ -6,6 +6,10 @@
 // tokens (B transposed, nn.Linear weights). Cases: matmul.packed_<M>x<K>x<N>/<system>.
 // Run: tierjit_micro_bench --benchmark_filter=matmul.packed_ --benchmark_repetitions=5
 //      --benchmark_enable_random_interleaving=true
+// Batched products with B new every call (bert_tiny's attention, [N * heads] products of
+// Q [S, 64] K^T [64, S] and P [S, S] V [S, 64]): nn::packed_batched_matmul_f32 ("tier0") against
+// oneDNN's batched matmul primitive ("library"), 2 threads. Cases:
+// matmul.batched_<batch>x<M>x<K>x<N>/<system>.
 #include <omp.h>
 
 #include "interp/kernels/dnnl_util.h"
@@ -53,7 +57,49 @@ void time_packed(benchmark::State& state, PackedShape s, bool ours) {
   support::override_foreign_busy_cores(-1);
 }
 
+struct BatchedShape {
+  int64_t batch, m, k, n;
+};
+
+constexpr BatchedShape kBatched[] = {
+    {2, 32, 64, 32},   {8, 32, 64, 32},   {2, 128, 64, 128}, {2, 128, 128, 64},
+    {2, 256, 64, 256}, {2, 256, 256, 64}, {16, 128, 64, 128}, {16, 128, 128, 64},
+};
+
+void time_batched(benchmark::State& state, BatchedShape s, bool ours) {
+  constexpr int kThreads = 2;
+  const Tensor a = random_tensor({s.batch, s.m, s.k}, 44), b = random_tensor({s.batch, s.k, s.n}, 45);
+  Tensor c = Tensor::zeros(DType::kFloat32, {s.batch, s.m, s.n});
+  support::override_foreign_busy_cores(0);
+  omp_set_num_threads(kThreads);
+  auto run = [&] {
+    if (ours)
+      return interp::nn::packed_batched_matmul_f32(s.batch, s.m, s.n, s.k, a.data<float>(), b.data<float>(),
+                                                   c.data<float>(), kThreads);
+    return interp::nn::dnnl_batched_matmul_f32(s.batch, {s.m, s.n, s.k, false}, a.data<float>(),
+                                               b.data<float>(), c.data<float>(), kThreads)
+        .ok();
+  };
+  if (!run()) {
+    state.SkipWithError("the batched product failed");
+  } else {
+    for (auto _ : state) {
+      (void)run();
+      benchmark::DoNotOptimize(c.data<float>());
+      benchmark::ClobberMemory();
+    }
+  }
+  support::override_foreign_busy_cores(-1);
+}
+
 const bool registered = [] {
+  for (const BatchedShape& s : kBatched) {
+    const std::string name = "matmul.batched_" + std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" +
+                             std::to_string(s.k) + "x" + std::to_string(s.n);
+    const double flop = 2.0 * static_cast<double>(s.batch * s.m * s.n * s.k);
+    register_case(name, "tier0", [s](benchmark::State& st) { time_batched(st, s, true); }, flop);
+    register_case(name, "library", [s](benchmark::State& st) { time_batched(st, s, false); }, flop);
+  }
   for (const PackedShape& s : kPacked) {
     const std::string name = "matmul.packed_" + std::to_string(s.m) + "x" + std::to_string(s.k) +
                              "x" + std::to_string(s.n);

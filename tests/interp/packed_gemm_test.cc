@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "interp/kernels/dnnl_util.h"
@@ -74,6 +75,49 @@ TEST_F(PackedGemm, MatchesReferenceAroundPanelEdges) {
                 }
               for (size_t t = static_cast<size_t>(m * n); t < y.size(); ++t)
                 ASSERT_EQ(y[t], kGuard) << "written past y at " << t;
+            }
+}
+
+// Batched products with B new every call (attention): each slice gives bit for bit what
+// packed_matmul_f32 gives for it (same panels, same sums), for panel widths 16 and 64, B of one
+// full 64-wide panel used in place or (misaligned) packed, K = 0, on 1-3 threads; a NaN stays in
+// its slice; nothing written outside y.
+TEST_F(PackedGemm, BatchedSlicesMatchOneProductEach) {
+  constexpr float kGuard = 12345.f;
+  for (int64_t batch : {1, 3, 5})
+    for (int64_t k : {0, 1, 17, 64, 256})
+      for (int64_t n : {1, 10, 16, 33, 64, 65, 256})
+        for (int64_t m : {1, 7, 16, 33})
+          for (int threads : {1, 2, 3})
+            for (int64_t misalign : {0, 1}) {
+              SCOPED_TRACE(::testing::Message() << "batch=" << batch << " m=" << m << " n=" << n << " k=" << k
+                                                << " threads=" << threads << " misalign=" << misalign);
+              std::vector<float> a = pseudo(batch * m * k, 31);
+              // b at a 64-byte boundary (+ one float when misaligned) inside a LineBuffer-like vector.
+              std::vector<float> b_store(static_cast<size_t>(batch * k * n + 32));
+              float* b = b_store.data();
+              while (reinterpret_cast<uintptr_t>(b) % 64 != 0) ++b;
+              b += misalign;
+              const std::vector<float> bv = pseudo(batch * k * n, 32);
+              std::copy(bv.begin(), bv.end(), b);
+              if (batch > 1 && m * k > 0) a[static_cast<size_t>(m * k)] = std::nanf("");  // slice 1, row 0
+              std::vector<float> y(static_cast<size_t>(batch * m * n + 64), kGuard);
+              ASSERT_TRUE(interp::nn::packed_batched_matmul_f32(batch, m, n, k, a.data(), b, y.data(), threads));
+              for (int64_t t = 0; t < batch; ++t) {
+                const Tensor bt = Tensor::from_vector<float>(
+                    {k, n}, std::vector<float>(b + t * k * n, b + (t + 1) * k * n));
+                std::vector<float> want(static_cast<size_t>(m * n));
+                ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, false, a.data() + t * m * k, bt.data<float>(),
+                                                          bt, nullptr, want.data(), 1));
+                ASSERT_EQ(std::memcmp(y.data() + t * m * n, want.data(), want.size() * sizeof(float)), 0)
+                    << "slice " << t;
+                for (int64_t i = 0; i < m; ++i)
+                  for (int64_t j = 0; j < n; ++j)
+                    ASSERT_EQ(std::isnan(y[static_cast<size_t>((t * m + i) * n + j)]), t == 1 && i == 0 && k > 0)
+                        << "slice " << t << " row " << i << " col " << j;
+              }
+              for (size_t i = static_cast<size_t>(batch * m * n); i < y.size(); ++i)
+                ASSERT_EQ(y[i], kGuard) << "written past y at " << i;
             }
 }
 

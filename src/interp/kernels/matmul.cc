@@ -8,6 +8,7 @@
 #include "interp/kernels/matmul_fusion.h"
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/nn_kernels.h"
+#include "interp/kernels/packed_gemm.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -86,8 +87,9 @@ Expected<MatMulPlan> plan_matmul(const KernelContext& ctx, const Shape& sa, cons
   return p;
 }
 
-// Multiply-adds from which a product with equal batch dims runs as one batched primitive rather
-// than a product per batch (sgemm below kPrimitiveMinMacs each).
+// Multiply-adds from which a product with equal batch dims that packed panels do not take (they
+// are disabled, or the AVX2 code would run too many rows) runs as one batched oneDNN primitive
+// rather than a product per batch (sgemm below kPrimitiveMinMacs each).
 constexpr int64_t kBatchedMinMacs = int64_t{1} << 16;
 
 // float32 product over the plan (inputs contiguous float buffers) through oneDNN matmul
@@ -106,11 +108,17 @@ Status run_f32(const KernelContext& ctx, const MatMulPlan& p, const float* a, co
     return dnnl_matmul_f32({rows, p.n, p.k, false}, a, b, constant_b, bias, y, threads);
   }
   const int64_t nb = static_cast<int64_t>(p.a_off.size());
-  bool regular = nb * p.m * p.n * p.k >= kBatchedMinMacs;
+  const int64_t macs = nb * p.m * p.n * p.k;
+  bool regular = true;
   for (int64_t t = 0; regular && t < nb; ++t)
     regular = p.a_off[t] == t * p.m * p.k && p.b_off[t] == t * p.k * p.n;
-  if (regular && !bias)  // equal batch dims (attention): one batched primitive for all of them
-    return dnnl_batched_matmul_f32(nb, {p.m, p.n, p.k, false}, a, b, y, threads);
+  if (regular && !bias) {  // equal batch dims (attention): all the products in one call
+    // Packed panels first (packed_gemm.h: no kernel generated per shape; oneDNN's batched
+    // primitive cost bert_tiny ~18 ms on its first call and more on each new shape).
+    if (packed_batched_matmul_f32(nb, p.m, p.n, p.k, a, b, y, parallel_threads(macs, threads)))
+      return Status();
+    if (macs >= kBatchedMinMacs) return dnnl_batched_matmul_f32(nb, {p.m, p.n, p.k, false}, a, b, y, threads);
+  }
   for (size_t t = 0; t < p.a_off.size(); ++t) {
     // Per-batch B slices are not cached as constants (each slice would be its own entry).
     TJ_RETURN_IF_ERROR(dnnl_matmul_f32({p.m, p.n, p.k, false}, a + p.a_off[t], b + p.b_off[t],

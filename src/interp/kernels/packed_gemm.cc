@@ -53,19 +53,28 @@ struct Panels {
   size_t bytes() const { return storage.size() * sizeof(float); }
 };
 
+// Writes b's panels ([panels][K][width], panel_floats(n, k) floats) to `out`, zeros past N.
+void pack_into(float* out, int64_t n, int64_t k, bool trans_b, const float* b) {
+  const int64_t width = panel_width(n), panels = (n + width - 1) / width;
+  for (int64_t pi = 0; pi < panels; ++pi)
+    for (int64_t kk = 0; kk < k; ++kk) {
+      float* o = out + (pi * k + kk) * width;
+      const int64_t cols = std::min(width, n - pi * width);
+      if (!trans_b) {
+        std::copy(b + kk * n + pi * width, b + kk * n + pi * width + cols, o);
+      } else {
+        for (int64_t j = 0; j < cols; ++j) o[j] = b[(pi * width + j) * k + kk];
+      }
+      std::fill(o + cols, o + width, 0.f);
+    }
+}
+
 std::shared_ptr<const Panels> pack(int64_t n, int64_t k, bool trans_b, const float* b,
                                    const Tensor& keep) {
   auto p = std::make_shared<Panels>();
-  const int64_t width = p->width = panel_width(n), panels = (n + width - 1) / width;
-  p->storage.resize(panel_floats(n, k));  // zeros: the padding past N
-  for (int64_t pi = 0; pi < panels; ++pi)
-    for (int64_t kk = 0; kk < k; ++kk) {
-      float* out = p->storage.data() + (pi * k + kk) * width;
-      for (int64_t j = 0; j < width && pi * width + j < n; ++j) {
-        const int64_t col = pi * width + j;
-        out[j] = trans_b ? b[col * k + kk] : b[kk * n + col];
-      }
-    }
+  p->width = panel_width(n);
+  p->storage.resize(panel_floats(n, k));
+  pack_into(p->storage.data(), n, k, trans_b, b);
   p->keep = keep;
   return p;
 }
@@ -325,14 +334,15 @@ void run_panels_avx2(int64_t width, int64_t p0, int64_t p1, int64_t r0, int64_t 
     }
 }
 
-void run_range(const Panels& pk, int64_t p0, int64_t p1, int64_t r0, int64_t r1, int64_t n,
-               int64_t k, const float* a, const float* bias, float* y) {
+// Panels [p0, p1) x rows [r0, r1) of y = a * b + bias, b's panels `packed` of `width` columns.
+void run_range(int64_t width, const float* packed, int64_t p0, int64_t p1, int64_t r0, int64_t r1,
+               int64_t n, int64_t k, const float* a, const float* bias, float* y) {
   if (!kHasAvx512 || g_force_avx2.load(std::memory_order_relaxed))
-    run_panels_avx2(pk.width, p0, p1, r0, r1, n, k, a, pk.data(), bias, y);
-  else if (pk.width == kWide)
-    run_panels<4>(p0, p1, r0, r1, n, k, a, pk.data(), bias, y);
+    run_panels_avx2(width, p0, p1, r0, r1, n, k, a, packed, bias, y);
+  else if (width == kWide)
+    run_panels<4>(p0, p1, r0, r1, n, k, a, packed, bias, y);
   else
-    run_panels<1>(p0, p1, r0, r1, n, k, a, pk.data(), bias, y);
+    run_panels<1>(p0, p1, r0, r1, n, k, a, packed, bias, y);
 }
 
 }  // namespace
@@ -376,7 +386,31 @@ bool packed_matmul_f32(int64_t m, int64_t n, int64_t k, bool trans_b, const floa
     const int64_t g = blocked ? item / count : item % groups;
     const int64_t r0 = step * (row_steps * g / groups);
     const int64_t r1 = std::min(m, step * (row_steps * (g + 1) / groups));
-    run_range(pk, p, p + 1, r0, r1, n, k, a, bias, y);
+    run_range(pk.width, pk.data(), p, p + 1, r0, r1, n, k, a, bias, y);
+  });
+  return true;
+}
+
+bool packed_batched_matmul_f32(int64_t batch, int64_t m, int64_t n, int64_t k, const float* a,
+                               const float* b, float* y, int threads) {
+  if (!packed_matmul_available()) return false;
+  if ((!kHasAvx512 || g_force_avx2.load(std::memory_order_relaxed)) && m > kMaxRowsAvx2) return false;
+  g_runs.fetch_add(1, std::memory_order_relaxed);
+  const int64_t width = panel_width(n), count = (n + width - 1) / width;
+  const size_t floats = panel_floats(n, k);
+  // Whole products per item: each packs its b into the thread's scratch (it stays in that core's
+  // cache for the product) and runs every panel over every row. A b of one full panel (N = 64:
+  // attention's V) is its own packing when aligned for the kernels' vector loads.
+  parallel_for_stealing(threads, batch, [&](int64_t t) {
+    const float* bt = b + t * k * n;
+    if (n == width && reinterpret_cast<uintptr_t>(bt) % 64 == 0) {
+      run_range(width, bt, 0, 1, 0, m, n, k, a + t * m * k, nullptr, y + t * m * n);
+      return;
+    }
+    thread_local LineBuffer scratch;
+    scratch.resize(floats);
+    pack_into(scratch.data(), n, k, false, bt);
+    run_range(width, scratch.data(), 0, count, 0, m, n, k, a + t * m * k, nullptr, y + t * m * n);
   });
   return true;
 }

@@ -12,6 +12,11 @@
 // of 5, `tierjit_micro_bench --benchmark_filter=matmul.packed_`: 1x512x512 6.39 vs 3.90 us,
 // 64x512x512 71.8 vs 65.8, 512x128x512 132 vs 131, 4096x128x512 1034 vs 1038; docs/performance.md
 // "Packed products (session 8)"). nn::dnnl_matmul_f32 runs constant-weight products here first.
+// Batched products with equal batch dims (attention) run here too, packing each B per call
+// (packed_batched_matmul_f32): oneDNN's batched primitive cost bert_tiny 18-28 ms of kernel
+// generation on its first call (first_run_ms 20-30 -> 2.5-3.3 with panels) and more on every new
+// sequence length; per call the panels are 10-25% faster for S = 32 and level to 10% slower for
+// S = 128-256 (`tierjit_micro_bench --benchmark_filter=matmul.batched_`).
 #pragma once
 
 #include <cstdint>
@@ -54,5 +59,16 @@ inline constexpr size_t kPackedPanelBudget = size_t{1} << 30;
 bool packed_matmul_f32(int64_t m, int64_t n, int64_t k, bool trans_b, const float* a,
                        const float* b, const Tensor& constant_b, const float* bias, float* y,
                        int threads);
+
+/// y[t] = a[t] * b[t] for t < batch: a [batch, M, K], b [batch, K, N] and y [batch, M, N], dense
+/// float32, B different every call (attention's Q K^T and P V). Each product packs its b into
+/// the calling thread's scratch panels (kept per thread, as large as the largest b seen) and runs
+/// as packed_matmul_f32 does (same sums in the same order, so the same bits as packed_matmul_f32
+/// of each slice); products are shared over up to `threads` threads by stealing. No oneDNN
+/// primitive: nothing is generated per shape. Returns false, having written nothing, when
+/// !packed_matmul_available() or the AVX2 code would run more than 1,024 rows. Requires m, n >= 1,
+/// k >= 0.
+bool packed_batched_matmul_f32(int64_t batch, int64_t m, int64_t n, int64_t k, const float* a,
+                               const float* b, float* y, int threads);
 
 }  // namespace tierjit::interp::nn
