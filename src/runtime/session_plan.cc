@@ -192,6 +192,39 @@ Expected<std::shared_ptr<const runtime::CompiledRegion>> Session::Impl::select_t
   return std::shared_ptr<const runtime::CompiledRegion>(std::move(c));
 }
 
+namespace {
+
+// The first symbolic dim that the graph's inputs share (the same dim_param, e.g. B in x[B, T] and
+// mask[B, T]) and that `feeds` give two values, as "inputs 'x' and 'm' give symbolic dim 'B' the
+// values 1 and 3"; "" when every shared symbol has one value.
+std::string shared_dim_conflict(const ir::Graph& g, const std::vector<Tensor>& feeds) {
+  struct Seen {
+    std::string symbol;
+    size_t input;
+    int64_t value;
+  };
+  std::vector<Seen> seen;
+  for (size_t i = 0; i < g.inputs().size() && i < feeds.size(); ++i) {
+    const auto& shape = g.inputs()[i]->type().shape;
+    if (!shape || shape->size() != feeds[i].shape().size()) continue;
+    for (size_t d = 0; d < shape->size(); ++d) {
+      const ir::Dim& dim = (*shape)[d];
+      if (!dim.is_symbol()) continue;
+      const int64_t v = feeds[i].shape()[d];
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) { return s.symbol == dim.symbol; });
+      if (it == seen.end()) {
+        seen.push_back({dim.symbol, i, v});
+      } else if (it->value != v) {
+        return fmt::format("inputs '{}' and '{}' give symbolic dim '{}' the values {} and {}",
+                           g.inputs()[it->input]->name(), g.inputs()[i]->name(), dim.symbol, it->value, v);
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 std::vector<Tensor> Session::Impl::build_plan_and_run(const runtime::Signature& sig,
                                                       const std::vector<Tensor>& feeds) {
   const bool pinned = options.mode == ExecutionMode::kPinnedTier;
@@ -200,6 +233,20 @@ std::vector<Tensor> Session::Impl::build_plan_and_run(const runtime::Signature& 
   const bool keep_all = pinned && (options.verify || options.pinned_tier == 3);
   Status st = runtime::record_call(layout, feeds, keep_all, rec);
   if (!st.ok()) st.with_prefix(model.path).throw_if_error();
+  if (const std::string conflict = shared_dim_conflict(*model.graph, feeds); !conflict.empty()) {
+    // The graph's inferred shapes (and every compiled version's loops) assume one value per
+    // symbol: such a call would read past its inputs there. Tier 0 works from the real shapes
+    // (broadcasting them as ONNX Runtime does), so this signature stays on it.
+    auto plan = plans->insert(runtime::Plan::make(
+        layout, sig, rec, std::vector<std::shared_ptr<const runtime::CompiledRegion>>(partition.regions.size())));
+    if (plan->mark_interpret_only()) {
+      runtime::DecisionRecord r;
+      r.kind = runtime::DecisionKind::kDeclined;
+      r.message = "signature " + sig.to_string() + ": " + conflict + "; this signature runs at tier 0";
+      log.record(std::move(r));
+    }
+    return std::move(rec.outputs);
+  }
   std::vector<std::shared_ptr<const runtime::CompiledRegion>> versions(partition.regions.size());
   if (pinned)
     for (const passes::Region& r : partition.regions) versions[static_cast<size_t>(r.id)] = pinned_version(r, rec);

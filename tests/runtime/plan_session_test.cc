@@ -184,6 +184,35 @@ TEST_F(PlanSessionTest, DataDependentShapeFallsBackToTierZero) {
   }
 }
 
+// x[B, T] + m[B, T] fed [1, 5] and [3, 5] (or [4, 6] and [4, 1]): the declared shapes say B (T)
+// has one value, the feeds give two. The compiled tiers' generic code read past m's end (found by
+// a tester: tier 1 returned values of 1e21); the signature now runs on tier 0, which broadcasts as
+// ONNX Runtime does, and the decision log says why.
+TEST_F(PlanSessionTest, FeedsGivingASharedSymbolTwoValuesRunOnTierZero) {
+  onnx::GraphProto g;
+  add_input(g, "x", kF32, {"B", "T"});
+  add_input(g, "m", kF32, {"B", "T"});
+  add_node(g, "Add", {"x", "m"}, {"a"});
+  add_node(g, "Relu", {"a"}, {"y"});
+  add_output(g, "y", kF32, {"B", "T"});
+  dir_.write("shared.onnx", serialize(make_model(g)));
+  const std::string model = dir_.file("shared.onnx");
+  Session ref(model, interpret_only());
+  for (SessionOptions o : {SessionOptions{}, pinned(1), pinned(2), pinned(3)}) {
+    Session s(model, o);
+    for (int rep = 0; rep < 3; ++rep)
+      for (const auto& [xs, ms] : std::vector<std::pair<Shape, Shape>>{{{1, 5}, {3, 5}}, {{4, 6}, {4, 1}},
+                                                                       {{3, 1}, {3, 4}}, {{2, 3}, {2, 3}}}) {
+        const Tensor x = random_input(xs[0], xs[1], 7), m = random_input(ms[0], ms[1], 8);
+        const NamedTensors want = ref.run({{"x", x}, {"m", m}});
+        ASSERT_EQ(want[0].second.shape(), (Shape{std::max(xs[0], ms[0]), std::max(xs[1], ms[1])}));
+        expect_same(s.run({{"x", x}, {"m", m}}), want, "shared symbol");
+      }
+    EXPECT_NE(s.decision_log_json().find("give symbolic dim 'B' the values 1 and 3"), std::string::npos);
+    EXPECT_NE(s.decision_log_json().find("give symbolic dim 'T' the values 6 and 1"), std::string::npos);
+  }
+}
+
 TEST_F(PlanSessionTest, ConcurrentCallsWithMixedShapes) {
   const std::string model = write_mixed_model(dir_);
   Session ref(model, interpret_only());
