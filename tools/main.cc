@@ -39,9 +39,13 @@ int run_main(int argc, char** argv) {
   app.set_version_flag("--version", "tierjit " + tierjit::version_string());
   app.require_subcommand(1);
 
-  // An unsigned option given a negative value (CLI11 would wrap it around).
+  // An unsigned option given a negative value (CLI11 would wrap it around) or nothing.
   const CLI::Validator kNonNegative(
-      [](std::string& v) { return v.starts_with('-') ? std::string("must be a non-negative integer") : std::string(); },
+      [](std::string& v) {
+        const size_t first = v.find_first_not_of(" \t");
+        return first == std::string::npos || v[first] == '-' ? std::string("must be a non-negative integer")
+                                                              : std::string();
+      },
       "UINT");
 
   // ---- run ----

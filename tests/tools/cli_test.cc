@@ -95,6 +95,7 @@ TEST_F(CliTest, BadFeeds) {
   expect_one_line_error(run("run " + demo() + " --int-range z=0:4"), "'z'");
   expect_one_line_error(run("run " + demo() + " --dim Q=4"), "unknown symbolic dim 'Q' (dims: N)");
   expect_one_line_error(run("run " + demo() + " --seed -3"), "--seed");
+  expect_one_line_error(run("run " + demo() + " --seed ' -3'"), "--seed");
   expect_one_line_error(run("bench " + demo() + " --shapes x=1x64 --seed -1"), "--seed");
   // explain's replay options without --trace would be ignored: refused instead.
   for (const char* opt : {"--mode adaptive", "--tier 2", "--seed 4", "--int-range x=0:3", "--log-entries 5"})
