@@ -274,13 +274,17 @@ TEST(LstmSmall, Avx2VersionGivesTheSameBits) {
   }
 }
 
-// Two threads (a direction each, or half of the hidden blocks each with a wait per step) give
-// the bits of one: every output column is computed by the same operations either way.
+// Two threads (a direction each, half of the batch rows each, or half of the hidden blocks each
+// with a wait per step) give the bits of one: every output column is computed by the same
+// operations either way.
 TEST(LstmSmall, TwoThreadsMatchOneBitForBit) {
   support::override_foreign_busy_cores(0);
   struct Shape4 { int64_t S, N, I, H; const char* dir; bool split; };
   const Shape4 shapes[] = {{32, 1, 64, 128, "forward", true}, {7, 3, 5, 64, "reverse", true},
                            {9, 2, 7, 100, "forward", true},   {5, 8, 3, 37, "forward", true},
+                           // half of the batch rows per thread (N >= 6), odd and even halves
+                           {4, 6, 64, 128, "forward", true},  {9, 13, 5, 40, "reverse", true},
+                           {3, 16, 64, 128, "forward", true},
                            {6, 1, 4, 21, "forward", false},  // a step < 2^15 multiply-adds
                            {33, 2, 64, 128, "bidirectional", true},
                            {4, 3, 5, 9, "bidirectional", false}};  // < 2^16 multiply-adds

@@ -1,7 +1,10 @@
 // Small-batch float32 LSTM (lstm_small.h). Weights are packed per direction with the hidden
-// units in blocks of 16 and the four gates (ONNX order i, o, f, c) of a block side by side: W as
-// [H/16][I][64], R as [H/16][H][64], bias (Wb + Rb) as [H/16][64], H padded to a multiple of 16
-// with zeros. The input projection of a chunk of time steps is one register-blocked product;
+// units in blocks of 16, the four gates (ONNX order i, o, f, c) of a block one after the other,
+// each gate's rows of K = I or H consecutive: W as [H/16][4][I][16], R as [H/16][4][H][16] (a
+// gate's 16 columns are one sequential stream over k: the hardware prefetcher keeps up, where
+// rows of all four gates side by side made a 256-byte stride), bias (Wb + Rb) as [H/16][64]; the
+// gates of a block are its 64 columns of the projections and gates, [.][H/16][64]. H padded to a
+// multiple of 16 with zeros. The input projection of a chunk of time steps is one register-blocked product;
 // each step then accumulates h R^T onto it block by block and finishes the block's gate math in
 // the same registers. Written once with GCC vector extensions over the vector type (16 lanes for
 // AVX-512F, 8 for the baseline AVX2 + FMA: see Lanes), chosen at run time (not target_clones:
@@ -65,6 +68,12 @@ constexpr int64_t kBlock = 16;       // hidden units per block
 constexpr int64_t kBlockCols = 64;   // 4 gates x 16 units
 // Multiply-adds of one step (N x 4H x H) from which one direction is split over two threads.
 constexpr int64_t kTwoThreadStepMacs = int64_t{1} << 15;
+// AVX2: rows from which products run slice_product's 4-row tiles (fewer: step_tile / project_tile).
+constexpr int64_t kSliceRowsMin = 3;
+// Batch from which one direction is split over two threads by batch rows (each half then still
+// on slice_product's tiles) instead of by hidden blocks with a wait per step. At 4 rows, 2 + 2 on
+// step_tile ran 32x4x64 no faster than the block split (noisy: 384-469 against 317-465 us p50).
+constexpr int64_t kRowSplitMinBatch = 2 * kSliceRowsMin;
 
 std::atomic<bool> g_enabled{true};
 std::atomic<bool> g_force_avx2{false};
@@ -187,6 +196,65 @@ struct DirJob {
   int64_t blk0 = 0, blk1 = 0;        // the hidden blocks to compute
 };
 
+// AVX2, batches of kSliceRowsMin rows or more: out[r][0 .. 15] = init[r] + rows[r] . w for RT
+// rows and one 16-column slice of a packed block (w: its gate's [k_n][16]; init rows ld_init
+// apart, 0 for one bias row). 2 x RT accumulators, W's two vectors loaded once per k for all RT
+// rows: at RT = 4 a k is 8 FMAs against 6 loads (FMA-bound) and 64 bytes of W, where step_tile's
+// 2 rows x 4 gates take 128 bytes of R from L2 per k (L2-bound: lstm_small's 32x8x64 at 41% of
+// the FMA peak). Per output element the same operations in the same order as step_tile and
+// project_tile (init, then one FMA per k ascending): the same bits.
+template <class V, int RT>
+TJ_LSTM_INLINE void slice_tile(const float* const* rows, int64_t k_n, const float* w,
+                               const float* init, int64_t ld_init, float* out, int64_t ldo) {
+  static_assert(kLanes<V> == 8, "the AVX2 version's tile");
+  V acc[RT][2];
+#pragma GCC unroll 4
+  for (int r = 0; r < RT; ++r) {
+    acc[r][0] = load<V>(init + r * ld_init);
+    acc[r][1] = load<V>(init + r * ld_init + 8);
+  }
+  for (int64_t k = 0; k < k_n; ++k) {
+    V w0 = load<V>(w + k * kBlock), w1 = load<V>(w + k * kBlock + 8);
+    in_register(w0);
+    in_register(w1);
+#pragma GCC unroll 4
+    for (int r = 0; r < RT; ++r) {
+      const float xv = rows[r][k];
+      acc[r][0] += xv * w0;
+      acc[r][1] += xv * w1;
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < RT; ++r) {
+    store(out + r * ldo, acc[r][0]);
+    store(out + r * ldo + 8, acc[r][1]);
+  }
+}
+
+// m rows (rows[0 .. m - 1]) times the packed blocks blk0 .. blk1 - 1 of w ([blocks][4][k_n][16]),
+// plus init, into out (rows C floats apart), 16-column slices in the outer loop (a slice of w,
+// k_n x 64 bytes, stays in L1 for every group of 4 rows).
+TJ_LSTM_INLINE void slice_product(const float* const* rows, int64_t m, int64_t k_n, const float* w,
+                                  int64_t blk0, int64_t blk1, const float* init, int64_t ld_init,
+                                  float* out, int64_t C) {
+  for (int64_t b = blk0; b < blk1; ++b)
+    for (int64_t c = 0; c < kBlockCols; c += 16) {
+      const float* wb = w + b * k_n * kBlockCols + c * k_n;  // gate c / 16's [k_n][16]
+      const int64_t col = b * kBlockCols + c;
+      int64_t i = 0;
+      for (; i + 4 <= m; i += 4)
+        slice_tile<V8, 4>(rows + i, k_n, wb, init + i * ld_init + col, ld_init, out + i * C + col, C);
+      const float* ini = init + i * ld_init + col;
+      float* o = out + i * C + col;
+      switch (m - i) {
+        case 3: slice_tile<V8, 3>(rows + i, k_n, wb, ini, ld_init, o, C); break;
+        case 2: slice_tile<V8, 2>(rows + i, k_n, wb, ini, ld_init, o, C); break;
+        case 1: slice_tile<V8, 1>(rows + i, k_n, wb, ini, ld_init, o, C); break;
+        default: break;
+      }
+    }
+}
+
 // out[i][C] (the L columns of each gate at wb, bias_b, out: one vector per gate) = rows[i] . W +
 // bias for RT rows.
 template <class V, int RT>
@@ -198,8 +266,9 @@ TJ_LSTM_INLINE void project_tile(const float* const* rows, int64_t k_n, const fl
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) acc[r][g] = load<V>(bias_b + g * kBlock);
   for (int64_t k = 0; k < k_n; ++k) {
-    const float* wk = wb + k * kBlockCols;
-    V w0 = load<V>(wk), w1 = load<V>(wk + 16), w2 = load<V>(wk + 32), w3 = load<V>(wk + 48);
+    const float* wk = wb + k * kBlock;
+    V w0 = load<V>(wk), w1 = load<V>(wk + k_n * kBlock), w2 = load<V>(wk + 2 * k_n * kBlock),
+      w3 = load<V>(wk + 3 * k_n * kBlock);
     in_register(w0);
     in_register(w1);
     in_register(w2);
@@ -220,11 +289,18 @@ TJ_LSTM_INLINE void project_tile(const float* const* rows, int64_t k_n, const fl
 }
 
 // Register tiles: AVX-512 (32 registers) 6 rows x 4 gates of 16 lanes; AVX2 (16 registers) 2
-// rows x 4 gates of 8 lanes (+ 4 for W's vectors), one half block at a time.
+// rows x 4 gates of 8 lanes (+ 4 for W's vectors), one half block at a time, for 1-2 rows; from
+// kSliceRowsMin rows on, slice_product's 4-row tiles.
 template <class V>
 TJ_LSTM_INLINE void project(const DirJob& j, int64_t m) {
   constexpr int kRt = kLanes<V> == 16 ? 6 : 2;
   const int64_t C = j.blocks * kBlockCols;
+  if constexpr (kLanes<V> == 8) {
+    if (m >= kSliceRowsMin) {
+      slice_product(j.rows, m, j.input, j.wp, j.blk0, j.blk1, j.bias, 0, j.proj, C);
+      return;
+    }
+  }
   for (int64_t b = j.blk0; b < j.blk1; ++b)
     for (int64_t s = 0; s < kBlock; s += kLanes<V>) {
       const float* wb = j.wp + b * j.input * kBlockCols + s;
@@ -236,9 +312,26 @@ TJ_LSTM_INLINE void project(const DirJob& j, int64_t m) {
     }
 }
 
+// c and h of batch row n, units u0 .. u0 + L - 1, from their four gates' pre-activations
+// (i, o, f, c~); h goes to hn (h is still read by other tiles) and to Y's row at yt.
+template <class V>
+TJ_LSTM_INLINE void finish_units(const DirJob& j, const V& gi, const V& go, const V& gf,
+                                 const V& gc, float* hn, float* yt, int64_t n, int64_t u0) {
+  const int64_t H = j.hidden, hp = j.hp;
+  float* cp = j.c + n * hp + u0;
+  const V c = sigmoid_v(gf) * load<V>(cp) + sigmoid_v(gi) * tanh_v(gc);
+  store(cp, c);
+  const V hv = sigmoid_v(go) * tanh_v(c);
+  store(hn + n * hp + u0, hv);
+  if (yt && H > u0) {
+    float* yr = yt + n * j.y_n + u0;
+    if (H - u0 >= kLanes<V>) store(yr, hv);
+    else store_n(yr, hv, H - u0);
+  }
+}
+
 // One step for batch rows n0 .. n0 + R - 1 and the units s .. s + L - 1 of hidden blocks b0 ..
-// b0 + B - 1: gates = P rows + h R^T, then c and h of those units; h goes to hn (h is still read
-// by other tiles).
+// b0 + B - 1: gates = P rows + h R^T, then c and h of those units, all in registers.
 template <class V, int R, int B>
 TJ_LSTM_INLINE void step_tile(const DirJob& j, const float* p, const float* h, float* hn,
                               float* yt, int64_t n0, int64_t b0, int64_t s) {
@@ -260,7 +353,7 @@ TJ_LSTM_INLINE void step_tile(const DirJob& j, const float* p, const float* h, f
     for (int bi = 0; bi < B; ++bi)
 #pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
-        V w = load<V>(rb + (bi * H + k) * kBlockCols + g * kBlock);
+        V w = load<V>(rb + ((bi * 4 + g) * H + k) * kBlock);
         in_register(w);
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) acc[r][bi][g] += hv[r] * w;
@@ -269,20 +362,9 @@ TJ_LSTM_INLINE void step_tile(const DirJob& j, const float* p, const float* h, f
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-    for (int bi = 0; bi < B; ++bi) {
-      const int64_t u0 = (b0 + bi) * kBlock + s, n = n0 + r;
-      float* cp = j.c + n * hp + u0;
-      const V c = sigmoid_v(acc[r][bi][2]) * load<V>(cp) +
-                  sigmoid_v(acc[r][bi][0]) * tanh_v(acc[r][bi][3]);
-      store(cp, c);
-      const V hv = sigmoid_v(acc[r][bi][1]) * tanh_v(c);
-      store(hn + n * hp + u0, hv);
-      if (yt && H > u0) {
-        float* yr = yt + n * j.y_n + u0;
-        if (H - u0 >= kLanes<V>) store(yr, hv);
-        else store_n(yr, hv, H - u0);
-      }
-    }
+    for (int bi = 0; bi < B; ++bi)
+      finish_units<V>(j, acc[r][bi][0], acc[r][bi][1], acc[r][bi][2], acc[r][bi][3], hn, yt,
+                      n0 + r, (b0 + bi) * kBlock + s);
 }
 
 // Batch rows n0 .. n0 + R - 1 over all hidden blocks, B at a time, L units of them at once.
@@ -297,9 +379,11 @@ TJ_LSTM_INLINE void step_rows(const DirJob& j, const float* p, const float* h, f
 }
 
 // Register tiles: AVX-512 (32 registers) 8-16 accumulators of 16 lanes; AVX2 (16 registers) 8
-// accumulators of 8 lanes (2 rows x 1 block or 1 row x 2 blocks) + the rows' h and W's vector.
+// accumulators of 8 lanes (2 rows x 1 block or 1 row x 2 blocks) + the rows' h and W's vector
+// for batches of 1-2; for larger batches the gates are accumulated into p in place by
+// slice_product, then finished row by row (p is this step's projection, read by no other step).
 template <class V>
-TJ_LSTM_INLINE void step(const DirJob& j, const float* p, const float* h, float* hn, float* yt) {
+TJ_LSTM_INLINE void step(const DirJob& j, float* p, const float* h, float* hn, float* yt) {
   int64_t n = 0;
   if constexpr (kLanes<V> == 16) {
     for (; n + 4 <= j.batch; n += 4) step_rows<V, 4, 1>(j, p, h, hn, yt, n);
@@ -309,6 +393,18 @@ TJ_LSTM_INLINE void step(const DirJob& j, const float* p, const float* h, float*
       case 1: step_rows<V, 1, 2>(j, p, h, hn, yt, n); break;
       default: break;
     }
+  } else if (j.batch >= kSliceRowsMin) {
+    const int64_t C = j.blocks * kBlockCols, N = j.batch;
+    const float* hrows[kLstmSmallMaxBatch];
+    for (int64_t r = 0; r < N; ++r) hrows[r] = h + r * j.hp;
+    slice_product(hrows, N, j.hidden, j.rp, j.blk0, j.blk1, p, C, p, C);
+    for (int64_t r = 0; r < N; ++r)
+      for (int64_t b = j.blk0; b < j.blk1; ++b)
+        for (int64_t s = 0; s < kBlock; s += kLanes<V>) {
+          const float* g = p + r * C + b * kBlockCols + s;
+          finish_units<V>(j, load<V>(g), load<V>(g + kBlock), load<V>(g + 2 * kBlock),
+                          load<V>(g + 3 * kBlock), hn, yt, r, b * kBlock + s);
+        }
   } else {
     for (; n + 2 <= j.batch; n += 2) step_rows<V, 2, 1>(j, p, h, hn, yt, n);
     if (n < j.batch) step_rows<V, 1, 2>(j, p, h, hn, yt, n);
@@ -474,23 +570,23 @@ void tanh_avx2(const float* x, float* y, int64_t n) { activation_body<V8, false>
 
 struct Packed {
   int64_t input = 0, hidden = 0, hp = 0, blocks = 0, dirs = 0;
-  LineBuffer wp, rp, bias;  // [D][blocks][I][64], [D][blocks][H][64], [D][blocks][64]
+  LineBuffer wp, rp, bias;  // [D][blocks][4][I][16], [D][blocks][4][H][16], [D][blocks][64]
   Tensor keep_w, keep_r, keep_b;    // constant tensors: their storage stays ours
   size_t bytes() const { return (wp.size() + rp.size() + bias.size()) * sizeof(float); }
 };
 
-// ONNX's [D][4H][K] (gates i, o, f, c) -> [D][blocks][K][64], zeros past H.
+// ONNX's [D][4H][K] (gates i, o, f, c) -> [D][blocks][4][K][16], zeros past H.
 void pack_matrix(const float* src, int64_t D, int64_t H, int64_t K, int64_t blocks, float* dst) {
   for (int64_t d = 0; d < D; ++d)
     for (int64_t b = 0; b < blocks; ++b)
-      for (int64_t k = 0; k < K; ++k) {
-        float* o = dst + ((d * blocks + b) * K + k) * kBlockCols;
-        for (int64_t g = 0; g < 4; ++g)
+      for (int64_t g = 0; g < 4; ++g)
+        for (int64_t k = 0; k < K; ++k) {
+          float* o = dst + (((d * blocks + b) * 4 + g) * K + k) * kBlock;
           for (int64_t u = 0; u < kBlock; ++u) {
             const int64_t unit = b * kBlock + u;
-            o[g * kBlock + u] = unit < H ? src[((d * 4 + g) * H + unit) * K + k] : 0.f;
+            o[u] = unit < H ? src[((d * 4 + g) * H + unit) * K + k] : 0.f;
           }
-      }
+        }
 }
 
 void pack(const RnnDnnlArgs& a, Packed& pk) {
@@ -637,14 +733,33 @@ Status lstm_small_f32(const RnnDnnlArgs& a) {
   }
   const bool wide = kHasAvx512 && !g_force_avx2.load(std::memory_order_relaxed);
   const auto run = wide ? run_direction_avx512 : run_direction_avx2;
-  // Two threads: one direction each, or half of the hidden blocks each with a wait per step
-  // (only where a step's product is large enough to pay for it; docs/performance.md).
+  // Two threads: one direction each; for one direction of kRowSplitMinBatch rows or more, half
+  // of the batch rows each (independent LSTMs: no wait per step); else half of the hidden
+  // blocks each with a wait per step (only where a step's product is large enough to pay for
+  // it; docs/performance.md).
   const int64_t tiles = (blocks + kTileBlocks - 1) / kTileBlocks;
-  const bool split_blocks = D == 1 && tiles >= 2 && N * 4 * hp * H >= kTwoThreadStepMacs;
-  const int threads = (D == 2 || split_blocks) && parallel_threads(D * S * N * 4 * hp * (I + H), a.threads) >= 2 ? 2 : 1;
+  const bool split_rows = D == 1 && N >= kRowSplitMinBatch;
+  const bool split_blocks = D == 1 && !split_rows && tiles >= 2 && N * 4 * hp * H >= kTwoThreadStepMacs;
+  const int threads = (D == 2 || split_rows || split_blocks) && parallel_threads(D * S * N * 4 * hp * (I + H), a.threads) >= 2 ? 2 : 1;
   if (threads == 1) {
     for (int64_t d = 0; d < D; ++d) run(jobs[d]);
   } else {
+    DirJob halves[2];
+    if (split_rows) {  // rows 0 .. N / 2 - 1 and N / 2 .. N - 1, each with its share of the buffers
+      for (int half = 0; half < 2; ++half) {
+        const int64_t n0 = half == 0 ? 0 : N / 2;
+        DirJob& j = halves[half];
+        j = jobs[0];
+        j.batch = half == 0 ? N / 2 : N - N / 2;
+        j.x += n0 * j.x_n;
+        if (j.y) j.y += n0 * j.y_n;
+        j.proj += chunk * n0 * C;
+        j.rows += chunk * n0;
+        j.h[0] += n0 * hp;
+        j.h[1] += n0 * hp;
+        j.c += n0 * hp;
+      }
+    }
     TileSync sync;
     sync.count[0] = (tiles + 1) / 2;
     sync.first[1] = sync.count[0];
@@ -657,6 +772,8 @@ Status lstm_small_f32(const RnnDnnlArgs& a) {
         for (int64_t d = 0; d < D; ++d) run(jobs[d]);
       } else if (D == 2) {
         run(jobs[me]);
+      } else if (split_rows) {
+        run(halves[me]);
       } else {
         (wide ? run_shared_avx512 : run_shared_avx2)(jobs[0], sync, me, jobs[0].rows + me * chunk * N);
       }

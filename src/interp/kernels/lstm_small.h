@@ -31,8 +31,9 @@ bool lstm_small_supports(const RnnDnnlArgs& a);
 /// from double over [-20, 20] (tests/interp/lstm_small_test.cc bounds them at 3 and 4); NaN in
 /// -> NaN out. Weights of constant tensors (a.constant_*) are packed once and cached (bounded, 64 MiB);
 /// others are packed per call. Threads: with a.threads >= 2 and a spare core
-/// (parallel_threads, dnnl_util.h), a bidirectional LSTM runs one direction per thread, and
-/// one direction whose step has >= 2^15 multiply-adds (N x 4H x H) half of the hidden units per
+/// (parallel_threads, dnnl_util.h), a bidirectional LSTM runs one direction per thread; one
+/// direction of N >= 6 half of the batch rows per thread (no wait between them), and one of
+/// smaller N whose step has >= 2^15 multiply-adds (N x 4H x H) half of the hidden units per
 /// thread with a wait per step; results are the same bits on one or two threads.
 /// Requires lstm_small_supports(a). Never fails.
 Status lstm_small_f32(const RnnDnnlArgs& a);
