@@ -18,6 +18,7 @@
 #include "interp/executor.h"
 #include "interp/kernels/conv_chain.h"
 #include "interp/kernels/cpu_features.h"
+#include "interp/kernels/direct_conv.h"
 #include "node_runner.h"
 #include "ref_graph_builder.h"
 #include "support/cpu_load.h"
@@ -76,16 +77,19 @@ void expect_equal(const Tensor& got, const Tensor& want, bool exact) {
     expect_tensor_near(got, want, 1e-5, 3e-5 * std::max(1.0, max_abs(want)));
 }
 
-// Runs b's graph through run_graph and run_nodes (threads 1 and 2), compares every graph
-// output with the reference; returns the number of conv chains planned.
-size_t check(Builder& b, bool exact, int threads = 1) {
+// Runs b's graph through run_graph and run_nodes, compares every graph output with the
+// reference (bitwise when `exact`, unless a direct convolution ran: its sums run in another
+// order); returns the number of conv chains planned.
+size_t check_once(Builder& b, bool exact, int threads) {
   EXPECT_TRUE(b.ok);
+  const uint64_t direct_before = interp::nn::direct_conv_runs();
+  auto exact_now = [&] { return exact && interp::nn::direct_conv_runs() == direct_before; };
   interp::ExecOptions opt;
   opt.intra_op_threads = threads;
   auto out = interp::run_graph(b.g, b.feeds, opt);
   EXPECT_TRUE(out.ok()) << out.status().message();
   if (!out.ok()) return 0;
-  for (size_t i = 0; i < b.g.outputs().size(); ++i) expect_equal((*out)[i], b.ref[b.g.outputs()[i]], exact);
+  for (size_t i = 0; i < b.g.outputs().size(); ++i) expect_equal((*out)[i], b.ref[b.g.outputs()[i]], exact_now());
 
   const std::vector<const ir::Node*> nodes = node_list(b.g);
   const interp::FusionPlan plan = interp::plan_fusion(nodes, b.g);
@@ -95,7 +99,7 @@ size_t check(Builder& b, bool exact, int threads = 1) {
   Status st = interp::run_nodes(nodes, plan, frame, opt);
   EXPECT_TRUE(st.ok()) << st.message();
   if (!st.ok()) return 0;
-  for (const ir::Value* v : b.g.outputs()) expect_equal(frame.values[v->id()], b.ref[v], exact);
+  for (const ir::Value* v : b.g.outputs()) expect_equal(frame.values[v->id()], b.ref[v], exact_now());
   // Every node output holds a tensor of the reference's shape and dtype (for recordings).
   for (const auto& n : b.g.nodes()) {
     const Tensor& t = frame.values[n->output(0)->id()];
@@ -104,6 +108,19 @@ size_t check(Builder& b, bool exact, int threads = 1) {
     EXPECT_EQ(t.dtype(), b.ref[n->output(0)].dtype());
   }
   return plan.conv_chains.size();
+}
+
+// check_once with the chains' convolutions on oneDNN alone, then with tier 0's direct
+// convolution for few channels where it applies (interp/kernels/direct_conv.h; AVX2 CPUs).
+size_t check(Builder& b, bool exact, int threads = 1) {
+  size_t chains = 0;
+  for (bool direct : {false, true}) {
+    SCOPED_TRACE(direct ? "with direct convolutions" : "oneDNN convolutions only");
+    interp::nn::set_direct_conv_enabled(direct);
+    chains = check_once(b, exact, threads);
+  }
+  interp::nn::set_direct_conv_enabled(true);
+  return chains;
 }
 
 // x[n, 3, 19, 21] -> 3x3 conv to C (pads 1) -> Relu -> 3x3 conv C -> C (pads 1) -> Add the Relu
@@ -442,8 +459,9 @@ TEST(ConvChain, ResidualSumsIntoTheSkipBuffer) {
       residual_net(b, n, nan_every);
       const uint64_t before = interp::conv_chain_residual_sums();
       EXPECT_EQ(check(b, false), 1u);
-      // check() runs the graph twice (run_graph and run_nodes): 3 Adds each.
-      EXPECT_EQ(interp::conv_chain_residual_sums() - before, 6u) << "every Add summed in place";
+      // check() runs the graph four times (run_graph and run_nodes, without and with direct
+      // convolutions): 3 Adds each.
+      EXPECT_EQ(interp::conv_chain_residual_sums() - before, 12u) << "every Add summed in place";
       EXPECT_EQ(check(b, false, 2), 1u);
     }
 }
@@ -471,7 +489,7 @@ TEST(ConvChain, ResidualsTheSumMustNotOverwriteRunTheAdd) {
     b.output(t);
     const uint64_t before = interp::conv_chain_residual_sums();
     EXPECT_EQ(check(b, false), 1u);
-    EXPECT_EQ(interp::conv_chain_residual_sums() - before, 2u);  // the second Add, in both runs
+    EXPECT_EQ(interp::conv_chain_residual_sums() - before, 4u);  // the second Add, in all 4 runs
   }
 }
 
@@ -506,8 +524,9 @@ TEST(ConvChain, SmallImagesRunSplitByImages) {
     small_images_net(b, n);
     const uint64_t before = interp::conv_chain_image_splits();
     EXPECT_EQ(check(b, false, 2), 1u);
-    // check() runs the chain twice (run_graph and run_nodes).
-    EXPECT_EQ(interp::conv_chain_image_splits() - before, n == 1 || n == 3 ? 0u : 2u);
+    // check() runs the chain four times (run_graph and run_nodes, without and with direct
+    // convolutions).
+    EXPECT_EQ(interp::conv_chain_image_splits() - before, n == 1 || n == 3 ? 0u : 4u);
     const uint64_t one_thread = interp::conv_chain_image_splits();
     EXPECT_EQ(check(b, false, 1), 1u);
     EXPECT_EQ(interp::conv_chain_image_splits(), one_thread) << "one thread: never split";
@@ -540,8 +559,9 @@ TEST(ConvChain, BothLayoutsGiveTheKernelsValues) {
       // Every Add summed in place (seen with both layouts on AVX2, channels-last on AVX-512);
       // blocks of 8 on AVX-512 may run a kernel with a destination reorder, where the Add
       // kernel runs instead (values unchanged).
-      if (l == nn_layout::kChannelsLast || !interp::cpu_has_avx512f())
-        EXPECT_EQ(interp::conv_chain_residual_sums() - sums, 6u) << "every Add summed in place";
+      if (l == nn_layout::kChannelsLast || !interp::cpu_has_avx512f()) {
+        EXPECT_EQ(interp::conv_chain_residual_sums() - sums, 12u) << "every Add summed in place";
+      }
     }
     for (int64_t c : {8, 24}) {
       Builder b;
@@ -587,7 +607,7 @@ TEST(ConvChain, BothLayoutsGiveTheKernelsValues) {
         small_images_net(b, n);
         const uint64_t before = interp::conv_chain_image_splits();
         EXPECT_EQ(check(b, false, 2), 1u);
-        EXPECT_EQ(interp::conv_chain_image_splits() - before, 2u);
+        EXPECT_EQ(interp::conv_chain_image_splits() - before, 4u);
       }
   }
   interp::set_conv_chain_layout_for_testing(std::nullopt);

@@ -14,6 +14,7 @@
 #include "interp/kernels/conv_chain_bounds.h"
 #include "interp/kernels/conv_fusion.h"
 #include "interp/kernels/cpu_features.h"
+#include "interp/kernels/direct_conv.h"
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/parallel_for.h"
 #include "interp/kernels/tensor_internal.h"
@@ -417,6 +418,9 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
                                           out.buf.data<float>(), inner, threads,
                                           p.post));
         if (!applied) fused[static_cast<size_t>(p.clip)] = 0;
+      } else if (nn::direct_conv_supports(geo[si], o.xl, inner, st.post)) {  // few channels
+        nn::direct_conv_f32(geo[si], o.x, o.xl, o.w, o.constant_w, o.bias, out.buf.data<float>(),
+                            threads, st.post);
       } else {
         TJ_RETURN_IF_ERROR(nn::dnnl_conv_f32(geo[si], o.x, o.xl, o.w, o.constant_w, o.bias,
                                              out.buf.data<float>(), inner,
