@@ -31,8 +31,9 @@ constexpr int64_t kGroupOc = 16;  // output channels per group
 // Tiles per work item when a call is shared over threads (~100 pixels: a few us of work).
 constexpr int64_t kTilesPerItem = 16;
 // One thread's time per multiply-add (ns) from which a call is split over threads
-// (worth_parallel): ~70% of one Zen 3 core's FMA peak.
-constexpr double kNsPerMac = 0.016;
+// (worth_parallel): convnet_small's 16 -> 32 layer, 903K multiply-adds per image, took 20-24 us on
+// one core (tierjit_micro_bench conv.direct_conv2_16to32_14_1_t1).
+constexpr double kNsPerMac = 0.024;
 
 // The packed weights of one convolution.
 struct PackedConv {
@@ -282,30 +283,44 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
   g.clip = post.kind == ConvPostOp::Kind::kClip;
   g.lo = post.alpha;
   g.hi = post.beta;
-  // Padded images, all of the call's (the caller's thread's buffer; the team reads it).
   const int64_t image_in = C * H * W, image_pad = nb * g.bstride;
-  thread_local LineBuffer padded;
-  padded.resize(static_cast<size_t>(N * image_pad));
-  for (int64_t n = 0; n < N; ++n)
-    pad_image(x + n * image_in, nb, H, W, cb, pt, pb, pl, pr, padded.data() + n * image_pad);
-  // Items: (image, group, chunk of kTilesPerItem tiles).
   const int64_t groups = (O + kGroupOc - 1) / kGroupOc;
-  const int64_t chunk = kTile * kTilesPerItem, chunks = (g.pixels + chunk - 1) / chunk;
   const int64_t group_w = C * KH * KW * kGroupOc, image_out = O * g.pixels;
   const int64_t macs = N * image_out * C * KH * KW;
   const int team = worth_parallel(threads, macs, kNsPerMac) ? threads : 1;
-  const float* xpad = padded.data();
-  parallel_for_stealing(team, N * groups * chunks, [&](int64_t item) {
-    const int64_t n = item / (groups * chunks), rest = item % (groups * chunks);
-    const int64_t grp = rest / chunks, ci = rest % chunks;
-    const int64_t p0 = ci * chunk, p1 = std::min(g.pixels, p0 + chunk);
+  // Pixels [p0, p1) of group grp of image n, its padded copy at xi.
+  auto run = [&](const float* xi, int64_t n, int64_t grp, int64_t p0, int64_t p1) {
     const int64_t ob_count = std::min<int64_t>(2, (O - grp * kGroupOc) / 8);
-    const float* xi = xpad + n * image_pad;
     const float* wg = wp + grp * group_w;
     const float* bg = bias ? bias + grp * kGroupOc : nullptr;
     float* yg = y + n * image_out + grp * 2 * g.pixels * 8;
     if (cb == 8) conv_range<8>(g, ob_count, xi, wg, bg, p0, p1, yg);
     else conv_range<1>(g, ob_count, xi, wg, bg, p0, p1, yg);
+  };
+  if (N >= team) {  // whole images per item, each padded by the thread that runs it
+    parallel_for_stealing(team, N, [&](int64_t n) {
+      thread_local LineBuffer padded;
+      padded.resize(static_cast<size_t>(image_pad));
+      pad_image(x + n * image_in, nb, H, W, cb, pt, pb, pl, pr, padded.data());
+      for (int64_t grp = 0; grp < groups; ++grp) run(padded.data(), n, grp, 0, g.pixels);
+    });
+    return;
+  }
+  // Fewer images than threads: padded first (the caller's buffer; the team reads it), then
+  // items of (image, group, kTilesPerItem tiles). (Padding inside a parallel region, or per
+  // item, cost more: the team's wake-up after the serial copy is what the items pay.)
+  thread_local LineBuffer padded_all;
+  padded_all.resize(static_cast<size_t>(N * image_pad));
+  for (int64_t n = 0; n < N; ++n)
+    pad_image(x + n * image_in, nb, H, W, cb, pt, pb, pl, pr, padded_all.data() + n * image_pad);
+  const float* xpad = padded_all.data();  // (the team's own thread_local buffers are others)
+  // Pixel chunks of about kTilesPerItem tiles, as even as whole tiles allow.
+  const int64_t chunks = (g.pixels + kTile * kTilesPerItem - 1) / (kTile * kTilesPerItem);
+  const int64_t chunk = ((g.pixels + chunks - 1) / chunks + kTile - 1) / kTile * kTile;
+  parallel_for_stealing(team, N * groups * chunks, [&](int64_t item) {
+    const int64_t n = item / (groups * chunks), rest = item % (groups * chunks);
+    const int64_t grp = rest / chunks, p0 = (rest % chunks) * chunk;
+    run(xpad + n * image_pad, n, grp, p0, std::min(g.pixels, p0 + chunk));
   });
 }
 
