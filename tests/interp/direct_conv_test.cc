@@ -266,6 +266,11 @@ TEST_F(DirectConv, DeclinesWhatItDoesNotCompute) {
   EXPECT_FALSE(with([](ConvGeometry& g) { g.out_channels = 12; }));
   EXPECT_FALSE(with([](ConvGeometry& g) { g.out_channels = 72; }));
   EXPECT_FALSE(with([](ConvGeometry& g) { g.in_channels = 17; }));
+  EXPECT_FALSE(with([](ConvGeometry& g) { g.in_channels = 0; }));
+  EXPECT_FALSE(with([](ConvGeometry& g) {  // a kernel larger than the padded image: no output
+    g.kernel = {3, 13}; g.out_spatial = {7, -1};
+  }));
+  EXPECT_FALSE(with([](ConvGeometry& g) { g.kernel = {3, 12}; g.out_spatial = {7, 0}; }));
   EXPECT_FALSE(with([](ConvGeometry& g) {  // 1-D
     g.in_spatial = {9}; g.kernel = {3}; g.pad_begin = {1}; g.pad_end = {1}; g.out_spatial = {9};
   }));
@@ -280,6 +285,17 @@ TEST_F(DirectConv, DeclinesWhatItDoesNotCompute) {
   interp::nn::set_direct_conv_enabled(false);
   EXPECT_FALSE(interp::nn::direct_conv_supports(ok, ActLayout::kPlain, ActLayout::kBlocked8, none));
   interp::nn::set_direct_conv_enabled(true);
+}
+
+TEST_F(DirectConv, BatchZeroWritesNothing) {
+  Case k;
+  k.n = 0;
+  const ConvGeometry g = geometry(k);
+  ASSERT_TRUE(interp::nn::direct_conv_supports(g, ActLayout::kPlain, ActLayout::kBlocked8, {}));
+  const std::vector<float> w(16 * 9, 1.f);
+  float sentinel = 3.f;
+  interp::nn::direct_conv_f32(g, nullptr, ActLayout::kPlain, w.data(), nullptr, nullptr, &sentinel, 2, {});
+  EXPECT_EQ(sentinel, 3.f);
 }
 
 // Constant weights are packed once and cached by the tensor; weights fed per call (no tensor)

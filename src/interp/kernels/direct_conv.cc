@@ -236,12 +236,13 @@ bool direct_conv_supports(const ConvGeometry& g, ActLayout x_layout, ActLayout y
   for (size_t i = 0; i < 2; ++i) {
     if (g.strides.size() > i && g.strides[i] != 1) return false;
     if (g.dilations.size() > i && g.dilations[i] != 1) return false;
-    if (g.pad_begin[i] < 0 || g.pad_end[i] < 0) return false;
+    if (g.pad_begin[i] < 0 || g.pad_end[i] < 0 || g.in_spatial[i] < 1 || g.out_spatial[i] < 1)
+      return false;
     if (g.out_spatial[i] != g.in_spatial[i] + g.pad_begin[i] + g.pad_end[i] - g.kernel[i] + 1)
       return false;
   }
   if (g.out_channels % 8 != 0 || g.out_channels > kDirectConvMaxOutChannels) return false;
-  if (g.in_channels > kDirectConvMaxInChannels) return false;
+  if (g.in_channels < 1 || g.in_channels > kDirectConvMaxInChannels) return false;
   if (x_layout == ActLayout::kBlocked8 ? g.in_channels % 8 != 0 : x_layout != ActLayout::kPlain)
     return false;
   return !post.sum && (post.kind == ConvPostOp::Kind::kNone || post.kind == ConvPostOp::Kind::kClip);
@@ -252,6 +253,7 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
                      const ConvPostOp& post) {
   g_runs.fetch_add(1, std::memory_order_relaxed);
   const int64_t N = cg.batch, C = cg.in_channels, O = cg.out_channels;
+  if (N <= 0) return;
   const int64_t H = cg.in_spatial[0], W = cg.in_spatial[1], KH = cg.kernel[0], KW = cg.kernel[1];
   const int64_t pt = cg.pad_begin[0], pl = cg.pad_begin[1], pb = cg.pad_end[0], pr = cg.pad_end[1];
   const int64_t cb = x_layout == ActLayout::kBlocked8 ? 8 : 1;

@@ -26,8 +26,8 @@ inline constexpr int64_t kDirectConvMaxOutChannels = 64;
 /// Whether direct_conv_f32 computes `g` reading x in `x_layout` and writing y in `y_layout`
 /// with `post`: a 2-D convolution (4-D tensors), group 1, strides and dilations 1, y_layout
 /// kBlocked8 with out_channels a multiple of 8 (<= kDirectConvMaxOutChannels), x either
-/// kBlocked8 with in_channels a multiple of 8 or kPlain (any count), in_channels <=
-/// kDirectConvMaxInChannels, post.kind kNone or kClip without sum, and a CPU without AVX-512F
+/// kBlocked8 with in_channels a multiple of 8 or kPlain (any count), 1 <= in_channels <=
+/// kDirectConvMaxInChannels, input and output spatial dims >= 1, post.kind kNone or kClip without sum, and a CPU without AVX-512F
 /// (where the chains run channels-last; conv_chain.h) and set_direct_conv_enabled(true).
 bool direct_conv_supports(const ConvGeometry& g, ActLayout x_layout, ActLayout y_layout,
                           const ConvPostOp& post);
@@ -36,7 +36,8 @@ bool direct_conv_supports(const ConvGeometry& g, ActLayout x_layout, ActLayout y
 /// ONNX's [O, C, KH, KW] plain (packed on the first call and cached while `constant_w`, the
 /// weight tensor, is alive; packed per call when constant_w is null), y [N, O, OH, OW] as
 /// kBlocked8. Runs on up to `threads` threads (images, then 16-channel groups and pixels). Requires
-/// direct_conv_supports(g, x_layout, ActLayout::kBlocked8, post) and every dim > 0. Never fails.
+/// direct_conv_supports(g, x_layout, ActLayout::kBlocked8, post); batch 0 writes nothing. Never
+/// fails.
 void direct_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, const float* w,
                      const Tensor* constant_w, const float* bias, float* y, int threads,
                      const ConvPostOp& post);
