@@ -151,31 +151,49 @@ size_t find_node(std::span<const ir::Node* const> nodes, size_t from, const ir::
   return from;
 }
 
+// Positions of `members` in nodes[from..], each after the previous one's; nullopt when one is
+// not there (a fused chain's other nodes must all be in the list, in order).
+std::optional<std::vector<size_t>> find_in_order(std::span<const ir::Node* const> nodes,
+                                                 size_t from,
+                                                 std::span<const ir::Node* const> members) {
+  std::vector<size_t> at;
+  at.reserve(members.size());
+  for (const ir::Node* m : members) {
+    at.push_back(find_node(nodes, from, m));
+    if (at.back() == nodes.size()) return std::nullopt;
+    from = at.back() + 1;
+  }
+  return at;
+}
+
 void plan_conv_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& g,
                       std::vector<int>& fused, ConvChains& chains) {
   fused.clear();
   chains.clear();
   int subgraphs = -1;  // unknown until a candidate needs it
+  // Plans a chain run by nodes[i] (`kind`) whose other members at `at` are skipped; false when
+  // nothing may fuse (the graph has subgraphs: captures are not in users()).
+  auto claim_chain = [&](size_t i, int kind, const std::vector<size_t>& at) {
+    if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
+    if (subgraphs) return false;
+    if (fused.empty()) fused.assign(nodes.size(), -1);
+    fused[i] = kind;
+    for (size_t k : at) fused[k] = kSkip;
+    return true;
+  };
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (fused.empty() || fused[i] == -1) {
       // A Softmax with its elementwise prologue: every node in this list, in order, and every
       // operand computed before the first node (the chain runs at its position).
       if (const std::optional<SoftmaxChain> c = match_softmax_chain(*nodes[i], g)) {
-        std::vector<size_t> at;
-        size_t from = i + 1;
-        for (size_t k = 1; k <= c->ops.size() && from <= nodes.size(); ++k) {
-          at.push_back(find_node(nodes, from, k < c->ops.size() ? c->ops[k] : c->softmax));
-          from = at.back() + 1;
-        }
-        bool ready = from <= nodes.size();
+        std::vector<const ir::Node*> rest(c->ops.begin() + 1, c->ops.end());
+        rest.push_back(c->softmax);
+        std::optional<std::vector<size_t>> at = find_in_order(nodes, i + 1, rest);
+        bool ready = at.has_value();
         for (const ir::Value* v : softmax_chain_operands(*c))
           ready = ready && v && (!v->producer() || find_node(nodes, i, v->producer()) == nodes.size());
         if (ready) {
-          if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
-          if (subgraphs) return;
-          if (fused.empty()) fused.assign(nodes.size(), -1);
-          fused[i] = kSoftmaxChain;
-          for (size_t k : at) fused[k] = kSkip;
+          if (!claim_chain(i, kSoftmaxChain, *at)) return;
           continue;
         }
       }
@@ -183,21 +201,9 @@ void plan_conv_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& g
     if (nodes[i]->op() == ir::OpKind::Div && (fused.empty() || fused[i] == -1)) {
       // A GELU chain: all five nodes in this list (a region's), in order.
       if (const std::optional<GeluChain> c = match_gelu_chain(*nodes[i], g)) {
-        size_t at[4], from = i + 1;
-        bool all = true;
-        const ir::Node* rest[4] = {c->erf, c->add, c->mul, c->scale};
-        for (int k = 0; k < 4 && all; ++k) {
-          at[k] = find_node(nodes, from, rest[k]);
-          all = at[k] < nodes.size();
-          from = at[k] + 1;
-        }
-        if (all) {
-          if (subgraphs < 0) subgraphs = has_subgraphs(g) ? 1 : 0;
-          if (subgraphs) return;
-          if (fused.empty()) fused.assign(nodes.size(), -1);
-          fused[i] = kGeluChain;
-          for (size_t k : at) fused[k] = kSkip;
-        }
+        const ir::Node* const rest[4] = {c->erf, c->add, c->mul, c->scale};
+        if (std::optional<std::vector<size_t>> at = find_in_order(nodes, i + 1, rest))
+          if (!claim_chain(i, kGeluChain, *at)) return;
       }
       continue;
     }
