@@ -308,6 +308,22 @@ TEST(LstmSmall, TwoThreadsMatchOneBitForBit) {
 }
 
 // NaN / Inf in X: the same outputs turn NaN (and the same stay finite) as on the reference path.
+// The packing of constant weights nobody else holds any more (their model is gone) is dropped
+// at the next packing: a service that loads and drops models keeps only the live ones'.
+TEST(LstmSmall, PackingsOfDroppedWeightsAreFreed) {
+  Case c;
+  c.S = 2; c.N = 1; c.I = 64; c.H = 256; c.constants = true;
+  size_t one = 0;
+  for (uint32_t k = 0; k < 30; ++k) {
+    c.seed = 500 + k;
+    const std::vector<Tensor> ins = inputs(c);  // new weight tensors, dropped after the call
+    ASSERT_TRUE(run_lstm(c, ins, true).ok());
+    if (k == 0) one = interp::nn::lstm_small_packed_bytes();
+    EXPECT_EQ(interp::nn::lstm_small_packed_bytes(), one) << "after model " << k;
+  }
+  EXPECT_GT(one, size_t{0});
+}
+
 TEST(LstmSmall, NanAndInfInInput) {
   for (const char* dir : {"forward", "reverse", "bidirectional"})
     for (bool layout1 : {false, true}) {

@@ -5,6 +5,7 @@
 // LSTMs it covers (lstm_small_supports). Source: ONNX operator spec, LSTM 7/14.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "interp/kernels/rnn_dnnl.h"
@@ -42,6 +43,9 @@ Status lstm_small_f32(const RnnDnnlArgs& a);
 /// RNN on the same LSTMs; process-wide, not meant to change while kernels run.
 void set_lstm_small_enabled(bool enabled);
 bool lstm_small_enabled();
+
+/// Bytes of packed weights of constant tensors cached now (all LSTMs; tests).
+size_t lstm_small_packed_bytes();
 
 /// Number of LSTMs lstm_small_f32 has run in this process, and of those on two threads (tests
 /// check which path ran).
