@@ -9,15 +9,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <tuple>
 #include <vector>
 
 #include "interp/kernels/cpu_features.h"
 #include "interp/kernels/line_buffer.h"
 #include "interp/kernels/parallel_for.h"
+#include "interp/kernels/weight_pack_cache.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -40,6 +39,7 @@ struct PackedConv {
   LineBuffer data;
   Tensor keep;  // the constant weight tensor (its address stays ours while cached)
   size_t bytes() const { return data.size() * sizeof(float); }
+  bool orphaned() const { return keep.storage_holders() == 1; }
 };
 
 // ONNX's [O][C][KH][KW] -> per group of 16 output channels [nb][KH][KW][cb][width] (width 16, or 8
@@ -62,48 +62,12 @@ size_t packed_floats(int64_t O, int64_t C, int64_t KH, int64_t KW) {
   return static_cast<size_t>(O * C * KH * KW);
 }
 
-// Packed weights of constant tensors by address and geometry; entries nobody else holds (their
-// model is gone) are dropped at the next miss; past kBudget nothing more is cached (the caller
-// packs per call).
-class PackCache {
- public:
-  std::shared_ptr<const PackedConv> get(const float* w, const Tensor& keep, int64_t O, int64_t C,
-                                        int64_t KH, int64_t KW, int64_t cb) {
-    const Key key{w, O, C, KH, KW, cb};
-    const size_t need = packed_floats(O, C, KH, KW) * sizeof(float);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = items_.find(key);
-      if (it != items_.end()) return it->second;
-      for (auto e = items_.begin(); e != items_.end();)
-        if (e->second->keep.storage_holders() == 1) {
-          bytes_ -= e->second->bytes();
-          e = items_.erase(e);
-        } else {
-          ++e;
-        }
-      if (bytes_ + need > kBudget) return nullptr;
-    }
-    auto p = std::make_shared<PackedConv>();
-    p->data.resize(packed_floats(O, C, KH, KW));
-    pack_weights(w, O, C, KH, KW, cb, p->data.data());
-    p->keep = keep;
-    std::lock_guard<std::mutex> lock(mu_);
-    auto [it, inserted] = items_.emplace(key, p);
-    if (inserted) bytes_ += p->bytes();
-    return it->second;
-  }
-
- private:
-  static constexpr size_t kBudget = size_t{64} << 20;
-  using Key = std::tuple<const float*, int64_t, int64_t, int64_t, int64_t, int64_t>;
-  std::mutex mu_;
-  std::map<Key, std::shared_ptr<const PackedConv>> items_;
-  size_t bytes_ = 0;
-};
+// Packed weights of constant tensors by address and geometry (weight_pack_cache.h); past the
+// budget the caller packs per call.
+using PackCache = WeightPackCache<std::tuple<const float*, int64_t, int64_t, int64_t, int64_t, int64_t>, PackedConv>;
 
 PackCache& pack_cache() {
-  static PackCache cache;
+  static PackCache cache(size_t{64} << 20);
   return cache;
 }
 
@@ -260,7 +224,14 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
   // Weights.
   std::shared_ptr<const PackedConv> keep;
   const float* wp = nullptr;
-  if (constant_w) keep = pack_cache().get(w, *constant_w, O, C, KH, KW, cb);
+  if (constant_w)
+    keep = pack_cache().get({w, O, C, KH, KW, cb}, packed_floats(O, C, KH, KW) * sizeof(float), [&] {
+      auto p = std::make_shared<PackedConv>();
+      p->data.resize(packed_floats(O, C, KH, KW));
+      pack_weights(w, O, C, KH, KW, cb, p->data.data());
+      p->keep = *constant_w;
+      return p;
+    });
   if (keep) {
     wp = keep->data.data();
   } else {

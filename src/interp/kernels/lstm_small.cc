@@ -15,9 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -28,6 +26,7 @@
 #include "interp/kernels/cpu_features.h"
 #include "interp/kernels/dnnl_util.h"
 #include "interp/kernels/line_buffer.h"
+#include "interp/kernels/weight_pack_cache.h"
 
 // The 16-lane helpers pass vectors by value; they are always inlined into the two versions.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -573,7 +572,15 @@ struct Packed {
   LineBuffer wp, rp, bias;  // [D][blocks][4][I][16], [D][blocks][4][H][16], [D][blocks][64]
   Tensor keep_w, keep_r, keep_b;    // constant tensors: their storage stays ours
   size_t bytes() const { return (wp.size() + rp.size() + bias.size()) * sizeof(float); }
+  // W or R held by nobody else: its model is gone (WeightPackCache).
+  bool orphaned() const { return keep_w.storage_holders() == 1 || keep_r.storage_holders() == 1; }
 };
+
+// Floats pack() writes for `a`: W, R and the bias, as Packed holds them.
+size_t packed_floats(const RnnDnnlArgs& a) {
+  const int64_t blocks = (a.hidden + kBlock - 1) / kBlock;
+  return static_cast<size_t>(a.dirs * blocks * (a.input + a.hidden + 1) * kBlockCols);
+}
 
 // ONNX's [D][4H][K] (gates i, o, f, c) -> [D][blocks][4][K][16], zeros past H.
 void pack_matrix(const float* src, int64_t D, int64_t H, int64_t K, int64_t blocks, float* dst) {
@@ -612,58 +619,12 @@ void pack(const RnnDnnlArgs& a, Packed& pk) {
         }
 }
 
-// Packed weights of constant tensors by their data pointers and sizes (the entries hold the
-// tensors, so the storage cannot be reused while cached). Entries whose W or R nobody else
-// holds any more (their model is gone) are dropped at the next miss, so a service that loads and
-// drops models keeps only the live ones' packings (before: until the budget was reached, +130
-// MiB of resident memory over 300 sessions of a bidirectional H = 256 LSTM); cleared whole past
-// the budget.
-class PackCache {
- public:
-  std::shared_ptr<const Packed> get(const RnnDnnlArgs& a) {
-    const Key key{a.w, a.r, a.b, a.input, a.hidden, a.dirs};
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = items_.find(key);
-      if (it != items_.end()) return it->second;
-      for (auto e = items_.begin(); e != items_.end();)
-        if (e->second->keep_w.storage_holders() == 1 || e->second->keep_r.storage_holders() == 1) {
-          bytes_ -= e->second->bytes();
-          e = items_.erase(e);
-        } else {
-          ++e;
-        }
-    }
-    auto pk = std::make_shared<Packed>();
-    pack(a, *pk);
-    pk->keep_w = *a.constant_w;
-    pk->keep_r = *a.constant_r;
-    if (a.constant_b) pk->keep_b = *a.constant_b;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (bytes_ + pk->bytes() > kBudget) {
-      items_.clear();
-      bytes_ = 0;
-    }
-    auto [it, inserted] = items_.emplace(key, pk);
-    if (inserted) bytes_ += pk->bytes();
-    return it->second;  // another thread's equal packing when it got there first
-  }
-
-  size_t bytes() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return bytes_;
-  }
-
- private:
-  using Key = std::tuple<const float*, const float*, const float*, int64_t, int64_t, int64_t>;
-  static constexpr size_t kBudget = size_t{64} << 20;
-  std::mutex mu_;
-  std::map<Key, std::shared_ptr<const Packed>> items_;
-  size_t bytes_ = 0;
-};
+// Packed weights of constant tensors by their data pointers and sizes (weight_pack_cache.h);
+// past the budget the call packs per call (Scratch::packed).
+using PackCache = WeightPackCache<std::tuple<const float*, const float*, const float*, int64_t, int64_t, int64_t>, Packed>;
 
 PackCache& pack_cache() {
-  static PackCache cache;
+  static PackCache cache(size_t{64} << 20);
   return cache;
 }
 
@@ -704,12 +665,17 @@ Status lstm_small_f32(const RnnDnnlArgs& a) {
   const bool constant = a.constant_w && a.constant_r && (!a.b || a.constant_b);
   std::shared_ptr<const Packed> keep;
   const Packed* pk = &scratch.packed;
-  if (constant) {
-    keep = cache.get(a);
-    pk = keep.get();
-  } else {
-    pack(a, scratch.packed);
-  }
+  if (constant)
+    keep = cache.get({a.w, a.r, a.b, a.input, a.hidden, a.dirs}, packed_floats(a) * sizeof(float), [&] {
+      auto p = std::make_shared<Packed>();
+      pack(a, *p);
+      p->keep_w = *a.constant_w;
+      p->keep_r = *a.constant_r;
+      if (a.constant_b) p->keep_b = *a.constant_b;
+      return p;
+    });
+  if (keep) pk = keep.get();
+  else pack(a, scratch.packed);  // weights fed per call, or past the cache's budget
   const int64_t hp = pk->hp, blocks = pk->blocks, C = blocks * kBlockCols;
   // Time steps projected at once: ~128 KiB of projections (L2-resident until their step).
   const int64_t chunk = std::clamp<int64_t>(32768 / (N * C), 1, S);

@@ -9,15 +9,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <tuple>
 #include <vector>
 
 #include "interp/kernels/cpu_features.h"
 #include "interp/kernels/line_buffer.h"
 #include "interp/kernels/parallel_for.h"
+#include "interp/kernels/weight_pack_cache.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -51,6 +50,7 @@ struct Panels {
   Tensor keep;  // the constant weight tensor: its storage (and b's address) stays ours
   const float* data() const { return storage.data(); }
   size_t bytes() const { return storage.size() * sizeof(float); }
+  bool orphaned() const { return keep.storage_holders() == 1; }
 };
 
 // Writes b's panels ([panels][K][width], panel_floats(n, k) floats) to `out`, zeros past N.
@@ -81,50 +81,11 @@ std::shared_ptr<const Panels> pack(int64_t n, int64_t k, bool trans_b, const flo
 
 // Packed panels of constant weights by address and geometry, within kPackedPanelBudget (a
 // weight that does not fit is not packed: get returns null and oneDNN runs it, so a model
-// larger than the budget never repacks per call). Each entry holds its weight tensor (so the
-// address cannot be reused while cached); entries nobody else holds are dropped at the next miss.
-class PanelCache {
- public:
-  std::shared_ptr<const Panels> get(int64_t n, int64_t k, bool trans_b, const float* b,
-                                    const Tensor& keep) {
-    const Key key{b, n, k, trans_b};
-    const size_t need = panel_floats(n, k) * sizeof(float);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = items_.find(key);
-      if (it != items_.end()) return it->second;
-      // Weights whose model is gone (the cache holds their last reference): freed now, so a
-      // service that loads and drops models keeps only the live ones' panels.
-      for (auto e = items_.begin(); e != items_.end();)
-        if (e->second->keep.storage_holders() == 1) {
-          bytes_ -= e->second->bytes();
-          e = items_.erase(e);
-        } else {
-          ++e;
-        }
-      if (bytes_ + need > kPackedPanelBudget) return nullptr;
-    }
-    std::shared_ptr<const Panels> p = pack(n, k, trans_b, b, keep);
-    std::lock_guard<std::mutex> lock(mu_);
-    auto [it, inserted] = items_.emplace(key, p);
-    if (inserted) bytes_ += p->bytes();
-    return it->second;  // another thread's equal packing when it got there first
-  }
-
-  size_t bytes() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return bytes_;
-  }
-
- private:
-  using Key = std::tuple<const float*, int64_t, int64_t, bool>;
-  std::mutex mu_;
-  std::map<Key, std::shared_ptr<const Panels>> items_;
-  size_t bytes_ = 0;
-};
+// larger than the budget never repacks per call); weight_pack_cache.h.
+using PanelCache = WeightPackCache<std::tuple<const float*, int64_t, int64_t, bool>, Panels>;
 
 PanelCache& panel_cache() {
-  static PanelCache cache;
+  static PanelCache cache(kPackedPanelBudget);
   return cache;
 }
 
@@ -360,7 +321,9 @@ bool packed_matmul_f32(int64_t m, int64_t n, int64_t k, bool trans_b, const floa
   // The AVX2 code streams a's rows once per panel: past ~1K rows oneDNN's blocked kernels win
   // (4096x128x512: 5.8 against 3.6 ms at 2 threads; 512 rows: 0.45 against 0.56 ms).
   if ((!kHasAvx512 || g_force_avx2.load(std::memory_order_relaxed)) && m > kMaxRowsAvx2) return false;
-  const std::shared_ptr<const Panels> panels = panel_cache().get(n, k, trans_b, b, constant_b);
+  const std::shared_ptr<const Panels> panels =
+      panel_cache().get({b, n, k, trans_b}, panel_floats(n, k) * sizeof(float),
+                        [&] { return pack(n, k, trans_b, b, constant_b); });
   if (!panels) return false;
   g_runs.fetch_add(1, std::memory_order_relaxed);
   const Panels& pk = *panels;
