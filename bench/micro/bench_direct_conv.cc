@@ -1,8 +1,10 @@
-// Tier 0's direct convolution for few channels (interp/kernels/direct_conv.h) against oneDNN's
-// convolution on the same layouts (plain or nChw8c in, nChw8c out, the conv chains' AVX2 layout)
-// at convnet_small's two layers: conv1 3x3 1 -> 16 at 28x28, conv2 3x3 16 -> 32 at 14x14 (pads
-// 1, bias, Relu as post-op, constant weights), batches 1 and 8, on 1 and 2 threads.
-// Cases: conv.direct_<layer>_<n>_t<threads>/{direct,onednn}; flop = 2 * N * O * OH * OW * C * 9.
+// Tier 0's direct convolution (interp/kernels/direct_conv.h) against oneDNN's convolution on the
+// same layouts (plain or nChw8c in, nChw8c out, the conv chains' AVX2 layout) at convnet_small's
+// two layers (3x3 1 -> 16 at 28x28, 16 -> 32 at 14x14) and resnet18's (the 7x7 stride-2 stem,
+// which the direct kernel declines; 3x3 layers of 64-512 channels, stride 1 and 2; a 1x1
+// stride-2 downsample, declined), pads kernel / 2, bias, Relu as post-op, constant weights,
+// batches 1 and 8, on 1 and 2 threads.
+// Cases: conv.direct_<layer>_<n>_t<threads>/{direct,onednn}; flop = 2 * N * O * OH * OW * C * KH * KW.
 // Run: tierjit_micro_bench --benchmark_filter='conv\.direct_' --benchmark_repetitions=5
 #include <limits>
 #include <memory>
@@ -17,10 +19,16 @@ using interp::nn::ActLayout;
 
 struct Layer {
   const char* name;
-  int64_t cin, hw, cout;
+  int64_t cin, hw, cout, k = 3, stride = 1;
+  int64_t out_hw() const { return (hw + 2 * (k / 2) - k) / stride + 1; }
 };
 
-constexpr Layer kLayers[] = {{"conv1_1to16_28", 1, 28, 16}, {"conv2_16to32_14", 16, 14, 32}};
+constexpr Layer kLayers[] = {
+    {"conv1_1to16_28", 1, 28, 16},     {"conv2_16to32_14", 16, 14, 32},
+    {"r18_stem", 3, 224, 64, 7, 2},    {"r18_64_56", 64, 56, 64},
+    {"r18_64to128s2", 64, 56, 128, 3, 2}, {"r18_128_28", 128, 28, 128},
+    {"r18_256_14", 256, 14, 256},      {"r18_512_7", 512, 7, 512},
+    {"r18_down256s2", 128, 28, 256, 1, 2}};
 
 void time_conv(benchmark::State& state, const Layer& l, int64_t n, int threads, bool direct) {
   interp::nn::ConvGeometry g;
@@ -28,22 +36,22 @@ void time_conv(benchmark::State& state, const Layer& l, int64_t n, int threads, 
   g.in_channels = l.cin;
   g.out_channels = l.cout;
   g.in_spatial = {l.hw, l.hw};
-  g.out_spatial = {l.hw, l.hw};
-  g.kernel = {3, 3};
-  g.strides = {1, 1};
+  g.out_spatial = {l.out_hw(), l.out_hw()};
+  g.kernel = {l.k, l.k};
+  g.strides = {l.stride, l.stride};
   g.dilations = {1, 1};
-  g.pad_begin = {1, 1};
-  g.pad_end = {1, 1};
+  g.pad_begin = {l.k / 2, l.k / 2};
+  g.pad_end = {l.k / 2, l.k / 2};
   const ActLayout xl = l.cin % 8 == 0 ? ActLayout::kBlocked8 : ActLayout::kPlain;
   // Values are read in the blocked order as they are: the order is immaterial for timing.
   const Tensor x = random_tensor({n, l.cin, l.hw, l.hw}, 61);
-  const Tensor w = random_tensor({l.cout, l.cin, 3, 3}, 62, -0.2f, 0.2f);
+  const Tensor w = random_tensor({l.cout, l.cin, l.k, l.k}, 62, -0.2f, 0.2f);
   const Tensor bias = random_tensor({l.cout}, 63);
-  Tensor y = Tensor::empty(DType::kFloat32, {n, l.cout, l.hw, l.hw});
+  Tensor y = Tensor::empty(DType::kFloat32, {n, l.cout, l.out_hw(), l.out_hw()});
   interp::nn::ConvPostOp relu{interp::nn::ConvPostOp::Kind::kClip, 0.f,
                               std::numeric_limits<float>::infinity()};
   if (direct && !interp::nn::direct_conv_supports(g, xl, ActLayout::kBlocked8, relu)) {
-    state.SkipWithError("direct convolution not available on this CPU");
+    state.SkipWithError("direct convolution declines this layer (or this CPU)");
     return;
   }
   auto run = [&]() -> bool {
@@ -71,7 +79,8 @@ const bool registered = [] {
   for (const Layer& l : kLayers)
     for (int64_t n : {1, 8})
       for (int threads : {1, 2}) {
-        const double flop = 2.0 * static_cast<double>(n * l.cout * l.hw * l.hw * l.cin * 9);
+        const double flop =
+            2.0 * static_cast<double>(n * l.cout * l.out_hw() * l.out_hw() * l.cin * l.k * l.k);
         const std::string name = std::string("conv.direct_") + l.name + "_" + std::to_string(n) +
                                  "_t" + std::to_string(threads);
         for (bool direct : {true, false})

@@ -1,9 +1,10 @@
-// Tier 0's direct convolution for few channels (interp/kernels/direct_conv.h) against a float64
-// loop over ONNX Conv's definition: plain inputs of 1-5 channels and blocked ones of 8 and 16,
-// 8-64 output channels (a last group of one block), kernels 1x1 to 5x5 and non-square, pads
-// of 0-2 on either side, images from 1x1 to 29x31 (pixel counts not a multiple of the 6-pixel
-// tile, rows narrower than a tile), batches of 1-3, one and two threads, Relu / Clip post-ops,
-// no bias, NaN and infinities; what it declines; and weights fed per call.
+// Tier 0's direct convolution (interp/kernels/direct_conv.h) against a float64 loop over ONNX
+// Conv's definition: plain inputs of 1-5 channels and blocked ones of 8-136 (several chunks of
+// input channels, a last one partial), 8-72 output channels (a last group of one block), kernels
+// 1x1 to 5x5 and non-square, strides 2-3 and dilations 2, pads of 0-2 on either side, images
+// from 1x1 to 29x31 (pixel counts not a multiple of the 6-pixel tile, rows narrower than a
+// tile), batches of 1-3, one and two threads, Relu / Clip post-ops and the residual sum, no
+// bias, NaN and infinities; what it declines; and weights fed per call.
 #include "interp/kernels/direct_conv.h"
 
 #include <gtest/gtest.h>
@@ -26,6 +27,7 @@ using interp::nn::ConvPostOp;
 struct Case {
   int64_t n = 1, c = 1, o = 16, h = 7, w = 9, kh = 3, kw = 3;
   int64_t pt = 1, pl = 1, pb = 1, pr = 1;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
   bool blocked = false, bias = true;
   ConvPostOp post;
   int threads = 1;
@@ -38,11 +40,12 @@ ConvGeometry geometry(const Case& k) {
   g.out_channels = k.o;
   g.in_spatial = {k.h, k.w};
   g.kernel = {k.kh, k.kw};
-  g.strides = {1, 1};
-  g.dilations = {1, 1};
+  g.strides = {k.sh, k.sw};
+  g.dilations = {k.dh, k.dw};
   g.pad_begin = {k.pt, k.pl};
   g.pad_end = {k.pb, k.pr};
-  g.out_spatial = {k.h + k.pt + k.pb - k.kh + 1, k.w + k.pl + k.pr - k.kw + 1};
+  g.out_spatial = {(k.h + k.pt + k.pb - k.dh * (k.kh - 1) - 1) / k.sh + 1,
+                   (k.w + k.pl + k.pr - k.dw * (k.kw - 1) - 1) / k.sw + 1};
   return g;
 }
 
@@ -63,35 +66,44 @@ std::vector<float> to_blocked(const std::vector<float>& x, int64_t n, int64_t c,
   return y;
 }
 
-// y[n, o, oh, ow] = post(bias[o] + sum over c, kh, kw of x[n, c, oh + kh - pt, ow + kw - pl] *
-// w[o, c, kh, kw]) in float64 (taps in the padding read 0), as ONNX Conv defines it.
+// y[n, o, oh, ow] = post(bias[o] + sum over c, kh, kw of x[n, c, oh * sh + kh * dh - pt, ow * sw
+// + kw * dw - pl] * w[o, c, kh, kw] (+ residual[n, o, oh, ow] with post.sum)) in float64 (taps in
+// the padding read 0), as ONNX Conv defines it. mag: the sum of the terms' magnitudes (the scale
+// of a float32 sum's rounding error).
 std::vector<double> reference(const Case& k, const std::vector<float>& x, const std::vector<float>& w,
-                              const std::vector<float>& bias) {
+                              const std::vector<float>& bias, const std::vector<float>& residual,
+                              std::vector<double>& mag) {
   const ConvGeometry g = geometry(k);
   const int64_t OH = g.out_spatial[0], OW = g.out_spatial[1];
   std::vector<double> y(static_cast<size_t>(k.n * k.o * OH * OW));
+  mag.assign(y.size(), 0.0);
   for (int64_t n = 0; n < k.n; ++n)
     for (int64_t o = 0; o < k.o; ++o)
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow) {
-          double s = k.bias ? bias[static_cast<size_t>(o)] : 0.0;
+          double s = k.bias ? bias[static_cast<size_t>(o)] : 0.0, m = std::fabs(s);
           for (int64_t c = 0; c < k.c; ++c)
             for (int64_t i = 0; i < k.kh; ++i)
               for (int64_t j = 0; j < k.kw; ++j) {
-                const int64_t ih = oh + i - k.pt, iw = ow + j - k.pl;
+                const int64_t ih = oh * k.sh + i * k.dh - k.pt, iw = ow * k.sw + j * k.dw - k.pl;
                 if (ih < 0 || ih >= k.h || iw < 0 || iw >= k.w) continue;
-                s += static_cast<double>(x[static_cast<size_t>(((n * k.c + c) * k.h + ih) * k.w + iw)]) *
-                     w[static_cast<size_t>(((o * k.c + c) * k.kh + i) * k.kw + j)];
+                const double t = static_cast<double>(x[static_cast<size_t>(((n * k.c + c) * k.h + ih) * k.w + iw)]) *
+                                 w[static_cast<size_t>(((o * k.c + c) * k.kh + i) * k.kw + j)];
+                s += t;
+                m += std::fabs(t);
               }
+          if (k.post.sum) s += residual[static_cast<size_t>(((n * k.o + o) * OH + oh) * OW + ow)];
           if (k.post.kind == ConvPostOp::Kind::kClip)
             s = std::isnan(s) ? k.post.alpha : std::min<double>(std::max<double>(s, k.post.alpha), k.post.beta);
           y[static_cast<size_t>(((n * k.o + o) * OH + oh) * OW + ow)] = s;
+          mag[static_cast<size_t>(((n * k.o + o) * OH + oh) * OW + ow)] = m;
         }
   return y;
 }
 
 // Runs the case (inputs from `x`, or random with NaN / inf every `special` elements) and compares
-// with the reference: |got - want| <= 1e-5 * (1 + |want|), NaN where the reference has NaN.
+// with the reference: |got - want| <= 1e-5 * (1 + |want|) + 1e-6 * (the terms' magnitudes), NaN
+// where the reference has NaN.
 void check(const Case& k, int64_t special = 0, const std::vector<float>* fixed_x = nullptr) {
   const ConvGeometry g = geometry(k);
   const ActLayout xl = k.blocked ? ActLayout::kBlocked8 : ActLayout::kPlain;
@@ -105,22 +117,28 @@ void check(const Case& k, int64_t special = 0, const std::vector<float>* fixed_x
   const std::vector<float> w = random_vec(static_cast<size_t>(k.o * k.c * k.kh * k.kw), 12, 0.5f);
   const std::vector<float> bias = random_vec(static_cast<size_t>(k.o), 13, 1.f);
   const std::vector<float> xin = k.blocked ? to_blocked(x, k.n, k.c, hw) : x;
-  std::vector<float> y(static_cast<size_t>(k.n * k.o * OH * OW), -1234.f);
+  // With post.sum, y starts as the residual (random, in y's blocked layout).
+  const std::vector<float> residual = random_vec(static_cast<size_t>(k.n * k.o * OH * OW), 14, 1.f);
+  std::vector<float> y = k.post.sum ? to_blocked(residual, k.n, k.o, OH * OW)
+                                    : std::vector<float>(residual.size(), -1234.f);
   const uint64_t runs = interp::nn::direct_conv_runs();
   interp::nn::direct_conv_f32(g, xin.data(), xl, w.data(), nullptr, k.bias ? bias.data() : nullptr,
                               y.data(), k.threads, k.post);
   EXPECT_EQ(interp::nn::direct_conv_runs(), runs + 1);
-  const std::vector<double> want = reference(k, x, w, bias);
+  std::vector<double> mag;
+  const std::vector<double> want = reference(k, x, w, bias, residual, mag);
   const std::vector<float>& got = y;  // [N, O / 8, OH, OW, 8]
   int bad = 0;
   for (int64_t n = 0; n < k.n; ++n)
     for (int64_t o = 0; o < k.o; ++o)
       for (int64_t p = 0; p < OH * OW; ++p) {
         const double r = want[static_cast<size_t>((n * k.o + o) * OH * OW + p)];
+        const double m0 = mag[static_cast<size_t>((n * k.o + o) * OH * OW + p)];
+        const double m = std::isfinite(m0) ? m0 : 0.0;  // (NaN or inf terms: exact comparisons)
         const float v = got[static_cast<size_t>(((n * (k.o / 8) + o / 8) * OH * OW + p) * 8 + o % 8)];
         const bool ok = std::isnan(r) ? std::isnan(v)
                         : std::isinf(r) ? v == r
-                                        : std::fabs(v - r) <= 1e-5 * (1 + std::fabs(r));
+                                        : std::fabs(v - r) <= 1e-5 * (1 + std::fabs(r)) + 1e-6 * m;
         if (!ok && ++bad <= 5)
           ADD_FAILURE() << "image " << n << " channel " << o << " pixel " << p << ": got " << v
                         << ", want " << r;
@@ -162,6 +180,93 @@ TEST_F(DirectConv, BlockedInputs) {
       k.w = 13;
       SCOPED_TRACE("C " + std::to_string(c) + " O " + std::to_string(o));
       check(k);
+    }
+}
+
+// Input channels summed a chunk at a time (3x3: chunks of 3 blocks; 5x5: one block), the last
+// chunk partial; output groups of 16 and a last one of 8.
+TEST_F(DirectConv, WideBlockedInputsInChunks) {
+  for (int64_t c : {24, 64, 136})
+    for (int64_t o : {16, 72})
+      for (int64_t kk : {3, 5}) {
+        Case k;
+        k.c = c;
+        k.o = o;
+        k.kh = k.kw = kk;
+        k.pt = k.pl = k.pb = k.pr = kk / 2;
+        k.blocked = true;
+        k.n = 2;
+        k.h = 9;
+        k.w = 10;
+        k.threads = c == 64 ? 2 : 1;
+        SCOPED_TRACE("C " + std::to_string(c) + " O " + std::to_string(o) + " kernel " + std::to_string(kk));
+        check(k);
+      }
+}
+
+TEST_F(DirectConv, StridesAndDilations) {
+  struct G { int64_t h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr; };
+  const G shapes[] = {{13, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, {14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+                      {7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},   {1, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+                      {12, 10, 2, 3, 3, 2, 1, 1, 0, 1, 2, 0}, {9, 16, 3, 3, 2, 1, 1, 1, 0, 0, 0, 0},
+                      {11, 12, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2}, {10, 9, 3, 2, 1, 1, 1, 2, 1, 0, 0, 1},
+                      {15, 13, 3, 3, 2, 2, 2, 2, 1, 2, 2, 1}};
+  for (int64_t c : {16, 40})
+    for (const G& s : shapes) {
+      Case k;
+      k.h = s.h; k.w = s.w; k.kh = s.kh; k.kw = s.kw; k.sh = s.sh; k.sw = s.sw; k.dh = s.dh; k.dw = s.dw;
+      k.pt = s.pt; k.pl = s.pl; k.pb = s.pb; k.pr = s.pr;
+      k.blocked = true;
+      k.c = c;
+      k.o = 24;
+      k.n = 2;
+      SCOPED_TRACE(std::to_string(s.h) + "x" + std::to_string(s.w) + " kernel " + std::to_string(s.kh) +
+                   "x" + std::to_string(s.kw) + " strides " + std::to_string(s.sh) + "," +
+                   std::to_string(s.sw) + " dilations " + std::to_string(s.dh) + "," +
+                   std::to_string(s.dw) + " C " + std::to_string(c));
+      check(k);
+    }
+}
+
+// post.sum adds the residual y holds to the finished convolution in one float32 addition (then
+// the Clip): the bits of tier 0's Conv then Add then Clip; a Clip post-op gives the clipped
+// bits of the convolution alone.
+TEST_F(DirectConv, ResidualSumAndClipKeepTheConvolutionsBits) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t c : {8, 64})
+    for (const ConvPostOp& act : {ConvPostOp{}, ConvPostOp{ConvPostOp::Kind::kClip, 0.f, inf},
+                                  ConvPostOp{ConvPostOp::Kind::kClip, -0.25f, 0.5f}}) {
+      Case k;
+      k.c = c;
+      k.o = 24;
+      k.blocked = true;
+      k.n = 3;
+      k.h = 8;
+      k.w = 7;
+      k.post = act;
+      k.post.sum = true;
+      k.threads = 2;
+      SCOPED_TRACE("C " + std::to_string(c) + " clip " + std::to_string(act.kind == ConvPostOp::Kind::kClip));
+      check(k, c == 8 ? 23 : 0);  // against the float64 reference
+      // Bit for bit: conv alone, then + residual in float32, then the clip.
+      const ConvGeometry g = geometry(k);
+      const size_t out = static_cast<size_t>(k.n * k.o * 56);
+      const std::vector<float> x = random_vec(static_cast<size_t>(k.n * c * 56), 31, 1.f);
+      const std::vector<float> w = random_vec(static_cast<size_t>(k.o * c * 9), 32, 0.5f);
+      const std::vector<float> r = random_vec(out, 33, 2.f);
+      std::vector<float> alone(out), clipped(out), summed = r;
+      interp::nn::direct_conv_f32(g, x.data(), ActLayout::kBlocked8, w.data(), nullptr, nullptr, alone.data(), 2, {});
+      ConvPostOp only_act = act;
+      interp::nn::direct_conv_f32(g, x.data(), ActLayout::kBlocked8, w.data(), nullptr, nullptr, clipped.data(), 1, only_act);
+      interp::nn::direct_conv_f32(g, x.data(), ActLayout::kBlocked8, w.data(), nullptr, nullptr, summed.data(), 2, k.post);
+      auto apply = [&](float v) {
+        return act.kind == ConvPostOp::Kind::kClip ? std::min(std::max(v, act.alpha), act.beta) : v;
+      };
+      int bad = 0;
+      for (size_t i = 0; i < out; ++i) {
+        if (clipped[i] != apply(alone[i]) && ++bad <= 3) ADD_FAILURE() << "clip at " << i;
+        if (summed[i] != apply(alone[i] + r[i]) && ++bad <= 3) ADD_FAILURE() << "sum at " << i;
+      }
     }
 }
 
@@ -223,7 +328,7 @@ TEST_F(DirectConv, PostOpsBiasAndSpecialValues) {
 }
 
 TEST_F(DirectConv, TwoThreadsGiveTheSameBits) {
-  for (int64_t n : {1, 3}) {
+  for (int64_t n : {1, 2, 3}) {
     Case k;
     k.n = n;
     k.c = 16;
@@ -260,11 +365,25 @@ TEST_F(DirectConv, DeclinesWhatItDoesNotCompute) {
     change(g);
     return interp::nn::direct_conv_supports(g, ActLayout::kPlain, ActLayout::kBlocked8, none);
   };
+  // Plain inputs: few channels at stride and dilation 1 only; blocked ones any stride.
   EXPECT_FALSE(with([](ConvGeometry& g) { g.strides = {2, 2}; g.out_spatial = {4, 5}; }));
-  EXPECT_FALSE(with([](ConvGeometry& g) { g.dilations = {1, 2}; }));
+  EXPECT_FALSE(with([](ConvGeometry& g) { g.dilations = {1, 2}; g.out_spatial = {7, 7}; }));
+  ConvGeometry strided = ok;
+  strided.strides = {2, 2};
+  strided.out_spatial = {4, 5};
+  EXPECT_TRUE(interp::nn::direct_conv_supports(strided, ActLayout::kBlocked8, ActLayout::kBlocked8, none));
+  strided.out_spatial = {4, 4};  // not ONNX's floor((9 + 2 - 3) / 2) + 1 = 5
+  EXPECT_FALSE(interp::nn::direct_conv_supports(strided, ActLayout::kBlocked8, ActLayout::kBlocked8, none));
+  strided.out_spatial = {4, 5};
+  strided.strides = {0, 2};
+  EXPECT_FALSE(interp::nn::direct_conv_supports(strided, ActLayout::kBlocked8, ActLayout::kBlocked8, none));
+  ConvGeometry dilated = ok;
+  dilated.dilations = {2, 2};
+  dilated.out_spatial = {5, 7};
+  EXPECT_TRUE(interp::nn::direct_conv_supports(dilated, ActLayout::kBlocked8, ActLayout::kBlocked8, none));
   EXPECT_FALSE(with([](ConvGeometry& g) { g.group = 2; }));
   EXPECT_FALSE(with([](ConvGeometry& g) { g.out_channels = 12; }));
-  EXPECT_FALSE(with([](ConvGeometry& g) { g.out_channels = 72; }));
+  EXPECT_TRUE(with([](ConvGeometry& g) { g.out_channels = 72; }));
   EXPECT_FALSE(with([](ConvGeometry& g) { g.in_channels = 17; }));
   EXPECT_FALSE(with([](ConvGeometry& g) { g.in_channels = 0; }));
   EXPECT_FALSE(with([](ConvGeometry& g) {  // a kernel larger than the padded image: no output
@@ -277,9 +396,21 @@ TEST_F(DirectConv, DeclinesWhatItDoesNotCompute) {
   ConvGeometry blocked_odd = ok;
   blocked_odd.in_channels = 12;
   EXPECT_FALSE(interp::nn::direct_conv_supports(blocked_odd, ActLayout::kBlocked8, ActLayout::kBlocked8, none));
+  ConvGeometry wide = ok;
+  wide.in_channels = 512;
+  EXPECT_TRUE(interp::nn::direct_conv_supports(wide, ActLayout::kBlocked8, ActLayout::kBlocked8, none));
+  EXPECT_FALSE(interp::nn::direct_conv_supports(wide, ActLayout::kPlain, ActLayout::kBlocked8, none));
+  // 1x1 kernels: few channels only.
+  ConvGeometry one = ok;
+  one.kernel = {1, 1};
+  one.pad_begin = one.pad_end = {0, 0};
+  one.in_channels = 16;
+  EXPECT_TRUE(interp::nn::direct_conv_supports(one, ActLayout::kBlocked8, ActLayout::kBlocked8, none));
+  one.in_channels = 24;
+  EXPECT_FALSE(interp::nn::direct_conv_supports(one, ActLayout::kBlocked8, ActLayout::kBlocked8, none));
   ConvPostOp sum;
   sum.sum = true;
-  EXPECT_FALSE(interp::nn::direct_conv_supports(ok, ActLayout::kPlain, ActLayout::kBlocked8, sum));
+  EXPECT_TRUE(interp::nn::direct_conv_supports(ok, ActLayout::kPlain, ActLayout::kBlocked8, sum));
   ConvPostOp leaky{ConvPostOp::Kind::kLeakyRelu, 0.1f, 0.f};
   EXPECT_FALSE(interp::nn::direct_conv_supports(ok, ActLayout::kPlain, ActLayout::kBlocked8, leaky));
   interp::nn::set_direct_conv_enabled(false);

@@ -391,9 +391,15 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
       if (summable(res, si)) {
         const ConvOperands o = conv_operands(a, n, frame, inner);
         Slot& r = slots[static_cast<size_t>(res)];
-        TJ_ASSIGN_OR_RETURN(summed, nn::dnnl_conv_f32_accumulate(
-                                        geo[si], o.x, o.xl, o.w, o.constant_w, o.bias,
-                                        r.buf.data<float>(), inner, threads, st.sum_post));
+        if (nn::direct_conv_supports(geo[si], o.xl, inner, st.sum_post)) {
+          nn::direct_conv_f32(geo[si], o.x, o.xl, o.w, o.constant_w, o.bias,
+                              r.buf.data<float>(), threads, st.sum_post);
+          summed = true;
+        } else {
+          TJ_ASSIGN_OR_RETURN(summed, nn::dnnl_conv_f32_accumulate(
+                                          geo[si], o.x, o.xl, o.w, o.constant_w, o.bias,
+                                          r.buf.data<float>(), inner, threads, st.sum_post));
+        }
         if (summed) {  // the Conv's own value is not kept: its slot gets a buffer for its shape
           g_residual_sums.fetch_add(1, std::memory_order_relaxed);
           out.buf = r.buf;
@@ -410,7 +416,12 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
       const ConvOperands o = conv_operands(a, n, frame, inner);
       out.buf = Tensor::empty(DType::kFloat32, out.shape);
       out.layout = inner;
-      if (is_fused(si)) {  // the Clip as post-op where oneDNN keeps its kernel, else in place
+      if (is_fused(si) && nn::direct_conv_supports(geo[si], o.xl, inner,
+                                                     c.clip_proof->steps[si].post)) {
+        // the direct kernel's sums are the same with the Clip as without it
+        nn::direct_conv_f32(geo[si], o.x, o.xl, o.w, o.constant_w, o.bias, out.buf.data<float>(),
+                            threads, c.clip_proof->steps[si].post);
+      } else if (is_fused(si)) {  // the Clip as post-op where oneDNN keeps its kernel, else in place
         const ChainClipProof::Step& p = c.clip_proof->steps[si];
         TJ_ASSIGN_OR_RETURN(
             const bool applied,
@@ -418,7 +429,7 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
                                           out.buf.data<float>(), inner, threads,
                                           p.post));
         if (!applied) fused[static_cast<size_t>(p.clip)] = 0;
-      } else if (nn::direct_conv_supports(geo[si], o.xl, inner, st.post)) {  // few channels
+      } else if (nn::direct_conv_supports(geo[si], o.xl, inner, st.post)) {
         nn::direct_conv_f32(geo[si], o.x, o.xl, o.w, o.constant_w, o.bias, out.buf.data<float>(),
                             threads, st.post);
       } else {

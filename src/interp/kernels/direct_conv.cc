@@ -29,10 +29,24 @@ constexpr int kTile = 6;         // output pixels per tile (x 2 blocks: 12 accum
 constexpr int64_t kGroupOc = 16;  // output channels per group
 // Tiles per work item when a call is shared over threads (~100 pixels: a few us of work).
 constexpr int64_t kTilesPerItem = 16;
+// Input channels x taps per chunk: a tile's sums run over the input channels a chunk at a time,
+// the partial sums kept in a per-thread buffer between chunks, so that the group's weights for a
+// chunk (kChunkTaps x 16 floats, 16 KiB) stay in L1 while every tile of the item reads them.
+// Without chunks, resnet18's 3x3 layers streamed 37-295 KiB of weights per tile from L2 (512
+// channels: 45 GFLOP/s on one core where 16 channels ran at 82).
+constexpr int64_t kChunkTaps = 256;
+// Small images (at most kPrefetchMaxPixels output positions) prefetch the weights
+// kPrefetchFloats ahead: there each weight serves only a few tiles, and the first tile's reads
+// from memory stalled (resnet18's 512-channel 7x7 layer: 2.3 -> 2.0 ms on 2 threads; larger
+// images lost up to 40% with it, tierjit_micro_bench conv.direct_r18_*).
+constexpr int64_t kPrefetchFloats = 1024;
+constexpr int64_t kPrefetchMaxPixels = 64;
 // One thread's time per multiply-add (ns) from which a call is split over threads
 // (worth_parallel): convnet_small's 16 -> 32 layer, 903K multiply-adds per image, took 20-24 us on
 // one core (tierjit_micro_bench conv.direct_conv2_16to32_14_1_t1).
 constexpr double kNsPerMac = 0.024;
+// Padded floats from which the padding of the images of a call is shared over threads.
+constexpr int64_t kParallelPadFloats = int64_t{1} << 16;
 
 // The packed weights of one convolution.
 struct PackedConv {
@@ -66,51 +80,71 @@ size_t packed_floats(int64_t O, int64_t C, int64_t KH, int64_t KW) {
 // budget the caller packs per call.
 using PackCache = WeightPackCache<std::tuple<const float*, int64_t, int64_t, int64_t, int64_t, int64_t>, PackedConv>;
 
+// (The budget of oneDNN's reordered weights, dnnl_common.cc: resnet18's are 45 MiB.)
 PackCache& pack_cache() {
-  static PackCache cache(size_t{64} << 20);
+  static PackCache cache(size_t{256} << 20);
   return cache;
 }
 
 // The geometry one call's tiles share.
 struct Geo {
   // Offsets (floats) in the padded image of the taps, per (input block, kh, kw) in the packed
-  // weights' order: one flat loop (nested loops over nb, KH, KW kept reloading their bounds and
-  // recomputing the offset, as much work as the 1x16 layer's 12 multiply-adds per tap).
+  // weights' order, for the blocks of one chunk (a chunk's taps are a prefix): one flat loop
+  // (nested loops over blocks, KH, KW kept reloading their bounds and recomputing the offset, as
+  // much work as the 1x16 layer's 12 multiply-adds per tap).
   const int64_t* tap = nullptr;
-  int64_t taps = 0;
   int64_t rstride = 0, bstride = 0;  // padded image: floats per row, per input block
+  int64_t sh = 1, sw = 1;            // strides
   int64_t OW = 0, pixels = 0;        // output width, OH * OW
-  bool clip = false;
+  bool clip = false, sum = false;
   float lo = 0, hi = 0;
 };
 
+// The part of a tile's sums one chunk adds: taps [0, taps) of g.tap from x (the chunk's first
+// block in the padded image) and w (the chunk's packed weights); `first`: the sums start at the
+// bias (else at `part`), `last`: they are finished into y (else stored to `part`).
+struct Chunk {
+  const float* x;
+  const float* w;
+  int64_t taps;
+  bool first, last;
+};
+
 // T consecutive output pixels (row-major, from p0 = (oh, ow)) x OB blocks of 8 output
-// channels: y at the group's first block, pixel p0 (blocks pixels * 8 floats apart); x: the
-// padded image; w: the group's packed weights; bias: the group's first channel or null.
-template <int T, int OB, int CB>
-void conv_tile(const Geo& g, const float* x, const float* w, const float* bias, int64_t p0,
+// channels: y at the group's first block, pixel p0 (blocks pixels * 8 floats apart); bias: the
+// group's first channel or null; part: the tile's partial sums ([T][OB][8]) between chunks.
+template <int T, int OB, int CB, bool PF>
+void conv_tile(const Geo& g, const Chunk& k, const float* bias, float* part, int64_t p0,
                int64_t oh, int64_t ow, float* y) {
   const float* px[T];
 #pragma GCC unroll 6
   for (int t = 0; t < T; ++t) {  // no division: an idiv per pixel cost more than the 1x16 layer's taps
-    px[t] = x + oh * g.rstride + ow * CB;
+    px[t] = k.x + oh * g.sh * g.rstride + ow * g.sw * CB;
     if (++ow == g.OW) {
       ow = 0;
       ++oh;
     }
   }
   __m256 acc[T][OB];
+  if (k.first) {
 #pragma GCC unroll 2
-  for (int ob = 0; ob < OB; ++ob) {
-    const __m256 b0 = bias ? _mm256_loadu_ps(bias + 8 * ob) : _mm256_setzero_ps();
+    for (int ob = 0; ob < OB; ++ob) {
+      const __m256 b0 = bias ? _mm256_loadu_ps(bias + 8 * ob) : _mm256_setzero_ps();
 #pragma GCC unroll 6
-    for (int t = 0; t < T; ++t) acc[t][ob] = b0;
+      for (int t = 0; t < T; ++t) acc[t][ob] = b0;
+    }
+  } else {
+#pragma GCC unroll 6
+    for (int t = 0; t < T; ++t)
+#pragma GCC unroll 2
+      for (int ob = 0; ob < OB; ++ob) acc[t][ob] = _mm256_loadu_ps(part + (t * OB + ob) * 8);
   }
-  const float* wp = w;
-  for (int64_t i = 0; i < g.taps; ++i) {
+  const float* wp = k.w;
+  for (int64_t i = 0; i < k.taps; ++i) {
     const int64_t off = g.tap[i];
 #pragma GCC unroll 8
     for (int ic = 0; ic < CB; ++ic) {
+      if constexpr (PF) _mm_prefetch(reinterpret_cast<const char*>(wp + kPrefetchFloats), _MM_HINT_T0);
       __m256 wv[OB];
 #pragma GCC unroll 2
       for (int ob = 0; ob < OB; ++ob) wv[ob] = _mm256_load_ps(wp + 8 * ob);
@@ -122,6 +156,20 @@ void conv_tile(const Geo& g, const float* x, const float* w, const float* bias, 
       }
       wp += 8 * OB;
     }
+  }
+  if (!k.last) {
+#pragma GCC unroll 6
+    for (int t = 0; t < T; ++t)
+#pragma GCC unroll 2
+      for (int ob = 0; ob < OB; ++ob) _mm256_storeu_ps(part + (t * OB + ob) * 8, acc[t][ob]);
+    return;
+  }
+  if (g.sum) {  // the residual y holds: one float32 addition to the finished sum (tier 0's Add)
+#pragma GCC unroll 2
+    for (int ob = 0; ob < OB; ++ob)
+#pragma GCC unroll 6
+      for (int t = 0; t < T; ++t)
+        acc[t][ob] = _mm256_add_ps(acc[t][ob], _mm256_loadu_ps(y + ob * g.pixels * 8 + (p0 + t) * 8));
   }
   if (g.clip) {  // min(max(y, lo), hi): NaN -> lo (max_ps returns its second operand), -0 -> +0 at lo = 0
     const __m256 lo = _mm256_set1_ps(g.lo), hi = _mm256_set1_ps(g.hi);
@@ -136,53 +184,59 @@ void conv_tile(const Geo& g, const float* x, const float* w, const float* bias, 
     for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + ob * g.pixels * 8 + (p0 + t) * 8, acc[t][ob]);
 }
 
-// Pixels [p0, p1) of one image for one group of OB blocks, kTile at a time.
-template <int OB, int CB>
-void conv_pixels(const Geo& g, const float* x, const float* w, const float* bias, int64_t p0,
+// Pixels [p0, p1) of one image for one group of OB blocks and one chunk, kTile at a time; part:
+// the partial sums of pixel p0 (T * OB * 8 floats per tile).
+template <int OB, int CB, bool PF>
+void conv_pixels(const Geo& g, const Chunk& k, const float* bias, float* part, int64_t p0,
                  int64_t p1, float* y) {
   int64_t p = p0, oh = p0 / g.OW, ow = p0 % g.OW;
-  for (; p + kTile <= p1; p += kTile) {
-    conv_tile<kTile, OB, CB>(g, x, w, bias, p, oh, ow, y);
+  for (; p + kTile <= p1; p += kTile, part += kTile * OB * 8) {
+    conv_tile<kTile, OB, CB, PF>(g, k, bias, part, p, oh, ow, y);
     for (ow += kTile; ow >= g.OW;) {  // OW may be below kTile
       ow -= g.OW;
       ++oh;
     }
   }
   switch (p1 - p) {
-    case 5: conv_tile<5, OB, CB>(g, x, w, bias, p, oh, ow, y); break;
-    case 4: conv_tile<4, OB, CB>(g, x, w, bias, p, oh, ow, y); break;
-    case 3: conv_tile<3, OB, CB>(g, x, w, bias, p, oh, ow, y); break;
-    case 2: conv_tile<2, OB, CB>(g, x, w, bias, p, oh, ow, y); break;
-    case 1: conv_tile<1, OB, CB>(g, x, w, bias, p, oh, ow, y); break;
+    case 5: conv_tile<5, OB, CB, PF>(g, k, bias, part, p, oh, ow, y); break;
+    case 4: conv_tile<4, OB, CB, PF>(g, k, bias, part, p, oh, ow, y); break;
+    case 3: conv_tile<3, OB, CB, PF>(g, k, bias, part, p, oh, ow, y); break;
+    case 2: conv_tile<2, OB, CB, PF>(g, k, bias, part, p, oh, ow, y); break;
+    case 1: conv_tile<1, OB, CB, PF>(g, k, bias, part, p, oh, ow, y); break;
     default: break;
   }
 }
 
 template <int CB>
-void conv_range(const Geo& g, int64_t ob_count, const float* x, const float* w, const float* bias,
+void conv_range(const Geo& g, int64_t ob_count, const Chunk& k, const float* bias, float* part,
                 int64_t p0, int64_t p1, float* y) {
-  if (ob_count == 2) conv_pixels<2, CB>(g, x, w, bias, p0, p1, y);
-  else conv_pixels<1, CB>(g, x, w, bias, p0, p1, y);
+  const bool pf = CB == 8 && g.pixels <= kPrefetchMaxPixels;
+  if (ob_count == 2) {
+    if (pf) conv_pixels<2, CB, true>(g, k, bias, part, p0, p1, y);
+    else conv_pixels<2, CB, false>(g, k, bias, part, p0, p1, y);
+  } else {
+    if (pf) conv_pixels<1, CB, true>(g, k, bias, part, p0, p1, y);
+    else conv_pixels<1, CB, false>(g, k, bias, part, p0, p1, y);
+  }
 }
 
-// Image n of x ([nb][H][W][cb] per image) into out as [nb][H + pt + pb][W + pl + pr][cb], zeros
-// around.
-void pad_image(const float* x, int64_t nb, int64_t H, int64_t W, int64_t cb, int64_t pt,
-               int64_t pb, int64_t pl, int64_t pr, float* out) {
+// Rows [r0, r1) of block b of one image x ([nb][H][W][cb]) into out ([nb][H + pt + pb][W + pl +
+// pr][cb]), zeros around.
+void pad_rows(const float* x, int64_t b, int64_t r0, int64_t r1, int64_t H, int64_t W, int64_t cb,
+              int64_t pt, int64_t pb, int64_t pl, int64_t pr, float* out) {
   const int64_t Wp = W + pl + pr, Hp = H + pt + pb;
-  for (int64_t b = 0; b < nb; ++b)
-    for (int64_t r = 0; r < Hp; ++r) {
-      float* o = out + (b * Hp + r) * Wp * cb;
-      const int64_t ih = r - pt;
-      if (ih < 0 || ih >= H) {
-        std::fill(o, o + Wp * cb, 0.f);
-        continue;
-      }
-      std::fill(o, o + pl * cb, 0.f);
-      const float* src = x + (b * H + ih) * W * cb;
-      std::copy(src, src + W * cb, o + pl * cb);
-      std::fill(o + (pl + W) * cb, o + Wp * cb, 0.f);
+  for (int64_t r = r0; r < r1; ++r) {
+    float* o = out + (b * Hp + r) * Wp * cb;
+    const int64_t ih = r - pt;
+    if (ih < 0 || ih >= H) {
+      std::fill(o, o + Wp * cb, 0.f);
+      continue;
     }
+    std::fill(o, o + pl * cb, 0.f);
+    const float* src = x + (b * H + ih) * W * cb;
+    std::copy(src, src + W * cb, o + pl * cb);
+    std::fill(o + (pl + W) * cb, o + Wp * cb, 0.f);
+  }
 }
 
 }  // namespace
@@ -198,18 +252,31 @@ bool direct_conv_supports(const ConvGeometry& g, ActLayout x_layout, ActLayout y
       g.pad_begin.size() != 2 || g.pad_end.size() != 2 || g.group != 1)
     return false;
   for (size_t i = 0; i < 2; ++i) {
-    if (g.strides.size() > i && g.strides[i] != 1) return false;
-    if (g.dilations.size() > i && g.dilations[i] != 1) return false;
+    const int64_t s = g.strides.size() > i ? g.strides[i] : 1;
+    const int64_t d = g.dilations.size() > i ? g.dilations[i] : 1;
+    if (s < 1 || d < 1 || g.kernel[i] < 1) return false;
     if (g.pad_begin[i] < 0 || g.pad_end[i] < 0 || g.in_spatial[i] < 1 || g.out_spatial[i] < 1)
       return false;
-    if (g.out_spatial[i] != g.in_spatial[i] + g.pad_begin[i] + g.pad_end[i] - g.kernel[i] + 1)
-      return false;
+    // Every tap of every output position inside the padded image (ONNX's floor rounding).
+    const int64_t span = g.in_spatial[i] + g.pad_begin[i] + g.pad_end[i] - d * (g.kernel[i] - 1);
+    if (span < 1 || g.out_spatial[i] != (span - 1) / s + 1) return false;
   }
-  if (g.out_channels % 8 != 0 || g.out_channels > kDirectConvMaxOutChannels) return false;
-  if (g.in_channels < 1 || g.in_channels > kDirectConvMaxInChannels) return false;
+  if (g.out_channels % 8 != 0 || g.out_channels < 8 || g.in_channels < 1) return false;
   if (x_layout == ActLayout::kBlocked8 ? g.in_channels % 8 != 0 : x_layout != ActLayout::kPlain)
     return false;
-  return !post.sum && (post.kind == ConvPostOp::Kind::kNone || post.kind == ConvPostOp::Kind::kClip);
+  // Where oneDNN was as fast or faster (tierjit_micro_bench conv.direct_*): 1x1 kernels of many
+  // channels (its 1x1 kernel; the packed panels' territory), and plain inputs other than few
+  // channels at stride and dilation 1 (resnet18's 7x7 stride-2 stem of 3 channels: 49 against
+  // 66 GFLOP/s on one core).
+  const bool few = g.in_channels <= kDirectConvMaxFewChannels;
+  if (g.kernel[0] * g.kernel[1] == 1 && !few) return false;
+  if (x_layout == ActLayout::kPlain) {
+    if (!few) return false;
+    for (size_t i = 0; i < 2; ++i)
+      if ((g.strides.size() > i && g.strides[i] != 1) || (g.dilations.size() > i && g.dilations[i] != 1))
+        return false;
+  }
+  return post.kind == ConvPostOp::Kind::kNone || post.kind == ConvPostOp::Kind::kClip;
 }
 
 void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout, const float* w,
@@ -220,6 +287,8 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
   if (N <= 0) return;
   const int64_t H = cg.in_spatial[0], W = cg.in_spatial[1], KH = cg.kernel[0], KW = cg.kernel[1];
   const int64_t pt = cg.pad_begin[0], pl = cg.pad_begin[1], pb = cg.pad_end[0], pr = cg.pad_end[1];
+  const int64_t dh = cg.dilations.empty() ? 1 : cg.dilations[0];
+  const int64_t dw = cg.dilations.size() < 2 ? 1 : cg.dilations[1];
   const int64_t cb = x_layout == ActLayout::kBlocked8 ? 8 : 1;
   // Weights.
   std::shared_ptr<const PackedConv> keep;
@@ -242,18 +311,25 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
   }
   Geo g;
   const int64_t nb = C / cb;
+  // Blocks per chunk: kChunkTaps channel-taps, whole blocks, at least one block.
+  const int64_t chunk_blocks = std::clamp<int64_t>(kChunkTaps / (KH * KW * cb), 1, nb);
+  const int64_t chunks = (nb + chunk_blocks - 1) / chunk_blocks;
+  const bool padded = pt + pb + pl + pr > 0;  // else the taps read x itself
   g.rstride = (W + pl + pr) * cb;
   g.bstride = (H + pt + pb) * g.rstride;
+  g.sh = cg.strides.empty() ? 1 : cg.strides[0];
+  g.sw = cg.strides.size() < 2 ? 1 : cg.strides[1];
   std::vector<int64_t> taps;
-  taps.reserve(static_cast<size_t>(nb * KH * KW));
-  for (int64_t b = 0; b < nb; ++b)
+  taps.reserve(static_cast<size_t>(chunk_blocks * KH * KW));
+  for (int64_t b = 0; b < chunk_blocks; ++b)
     for (int64_t kh = 0; kh < KH; ++kh)
-      for (int64_t kw = 0; kw < KW; ++kw) taps.push_back(b * g.bstride + kh * g.rstride + kw * cb);
+      for (int64_t kw = 0; kw < KW; ++kw)
+        taps.push_back(b * g.bstride + kh * dh * g.rstride + kw * dw * cb);
   g.tap = taps.data();
-  g.taps = static_cast<int64_t>(taps.size());
   g.OW = cg.out_spatial[1];
   g.pixels = cg.out_spatial[0] * g.OW;
   g.clip = post.kind == ConvPostOp::Kind::kClip;
+  g.sum = post.sum;
   g.lo = post.alpha;
   g.hi = post.beta;
   const int64_t image_in = C * H * W, image_pad = nb * g.bstride;
@@ -261,39 +337,61 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
   const int64_t group_w = C * KH * KW * kGroupOc, image_out = O * g.pixels;
   const int64_t macs = N * image_out * C * KH * KW;
   const int team = worth_parallel(threads, macs, kNsPerMac) ? threads : 1;
-  // Pixels [p0, p1) of group grp of image n, its padded copy at xi.
+  // Pixel chunks of about kTilesPerItem tiles, as even as whole tiles allow.
+  const int64_t pchunks = (g.pixels + kTile * kTilesPerItem - 1) / (kTile * kTilesPerItem);
+  const int64_t pchunk = ((g.pixels + pchunks - 1) / pchunks + kTile - 1) / kTile * kTile;
+  // Pixels [p0, p1) (at most pchunk) of group grp of image n, its padded copy at xi: every
+  // chunk of input channels over every tile, partial sums in the running thread's buffer.
   auto run = [&](const float* xi, int64_t n, int64_t grp, int64_t p0, int64_t p1) {
     const int64_t ob_count = std::min<int64_t>(2, (O - grp * kGroupOc) / 8);
     const float* wg = wp + grp * group_w;
     const float* bg = bias ? bias + grp * kGroupOc : nullptr;
     float* yg = y + n * image_out + grp * 2 * g.pixels * 8;
-    if (cb == 8) conv_range<8>(g, ob_count, xi, wg, bg, p0, p1, yg);
-    else conv_range<1>(g, ob_count, xi, wg, bg, p0, p1, yg);
+    thread_local LineBuffer part;
+    if (chunks > 1) part.resize(static_cast<size_t>(pchunk * kGroupOc));
+    for (int64_t k = 0; k < chunks; ++k) {
+      const int64_t b0 = k * chunk_blocks, blocks = std::min(chunk_blocks, nb - b0);
+      const Chunk ck{xi + b0 * g.bstride, wg + b0 * KH * KW * cb * ob_count * 8, blocks * KH * KW,
+                     k == 0, k == chunks - 1};
+      if (cb == 8) conv_range<8>(g, ob_count, ck, bg, part.data(), p0, p1, yg);
+      else conv_range<1>(g, ob_count, ck, bg, part.data(), p0, p1, yg);
+    }
   };
-  if (N >= team) {  // whole images per item, each padded by the thread that runs it
+  // Items of whole images when they share evenly (or are many), each padded by its thread.
+  if (N >= team && (N % team == 0 || N >= 4 * team)) {
     parallel_for_stealing(team, N, [&](int64_t n) {
-      thread_local LineBuffer padded;
-      padded.resize(static_cast<size_t>(image_pad));
-      pad_image(x + n * image_in, nb, H, W, cb, pt, pb, pl, pr, padded.data());
-      for (int64_t grp = 0; grp < groups; ++grp) run(padded.data(), n, grp, 0, g.pixels);
+      const float* xi = x + n * image_in;
+      if (padded) {
+        thread_local LineBuffer pad;
+        pad.resize(static_cast<size_t>(image_pad));
+        for (int64_t b = 0; b < nb; ++b)
+          pad_rows(xi, b, 0, H + pt + pb, H, W, cb, pt, pb, pl, pr, pad.data());
+        xi = pad.data();
+      }
+      for (int64_t grp = 0; grp < groups; ++grp)
+        for (int64_t p0 = 0; p0 < g.pixels; p0 += pchunk) run(xi, n, grp, p0, std::min(g.pixels, p0 + pchunk));
     });
     return;
   }
-  // Fewer images than threads: padded first (the caller's buffer; the team reads it), then
-  // items of (image, group, kTilesPerItem tiles). (Padding inside a parallel region, or per
-  // item, cost more: the team's wake-up after the serial copy is what the items pay.)
-  thread_local LineBuffer padded_all;
-  padded_all.resize(static_cast<size_t>(N * image_pad));
-  for (int64_t n = 0; n < N; ++n)
-    pad_image(x + n * image_in, nb, H, W, cb, pt, pb, pl, pr, padded_all.data() + n * image_pad);
-  const float* xpad = padded_all.data();  // (the team's own thread_local buffers are others)
-  // Pixel chunks of about kTilesPerItem tiles, as even as whole tiles allow.
-  const int64_t chunks = (g.pixels + kTile * kTilesPerItem - 1) / (kTile * kTilesPerItem);
-  const int64_t chunk = ((g.pixels + chunks - 1) / chunks + kTile - 1) / kTile * kTile;
-  parallel_for_stealing(team, N * groups * chunks, [&](int64_t item) {
-    const int64_t n = item / (groups * chunks), rest = item % (groups * chunks);
-    const int64_t grp = rest / chunks, p0 = (rest % chunks) * chunk;
-    run(xpad + n * image_pad, n, grp, p0, std::min(g.pixels, p0 + chunk));
+  // Else padded first (the caller's buffer; the team reads it; rows over the team when large),
+  // then items of (image, group, pixel chunk). (Padding inside the items' region cost more on
+  // small layers: the team's wake-up after the serial copy is what the items pay.)
+  const float* xpad = x;
+  if (padded) {
+    thread_local LineBuffer padded_all;
+    padded_all.resize(static_cast<size_t>(N * image_pad));
+    float* out = padded_all.data();  // (the team's own thread_local buffers are others)
+    const int64_t Hp = H + pt + pb;
+    parallel_for_if(team > 1 && N * image_pad >= kParallelPadFloats, team, N * nb, [&](int64_t nbk) {
+      const int64_t n = nbk / nb;
+      pad_rows(x + n * image_in, nbk % nb, 0, Hp, H, W, cb, pt, pb, pl, pr, out + n * image_pad);
+    });
+    xpad = out;
+  }
+  parallel_for_stealing(team, N * groups * pchunks, [&](int64_t item) {
+    const int64_t n = item / (groups * pchunks), rest = item % (groups * pchunks);
+    const int64_t grp = rest / pchunks, p0 = (rest % pchunks) * pchunk;
+    run(xpad + n * image_pad, n, grp, p0, std::min(g.pixels, p0 + pchunk));
   });
 }
 
