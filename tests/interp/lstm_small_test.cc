@@ -307,7 +307,6 @@ TEST(LstmSmall, TwoThreadsMatchOneBitForBit) {
   support::override_foreign_busy_cores(-1);
 }
 
-// NaN / Inf in X: the same outputs turn NaN (and the same stay finite) as on the reference path.
 // The packing of constant weights nobody else holds any more (their model is gone) is dropped
 // at the next packing: a service that loads and drops models keeps only the live ones'.
 TEST(LstmSmall, PackingsOfDroppedWeightsAreFreed) {
@@ -324,6 +323,7 @@ TEST(LstmSmall, PackingsOfDroppedWeightsAreFreed) {
   EXPECT_GT(one, size_t{0});
 }
 
+// NaN / Inf in X: the same outputs turn NaN (and the same stay finite) as on the reference path.
 TEST(LstmSmall, NanAndInfInInput) {
   for (const char* dir : {"forward", "reverse", "bidirectional"})
     for (bool layout1 : {false, true}) {

@@ -2,6 +2,7 @@
 // strides, dilation, groups, depthwise, bias, 1-D / 3-D), a loop reference, and bad input.
 #include <gtest/gtest.h>
 
+#include "interp/kernels/dnnl_util.h"
 #include "nn_test_util.h"
 #include "node_runner.h"
 
@@ -186,6 +187,33 @@ TEST(NnQLinearConv, RequantizesWithBias) {
                         Tensor::scalar<uint8_t>(3), Tensor::from_vector<int32_t>({1}, {2})});
   ASSERT_TRUE(out.ok()) << out.status().message();
   expect_tensor_near((*out)[0], Tensor::from_vector<uint8_t>({1, 1, 1, 1}, {13}));
+}
+
+// oneDNN's reordered copies of constant weights whose tensor only the cache still holds (the
+// model is gone) are dropped at the next reorder: a service that loads and drops models keeps
+// only the live ones' copies.
+TEST(DnnlWeightCache, CopiesOfDroppedWeightsAreFreed) {
+  interp::nn::ConvGeometry g;
+  g.batch = 1;
+  g.in_channels = 16;
+  g.out_channels = 32;
+  g.in_spatial = {8, 8};
+  g.out_spatial = {8, 8};
+  g.kernel = {3, 3};
+  g.strides = {1, 1};
+  g.dilations = {1, 1};
+  g.pad_begin = {1, 1};
+  g.pad_end = {1, 1};
+  std::vector<float> x(16 * 64, 0.5f), y(32 * 64);
+  size_t one = 0;
+  for (int k = 0; k < 20; ++k) {
+    Tensor w = Tensor::empty(DType::kFloat32, {32, 16, 3, 3});  // a new model's weights
+    for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = static_cast<float>(i % 7 + k) * 0.01f;
+    ASSERT_TRUE(interp::nn::dnnl_conv_f32(g, x.data(), w.data<float>(), &w, nullptr, y.data(), 1).ok());
+    if (k == 0) one = interp::nn::dnnl_cached_weight_bytes();
+    EXPECT_EQ(interp::nn::dnnl_cached_weight_bytes(), one) << "after model " << k;
+  }
+  EXPECT_GT(one, size_t{0});
 }
 
 }  // namespace
