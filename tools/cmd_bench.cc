@@ -91,7 +91,26 @@ void write_text_file(const std::string& path, const std::string& text, const cha
 
 std::string fmt_ms(double v) { return fmt::format("{:.3f}", v); }
 
+// An output file `what` PATH that cannot be written is an error before the benchmark runs (its
+// directory missing or not writable, or PATH a directory), not after it.
+void check_writable(const std::string& path, const char* what) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw Error(StatusCode::kInvalidArgument, fmt::format("{} {}: is a directory", what, path));
+  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("{} {}: directory {} does not exist", what, path, dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("{} {}: directory {} is not writable", what, path, dir.string()));
+}
+
 void check_options(const BenchOptions& opts) {
+  check_writable(opts.json_out, "--json");
+  check_writable(opts.chrome_trace_out, "--chrome-trace");
   if (opts.mode != "adaptive" && opts.mode != "interpret-only")
     throw Error(StatusCode::kInvalidArgument, "--mode must be adaptive or interpret-only, got '" + opts.mode + "'");
   if (!opts.trace.empty() && !opts.shapes.empty())

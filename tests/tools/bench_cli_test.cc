@@ -194,6 +194,15 @@ TEST_F(BenchCliTest, Errors) {
                         "not both");
   expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 --int-range y=0:5"), "unknown input 'y'");
   expect_one_line_error(run("'" + path("nope.onnx") + "' --shapes x=1x64"), "nope.onnx");
+  // Output files that cannot be written fail before the benchmark runs (nothing printed first).
+  for (const char* opt : {"--json", "--chrome-trace"}) {
+    BenchResult r = run("'" + demo() + "' --shapes x=1x64 --requests 3 " + opt + " '" +
+                        path("no_such_dir/o.json") + "'");
+    expect_one_line_error(r, std::string(opt) + " " + path("no_such_dir/o.json") + ": directory");
+    EXPECT_EQ(r.out.find("p50"), std::string::npos) << r.out;
+    expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 " + opt + " '" + path("") + "'"),
+                          "is a directory");
+  }
 }
 
 }  // namespace
