@@ -94,8 +94,17 @@ void order_feeds(const Session::Impl& impl, const NamedTensors& feeds, std::vect
       throw Error(StatusCode::kInvalidArgument, impl.model.path + ": input '" + name + "' given twice");
     size_t i = 0;
     while (i < expected.size() && expected[i]->name() != name) ++i;
-    if (i == expected.size())
+    if (i == expected.size()) {
+      // An initializer the model also lists among its inputs (ONNX IR < 4 style) is a constant
+      // here: say so rather than "no input" (ONNX Runtime lets a feed override it).
+      for (const ir::Value* v : impl.model.graph->inputs())
+        if (v->name() == name && v->is_constant())
+          throw Error(StatusCode::kInvalidArgument,
+                      impl.model.path + ": input '" + name +
+                          "' is an initializer of the model (a constant listed among its "
+                          "inputs); tierjit does not replace initializers with feeds");
       throw Error(StatusCode::kInvalidArgument, impl.model.path + ": model has no input '" + name + "'");
+    }
     ordered[i] = t;
   }
   for (size_t i = 0; i < expected.size(); ++i)
