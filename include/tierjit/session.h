@@ -141,7 +141,8 @@ class Session {
 
   /// Runs the model. `feeds` names every non-initializer input once; outputs come back in the
   /// model's output order with their names. Throws tierjit::Error(kInvalidArgument) for a
-  /// missing, unknown or duplicated feed, or a wrong dtype, rank or constant dim; errors raised
+  /// missing, unknown or duplicated feed (a feed for an initializer the model also lists among
+  /// its inputs is refused, naming it), or a wrong dtype, rank or constant dim; errors raised
   /// by a kernel name the node. Thread-safe: run may be called from many threads at once.
   NamedTensors run(const NamedTensors& feeds) const;
 
