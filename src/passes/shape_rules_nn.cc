@@ -147,6 +147,8 @@ Status window_dims(RuleContext& c, const SymShape& x, const std::vector<int64_t>
     return c.fail("kernel has {} dims for {} spatial dims", kernel.size(), ns);
   for (size_t i = 0; i < ns; ++i) {
     if (strides[i] <= 0 || dil[i] <= 0) return c.fail("strides and dilations must be positive");
+    if (auto_pad == "NOTSET" && (pads[i] < 0 || pads[i + ns] < 0))
+      return c.fail("pads must be non-negative, got {} and {} on spatial axis {}", pads[i], pads[i + ns], i);
     const Dim& in = x[i + 2];
     int64_t s = strides[i];
     Dim d = Dim::unknown();

@@ -218,6 +218,21 @@ TEST(ShapeInference, CeilModeWindowLongerThanTheInput) {
   }
 }
 
+// Negative pads are an error at load (as strides or dilations of 0), for Conv and the pools.
+TEST(ShapeInference, NegativePadsAreRejected) {
+  for (OpKind op : {OpKind::Conv, OpKind::MaxPool, OpKind::AveragePool}) {
+    Builder b;
+    auto* x = b.input("x", DType::kFloat32, SymShape{C(1), C(8), C(6), C(6)});
+    std::vector<ir::Value*> ins{x};
+    if (op == OpKind::Conv) ins.push_back(b.input("w", DType::kFloat32, SymShape{C(8), C(8), C(3), C(3)}));
+    b.op(op, ins, {{"kernel_shape", ints({3, 3})}, {"pads", ints({0, -1, 0, 1})}});
+    const Status st = b.run();
+    ASSERT_FALSE(st.ok()) << ir::op_name(op);
+    EXPECT_NE(st.message().find("pads must be non-negative, got -1 and 1 on spatial axis 1"), std::string::npos)
+        << st.message();
+  }
+}
+
 TEST(ShapeInference, SymbolicSpatialDimsStayComparable) {
   // ResNet block: 3x3 stride 2 pad 1 and the 1x1 stride 2 downsample both give
   // floor((H + 2 - 3) / 2) + 1 = floor((H - 1) / 2) + 1, so their sum keeps a symbolic dim.
