@@ -91,26 +91,44 @@ void write_text_file(const std::string& path, const std::string& text, const cha
 
 std::string fmt_ms(double v) { return fmt::format("{:.3f}", v); }
 
-// An output file `what` PATH that cannot be written is an error before the benchmark runs (its
-// directory missing or not writable, or PATH a directory), not after it.
+// An output file `what` PATH that cannot be written is an error before the benchmark runs, not
+// after it: PATH a directory, an existing file (or a symbolic link's target) without write
+// permission, or a parent that is missing, not a directory or not writable.
 void check_writable(const std::string& path, const char* what) {
-  if (path.empty()) return;
+  if (path.empty()) return;  // not asked for (CLI11 refuses an empty value: main.cc)
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw Error(StatusCode::kInvalidArgument, fmt::format("{} {}: is a directory", what, path));
-  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec))
-    throw Error(StatusCode::kInvalidArgument,
-                fmt::format("{} {}: directory {} does not exist", what, path, dir.string()));
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw Error(StatusCode::kInvalidArgument,
-                fmt::format("{} {}: directory {} is not writable", what, path, dir.string()));
+  auto fail = [&](const std::string& why) {
+    throw Error(StatusCode::kInvalidArgument, fmt::format("{} {}: {}", what, path, why));
+  };
+  fs::path target = path;
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {  // follow it (a dangling one too)
+    const fs::path to = fs::read_symlink(target, ec);
+    if (!ec) target = to.is_absolute() ? to : target.parent_path() / to;
+  }
+  if (fs::exists(target, ec)) {
+    if (fs::is_directory(target, ec)) fail("is a directory");
+    if (::access(target.c_str(), W_OK) != 0) fail("the file is not writable");
+    return;
+  }
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::exists(dir, ec)) fail(fmt::format("directory {} does not exist", dir.string()));
+  if (!fs::is_directory(dir, ec)) fail(fmt::format("{} is not a directory", dir.string()));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    fail(fmt::format("directory {} is not writable", dir.string()));
 }
 
 void check_options(const BenchOptions& opts) {
   check_writable(opts.json_out, "--json");
   check_writable(opts.chrome_trace_out, "--chrome-trace");
+  if (!opts.json_out.empty() && !opts.chrome_trace_out.empty()) {
+    std::error_code ea, eb;
+    const auto a = std::filesystem::weakly_canonical(opts.json_out, ea);
+    const auto b = std::filesystem::weakly_canonical(opts.chrome_trace_out, eb);
+    if (ea || eb ? opts.json_out == opts.chrome_trace_out : a == b)
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("--json and --chrome-trace name the same file {}", opts.json_out));
+  }
   if (opts.mode != "adaptive" && opts.mode != "interpret-only")
     throw Error(StatusCode::kInvalidArgument, "--mode must be adaptive or interpret-only, got '" + opts.mode + "'");
   if (!opts.trace.empty() && !opts.shapes.empty())

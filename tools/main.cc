@@ -140,8 +140,11 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"adaptive", "interpret-only"}));
   bench_cmd->add_option("--tier", bench.tier, "pin every region at tier N (0: interpreter; 1-3: compiled where a lowering exists)")
       ->check(CLI::Range(0, 3));
-  bench_cmd->add_option("--json", bench.json_out, "write the results as one JSON object (docs/bench.md)");
-  bench_cmd->add_option("--chrome-trace", bench.chrome_trace_out, "write a Chrome trace-event JSON (opens in Perfetto)");
+  auto non_empty = [](const std::string& v) { return v.empty() ? std::string("an empty path") : std::string(); };
+  bench_cmd->add_option("--json", bench.json_out, "write the results as one JSON object (docs/bench.md)")
+      ->check(non_empty);
+  bench_cmd->add_option("--chrome-trace", bench.chrome_trace_out, "write a Chrome trace-event JSON (opens in Perfetto)")
+      ->check(non_empty);
   bench_cmd->add_option("--int-range", bench.int_ranges,
                         "NAME=LO:HI: random integers for input NAME in [LO, HI) (repeatable)");
   bench_cmd->add_option("--threads", bench.threads, "threads per kernel (0 = all cores; default 1)")

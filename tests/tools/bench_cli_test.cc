@@ -202,7 +202,19 @@ TEST_F(BenchCliTest, Errors) {
     EXPECT_EQ(r.out.find("p50"), std::string::npos) << r.out;
     expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 " + opt + " '" + path("") + "'"),
                           "is a directory");
+    expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 " + opt + " ''"), "an empty path");
+    // A parent that is a file; a symbolic link into a missing directory.
+    const std::string file = write("plain.txt", "x");
+    expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 " + opt + " '" + file + "/o.json'"),
+                          "plain.txt is not a directory");
+    std::filesystem::remove(path("dangling.json"));
+    std::filesystem::create_symlink("/nonexistent_tierjit_dir/o.json", path("dangling.json"));
+    expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 " + opt + " '" + path("dangling.json") + "'"),
+                          "directory /nonexistent_tierjit_dir does not exist");
   }
+  expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 --json '" + path("same.json") +
+                            "' --chrome-trace '" + dir_.string() + "/./same.json'"),
+                        "name the same file");
 }
 
 }  // namespace
