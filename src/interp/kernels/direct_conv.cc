@@ -31,9 +31,10 @@ constexpr int64_t kGroupOc = 16;  // output channels per group
 constexpr int64_t kTilesPerItem = 16;
 // Input channels x taps per chunk: a tile's sums run over the input channels a chunk at a time,
 // the partial sums kept in a per-thread buffer between chunks, so that the group's weights for a
-// chunk (kChunkTaps x 16 floats, 16 KiB) stay in L1 while every tile of the item reads them.
-// Without chunks, resnet18's 3x3 layers streamed 37-295 KiB of weights per tile from L2 (512
-// channels: 45 GFLOP/s on one core where 16 channels ran at 82).
+// chunk (kChunkTaps x 16 floats, 16 KiB) can stay in L1 while every tile of the item reads them
+// (without chunks a tile of resnet18's 3x3 layers streamed 37-295 KiB of weights from L2).
+// Measured, chunks of 72-512 channel-taps ran within noise of each other on resnet18's layers
+// (tierjit_micro_bench conv.direct_r18_*): the wide layers' inputs, not the weights, come from L2.
 constexpr int64_t kChunkTaps = 256;
 // Small images (at most kPrefetchMaxPixels output positions) prefetch the weights
 // kPrefetchFloats ahead: there each weight serves only a few tiles, and the first tile's reads
@@ -220,12 +221,12 @@ void conv_range(const Geo& g, int64_t ob_count, const Chunk& k, const float* bia
   }
 }
 
-// Rows [r0, r1) of block b of one image x ([nb][H][W][cb]) into out ([nb][H + pt + pb][W + pl +
-// pr][cb]), zeros around.
-void pad_rows(const float* x, int64_t b, int64_t r0, int64_t r1, int64_t H, int64_t W, int64_t cb,
-              int64_t pt, int64_t pb, int64_t pl, int64_t pr, float* out) {
+// Block b of one image x ([nb][H][W][cb]) into out ([nb][H + pt + pb][W + pl + pr][cb]), zeros
+// around.
+void pad_block(const float* x, int64_t b, int64_t H, int64_t W, int64_t cb, int64_t pt, int64_t pb,
+               int64_t pl, int64_t pr, float* out) {
   const int64_t Wp = W + pl + pr, Hp = H + pt + pb;
-  for (int64_t r = r0; r < r1; ++r) {
+  for (int64_t r = 0; r < Hp; ++r) {
     float* o = out + (b * Hp + r) * Wp * cb;
     const int64_t ih = r - pt;
     if (ih < 0 || ih >= H) {
@@ -364,8 +365,7 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
       if (padded) {
         thread_local LineBuffer pad;
         pad.resize(static_cast<size_t>(image_pad));
-        for (int64_t b = 0; b < nb; ++b)
-          pad_rows(xi, b, 0, H + pt + pb, H, W, cb, pt, pb, pl, pr, pad.data());
+        for (int64_t b = 0; b < nb; ++b) pad_block(xi, b, H, W, cb, pt, pb, pl, pr, pad.data());
         xi = pad.data();
       }
       for (int64_t grp = 0; grp < groups; ++grp)
@@ -381,10 +381,9 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
     thread_local LineBuffer padded_all;
     padded_all.resize(static_cast<size_t>(N * image_pad));
     float* out = padded_all.data();  // (the team's own thread_local buffers are others)
-    const int64_t Hp = H + pt + pb;
     parallel_for_if(team > 1 && N * image_pad >= kParallelPadFloats, team, N * nb, [&](int64_t nbk) {
       const int64_t n = nbk / nb;
-      pad_rows(x + n * image_in, nbk % nb, 0, Hp, H, W, cb, pt, pb, pl, pr, out + n * image_pad);
+      pad_block(x + n * image_in, nbk % nb, H, W, cb, pt, pb, pl, pr, out + n * image_pad);
     });
     xpad = out;
   }
