@@ -64,7 +64,9 @@ struct SessionOptions {
   /// Adaptive policy (DESIGN.md "Promotion", "Demotion"; docs/runtime.md "The adaptive policy").
   /// N_expected, the calls a compile is expected to serve, is the region's calls per window of 64
   /// model calls (EWMA) times at least this many windows (DESIGN: 1). Larger values assume a
-  /// long-running session and compile earlier.
+  /// long-running session and compile earlier; below 1 (down to 0: no compile ever pays unless
+  /// the Lindy horizon grows it) compiles later. Negative, NaN or infinite: Session throws
+  /// Error(kInvalidArgument).
   double benefit_horizon_windows = 1;
   /// Lindy horizon: N_expected grows with the session's age (windows of 64 model calls seen so
   /// far), so a region declined early that keeps running is weighed again (with backoff) and

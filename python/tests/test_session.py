@@ -196,6 +196,8 @@ def test_session_options_fields(demo_model, demo_ref):
         so.intra_op_num_threads = 10**20  # beyond the C++ int: one line, not pybind's TypeError
     with pytest.raises(tierjit.InvalidArgument, match="compile_threads must be 0 .default. to 256"):
         tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(compile_threads=100000))
+    with pytest.raises(tierjit.InvalidArgument, match="benefit_horizon_windows must be a finite number >= 0, got nan"):
+        tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(benefit_horizon_windows=float("nan")))
     x, expected = load_demo_ref(demo_ref)
     sess = tierjit.InferenceSession(demo_model, sess_options=so)
     assert sess.get_session_options() is so

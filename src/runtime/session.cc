@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
@@ -45,6 +46,10 @@ Session::Session(const std::string& model_path, SessionOptions options)
     throw Error(StatusCode::kInvalidArgument,
                 fmt::format("{}: compile_threads must be 0 (default) to {}, got {}", model_path,
                             kMaxCompileThreads, options.compile_threads));
+  if (!(options.benefit_horizon_windows >= 0) || !std::isfinite(options.benefit_horizon_windows))
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("{}: benefit_horizon_windows must be a finite number >= 0, got {}",
+                            model_path, options.benefit_horizon_windows));
   impl_->options = options;
   onnx_import::LoadOptions load;
   load.memory_limit_bytes = options.memory_limit_bytes;

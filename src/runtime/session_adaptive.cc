@@ -60,7 +60,7 @@ void Session::Impl::init_adaptive() {
   po.theta_class = options.theta_spec;
   po.version_cap = static_cast<size_t>(std::max(1, options.version_cap));
   po.max_tier = adaptive_max_tier;
-  po.benefit_horizon_windows = std::max(1.0, options.benefit_horizon_windows);
+  po.benefit_horizon_windows = options.benefit_horizon_windows;  // checked >= 0 by Session
   po.lindy_horizon = options.lindy_horizon;
   po.epsilon = options.demotion_epsilon;
   po.cold_calls = options.demotion_cold_calls;

@@ -139,8 +139,9 @@ TEST(AdaptivePolicy, WithoutLindyHorizonTheDeclineStands) {
   o.synchronous_compilation = true;
   o.theta0 = 8;
   o.lindy_horizon = false;
-  // A horizon of 1/100 window (0.64 calls): no compile can pay whatever tier 0's time on a
-  // loaded machine (with the default window a slow tier-0 call made it pay once in CI-like load).
+  // A horizon of 1/100 window (0.64 calls): a ~3.5 ms compile would need tier 0's mean above
+  // ~7 ms. With the default window one descheduled call on a loaded 2-core CI machine (tier 0's
+  // mean 15 -> 137 us over 36 calls) made it pay; the Session used to raise horizons below 1 to 1.
   o.benefit_horizon_windows = 0.01;
   Harness h(write_chain(dir), o);
   for (int i = 0; i < 400; ++i) h.run(1);

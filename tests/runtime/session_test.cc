@@ -98,8 +98,8 @@ TEST(Session, MissingModelThrowsNotFound) {
   }
 }
 
-// Thread counts out of range are one-line InvalidArgument errors naming the option (a huge
-// compile_threads used to abort the process starting threads); the largest accepted work.
+// Thread counts and horizons out of range are one-line InvalidArgument errors naming the option
+// (a huge compile_threads used to abort the process starting threads); the largest accepted work.
 TEST(Session, ThreadCountsOutOfRangeAreErrors) {
   auto code_for = [](SessionOptions o, std::string* msg) {
     try {
@@ -126,6 +126,16 @@ TEST(Session, ThreadCountsOutOfRangeAreErrors) {
     EXPECT_NE(msg.find("compile_threads must be 0 (default) to 256, got " + std::to_string(bad)),
               std::string::npos) << msg;
   }
+  for (double bad : {-1.0, std::nan(""), static_cast<double>(INFINITY)}) {
+    SessionOptions o;
+    o.benefit_horizon_windows = bad;
+    EXPECT_EQ(code_for(o, &msg), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(msg.find("benefit_horizon_windows must be a finite number >= 0, got "), std::string::npos)
+        << msg;
+  }
+  SessionOptions zero;
+  zero.benefit_horizon_windows = 0;  // accepted: no compile pays until the Lindy horizon grows
+  EXPECT_EQ(code_for(zero, &msg), StatusCode::kOk) << msg;
   SessionOptions most;
   most.intra_op_threads = kMaxIntraOpThreads;  // runs min(1024, cores) threads
   most.compile_threads = 8;
