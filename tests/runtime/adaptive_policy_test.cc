@@ -74,15 +74,18 @@ struct Harness {
 };
 
 // Batch 1 (1024 elements, ~5-10 us at tier 0; θ0 = 8 so the first decision averages 8 warm-ish
-// calls): at call 8 the region cannot pay for a ~3.5 ms compile within one window (64 x 0.75 x
-// t_0 < 3500 needs t_0 < 73 us); with the Lindy horizon the same arithmetic pays after ~3500 /
-// (0.75 t_0) calls (~600; within 2500 calls for any t_0 > 1.9 us). The declined decision is
-// weighed again with backoff, not every call.
+// calls). The horizon floor is 1/100 window, so N_expected is the Lindy horizon alone: at call 8
+// it is 8/64 window, 8 calls, and the region cannot pay for a ~3.5 ms compile (8 x 0.75 x t_0 <
+// 3500 needs t_0 < 580 us: with the default floor of one window, 73 us, which one descheduled
+// call on a loaded machine can exceed); as calls accumulate the same arithmetic pays after
+// ~3500 / (0.75 t_0) calls (~600; within 2500 calls for any t_0 > 1.9 us). The declined decision
+// is weighed again with backoff, not every call.
 TEST(AdaptivePolicy, DeclinedRegionIsReconsideredAndPromoted) {
   TempDir dir("policy_reconsider");
   SessionOptions o;
   o.synchronous_compilation = true;
   o.theta0 = 8;
+  o.benefit_horizon_windows = 0.01;
   Harness h(write_chain(dir), o);
   for (int i = 0; i < 2500; ++i) h.run(1);
   const auto declined = h.records("declined", "cannot pay");
