@@ -1,6 +1,7 @@
 // tierjit::Tensor — the one tensor type of tierjit: public API, feeds and outputs, initializers in
-// the IR, and the interpreter's values. Dense, row-major (C order), 64-byte-aligned storage that
-// may be shared between tensors: a view (reshape, leading-axis slice) aliases its base's bytes.
+// the IR, and the interpreter's values. Dense, row-major (C order), 64-byte-aligned storage (or
+// borrowed memory, aligned to its element size) that may be shared between tensors: a view
+// (reshape, leading-axis slice) aliases its base's bytes.
 // Copying a Tensor copies the handle, not the data (like a shared_ptr); clone() copies the data.
 #pragma once
 
@@ -28,21 +29,28 @@ std::string shape_to_string(const Shape& shape);
 /// Alignment in bytes of every tensor allocation.
 inline constexpr size_t kTensorAlignment = 64;
 
-/// Owns one aligned allocation. Strings are stored as constructed std::string objects.
+/// Owns one aligned allocation, or borrows memory owned elsewhere (Tensor::borrow). Strings are
+/// stored as constructed std::string objects.
 class TensorStorage {
  public:
   TensorStorage(DType dtype, size_t num_elements);  ///< uninitialized numbers, empty strings
+  /// Borrows `data` (num_elements of a numeric dtype), freeing nothing: `owner` is kept alive
+  /// until this storage is destroyed (released then, on whichever thread drops the last view).
+  TensorStorage(DType dtype, size_t num_elements, void* data, std::shared_ptr<const void> owner);
   ~TensorStorage();
   TensorStorage(const TensorStorage&) = delete;
   TensorStorage& operator=(const TensorStorage&) = delete;
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
+  bool borrowed() const { return borrowed_; }
 
  private:
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   size_t num_elements_ = 0;
   DType dtype_;
+  std::shared_ptr<const void> owner_;  ///< what keeps borrowed memory alive (may be null)
+  bool borrowed_ = false;
 };
 
 /// Maps C++ element types to DType (for typed accessors and factories).
@@ -72,6 +80,13 @@ class Tensor {
   static Tensor zeros(DType dtype, Shape shape);
   /// Copies numel(shape) elements of `dtype` from `data` (not for kString).
   static Tensor from_bytes(DType dtype, Shape shape, const void* data);
+  /// Views numel(shape) elements of `dtype` at `data` without copying them (a zero-copy feed:
+  /// the Python module borrows numpy arrays this way, as ONNX Runtime does). `data` must be
+  /// aligned to dtype_size(dtype) (not necessarily 64 bytes) and stay valid and unchanged while
+  /// any view of it is in use; `owner` (e.g. a reference to the array) is kept alive as long as
+  /// any tensor views the storage. tierjit never writes to a borrowed tensor. Not for kString or
+  /// kUndefined, and `data` not null unless numel(shape) == 0: std::invalid_argument.
+  static Tensor borrow(DType dtype, Shape shape, void* data, std::shared_ptr<const void> owner);
   /// Copies `values` (values.size() must equal numel(shape)).
   template <class T>
   static Tensor from_vector(Shape shape, const std::vector<T>& values);
@@ -111,6 +126,9 @@ class Tensor {
   /// Tensors (this one included) viewing this one's storage; 0 when undefined. Caches that hold
   /// a tensor to key on its data use it to drop entries nobody else holds any more.
   long storage_holders() const { return storage_.use_count(); }
+  /// True if the storage is borrowed (Tensor::borrow) and so must never be written or handed out
+  /// as a caller's own memory.
+  bool borrowed() const { return storage_ && storage_->borrowed(); }
 
  private:
   std::shared_ptr<TensorStorage> storage_;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <limits>
 #include <new>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -39,7 +40,13 @@ TensorStorage::TensorStorage(DType dtype, size_t num_elements)
   }
 }
 
+TensorStorage::TensorStorage(DType dtype, size_t num_elements, void* data,
+                             std::shared_ptr<const void> owner)
+    : data_(data), nbytes_(num_elements * dtype_size(dtype)), num_elements_(num_elements),
+      dtype_(dtype), owner_(std::move(owner)), borrowed_(true) {}
+
 TensorStorage::~TensorStorage() {
+  if (borrowed_) return;  // the owner is released with this object
   if (dtype_ == DType::kString) {
     auto* s = static_cast<std::string*>(data_);
     for (size_t i = 0; i < num_elements_; ++i) s[i].~basic_string();
@@ -68,6 +75,22 @@ Tensor Tensor::from_bytes(DType dtype, Shape shape, const void* data) {
   TJ_CHECK(dtype != DType::kString);
   Tensor t = empty(dtype, std::move(shape));
   if (t.nbytes() > 0) std::memcpy(t.data_, data, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::borrow(DType dtype, Shape shape, void* data, std::shared_ptr<const void> owner) {
+  if (dtype == DType::kString || dtype == DType::kUndefined)
+    throw std::invalid_argument(fmt::format("Tensor::borrow: dtype {} cannot be borrowed", dtype_name(dtype)));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.numel_ = shape_numel(shape);
+  t.shape_ = std::move(shape);
+  const size_t es = dtype_size(dtype);
+  if (t.numel_ > 0 && data == nullptr) throw std::invalid_argument("Tensor::borrow: null data");
+  if (es > 0 && reinterpret_cast<uintptr_t>(data) % es != 0)
+    throw std::invalid_argument(fmt::format("Tensor::borrow: data {} is not aligned to {} bytes", data, es));
+  t.storage_ = std::make_shared<TensorStorage>(dtype, static_cast<size_t>(t.numel_), data, std::move(owner));
+  t.data_ = data;
   return t;
 }
 

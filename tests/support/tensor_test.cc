@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <vector>
 
 #include "support/float16.h"
 #include "tierjit/tensor.h"
@@ -39,6 +42,43 @@ TEST(Tensor, Strings) {
   Tensor c = t.clone();
   EXPECT_EQ(c.data<std::string>()[0], "a");
   EXPECT_EQ(c.data<std::string>()[1], "");
+}
+
+// A borrowed tensor views the caller's memory (no copy), keeps its owner alive while any view
+// exists and frees nothing itself; clone() copies into tierjit's own storage. Strings, null data
+// and data not aligned to the element size are refused.
+TEST(Tensor, BorrowedMemoryIsViewedAndItsOwnerKeptAlive) {
+  auto values = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3, 4, 5, 6});
+  std::weak_ptr<std::vector<float>> alive = values;
+  Tensor t = Tensor::borrow(DType::kFloat32, {2, 3}, values->data(), values);
+  float* data = values->data();
+  values.reset();
+  EXPECT_FALSE(alive.expired());
+  EXPECT_TRUE(t.borrowed());
+  EXPECT_EQ(t.raw_data(), data);
+  EXPECT_EQ(t.value_as_double(4), 5.0);
+  Tensor row = t.slice_rows(1, 2);
+  EXPECT_TRUE(row.borrowed());
+  EXPECT_EQ(row.data<float>()[2], 6.0f);
+  Tensor c = t.clone();
+  EXPECT_FALSE(c.borrowed());
+  EXPECT_NE(c.raw_data(), data);
+  t = Tensor();
+  EXPECT_FALSE(alive.expired());  // the row view still holds it
+  row = Tensor();
+  EXPECT_TRUE(alive.expired());
+  EXPECT_EQ(c.data<float>()[5], 6.0f);
+  EXPECT_FALSE(Tensor::from_vector<float>({1}, {1}).borrowed());
+  EXPECT_FALSE(Tensor().borrowed());
+
+  Tensor empty = Tensor::borrow(DType::kInt64, {0, 4}, nullptr, nullptr);
+  EXPECT_EQ(empty.numel(), 0);
+  EXPECT_TRUE(empty.borrowed());
+  alignas(8) unsigned char bytes[16] = {};
+  EXPECT_THROW(Tensor::borrow(DType::kFloat32, {2}, bytes + 1, nullptr), std::invalid_argument);
+  EXPECT_NO_THROW(Tensor::borrow(DType::kUInt8, {2}, bytes + 1, nullptr));
+  EXPECT_THROW(Tensor::borrow(DType::kString, {1}, bytes, nullptr), std::invalid_argument);
+  EXPECT_THROW(Tensor::borrow(DType::kFloat32, {1}, nullptr, nullptr), std::invalid_argument);
 }
 
 TEST(Float16, RoundTripAndRounding) {

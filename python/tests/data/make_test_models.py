@@ -6,6 +6,9 @@ identity_all.onnx: one Identity per tierjit dtype, input in_<dtype> [N, 2] -> ou
   N symbolic; plus input `u` with an unnamed unknown dim -> Neg -> `neg_u`.
 multi_out.onnx: a[N, 3] float -> sum = a + a, neg = -a, sq = a * a (three outputs, model order
   sum, neg, sq).
+shared_out.onnx: x[N, 4] float -> same = Identity(x), w = Identity(initializer w [4] = 1..4),
+  y = x + w and y2 = Identity(y) (outputs that share storage with a feed, a model constant and
+  each other: the zero-copy output rule's cases).
 """
 import os
 
@@ -52,6 +55,19 @@ def multi_out():
     save(helper.make_graph(nodes, "multi_out", [a], outs), "multi_out.onnx")
 
 
+def shared_out():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+    outs = [helper.make_tensor_value_info("same", TensorProto.FLOAT, ["N", 4]),
+            helper.make_tensor_value_info("w_out", TensorProto.FLOAT, [4]),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4]),
+            helper.make_tensor_value_info("y2", TensorProto.FLOAT, ["N", 4])]
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4], [1.0, 2.0, 3.0, 4.0])
+    nodes = [helper.make_node("Identity", ["x"], ["same"]), helper.make_node("Identity", ["w"], ["w_out"]),
+             helper.make_node("Add", ["x", "w"], ["y"]), helper.make_node("Identity", ["y"], ["y2"])]
+    save(helper.make_graph(nodes, "shared_out", [x], outs, [w]), "shared_out.onnx")
+
+
 if __name__ == "__main__":
     identity_all()
     multi_out()
+    shared_out()
