@@ -103,10 +103,14 @@ void expect_bounded_rss_under_churn(const std::string& model) {
     auto out = s.run({{"x", x}});
     ASSERT_EQ(out[0].second.shape(), (Shape{n, 10}));
     if (call == kBaselineCall) {
+      // Both samples with no compile in flight: a background compile's transient LLVM memory at
+      // one sample and not the other would be timing, not growth.
+      EXPECT_TRUE(s.wait_for_compiles(120000));
       rss_baseline = rss_bytes();
       heap_baseline = mallinfo2().uordblks;
     }
   }
+  EXPECT_TRUE(s.wait_for_compiles(120000));
   const int64_t rss_end = rss_bytes();
   const size_t heap_end = mallinfo2().uordblks;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

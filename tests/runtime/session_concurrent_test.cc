@@ -120,11 +120,13 @@ Mode pinned(int tier) {
 }
 
 // Adaptive with background compile threads: promote after one call, and weigh benefits over a
-// long horizon so the first promotions happen within the test's first calls.
+// long horizon so the first promotions happen within the test's first calls. New code is never
+// removed for being slower: 8 threads on 2 cores make per-call times mostly scheduling noise.
 Mode adaptive(std::string name, bool verify, int intra_op_threads) {
   Mode m{std::move(name), {}, false, true};
   m.options.theta0 = 1;
   m.options.benefit_horizon_windows = 1e4;
+  m.options.slower_margin = -1;
   m.options.compile_threads = 1;
   m.options.verify = verify;
   m.options.intra_op_threads = intra_op_threads;
@@ -133,9 +135,11 @@ Mode adaptive(std::string name, bool verify, int intra_op_threads) {
 
 // Adaptive with every cache under pressure: 2 plans for 6 signatures (plans evicted and rebuilt
 // while other threads run them), a 1 MiB budget for plans and code (the L1 code store evicts), 2
-// versions per region (megamorphic), cold versions demoted after 16 calls.
+// versions per region (megamorphic), cold versions demoted after 16 calls, and the default
+// never-slower rule (code removed while other threads may run it).
 Mode adaptive_small_caches() {
   Mode m = adaptive("AdaptiveSmallCaches", false, 1);
+  m.options.slower_margin = SessionOptions().slower_margin;
   m.options.max_plans = 2;
   m.options.code_cache_bytes = int64_t{1} << 20;
   m.options.version_cap = 2;

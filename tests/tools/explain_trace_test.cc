@@ -76,21 +76,26 @@ class ExplainTraceCli : public cli_testing::CliRunnerTest {
 
 // A hot trace (large batches: a compile pays within the policy's window) on the demo chain
 // (models/demo_chain.onnx, one elementwise region; the demo MLP's Gemm regions stay on oneDNN)
-// promotes it: its versions are compiled (tier >= 1) and each shows its guard.
+// promotes it: its versions are compiled (tier >= 1) and each shows its guard. Unless the new
+// code's first timed calls measured slower than tier 0 (a descheduled call on a loaded machine:
+// 1,835 vs 1,025 us seen under a parallel build), which removes it and keeps the region at tier
+// 0 (the policy's never-slower rule): then the compile and the removal are what the log shows.
 TEST_F(ExplainTraceCli, HotTraceShowsCompiledVersionsAndGuards) {
   std::string text;
   for (int i = 0; i < 24; ++i) text += "x=256x1024\n";
   ExplainOptions o;
   o.model = std::string(TIERJIT_SOURCE_DIR) + "/models/demo_chain.onnx";
   o.trace = write("hot.txt", text);
+  o.log_entries = 1000;  // all of them
   std::string replay = after_replay(explain(o));
+  EXPECT_TRUE(has(replay, R"(compiles \(tier 0: 0, tier 1: [1-9]\d*, tier 2: \d+)")) << replay;
+  if (replay.find("is slower than tier") != std::string::npos) return;  // removed, see above
   EXPECT_TRUE(has(replay, R"(region 0 'elementwise_0': elementwise, tier [12], 24 calls\n)")) << replay;
   EXPECT_TRUE(has(replay, R"(versions: tier [12] (generic|exact) float32\[)")) << replay;
   // The generic version checks dtypes and ranks; an exact one every dim of x and the bias.
   EXPECT_TRUE(has(replay, R"(tier [12] generic float32\[\?,\?\], float32\[\?\] guard: dtypes and ranks only)") ||
               has(replay, R"(tier 2 exact float32\[256,1024\], float32\[1024\] guard: input 0 dim 0 == 256, input 0 dim 1 == 1024, input 1 dim 0 == 1024)"))
       << replay;
-  EXPECT_TRUE(has(replay, R"(compiles \(tier 0: 0, tier 1: \d+, tier 2: \d+)")) << replay;
   EXPECT_TRUE(has(replay, R"(region 0 'elementwise_0': compiled tier [12])")) << replay;
 }
 
