@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdio>
 #include <chrono>
+#include <string>
 #include <thread>
 
 namespace tierjit::support {
@@ -80,27 +81,36 @@ double process_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+// Other processes' load may change between the library's sample window and the test's (CI runs
+// a ThreadSanitizer test beside this one): up to 3 attempts, one within the bound passes. Were
+// the spinner counted as foreign, every attempt would be ~0.5 core over it.
 TEST(CpuLoad, OwnThreadsAreNotForeign) {
-  std::atomic<bool> stop{false};
-  std::thread spinner([&] {
-    volatile unsigned long x = 0;
-    while (!stop.load(std::memory_order_relaxed)) x = x + 1;
-  });
-  (void)foreign_after(150);  // a sample boundary inside the spinning window
-  const double b0 = machine_busy_seconds(), c0 = process_cpu_seconds();
-  const auto t0 = std::chrono::steady_clock::now();
-  const double foreign = foreign_after(250);
-  const double b1 = machine_busy_seconds(), c1 = process_cpu_seconds();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  stop = true;
-  spinner.join();
-  if (b0 < 0) GTEST_SKIP() << "/proc/stat unreadable";
-  // The whole machine was busy `all` cores' worth, this process `own` of them (the spinner):
-  // the foreign share leaves `own` out. Tolerance: the library's sample windows are not this
-  // window, and other processes' load may change in between.
-  const double all = (b1 - b0) / wall, own = (c1 - c0) / wall;
-  EXPECT_LE(foreign, all - 0.5 * own + 0.1) << "machine busy " << all << " cores, own " << own;
-  EXPECT_GE(foreign, 0.0);
+  std::string why;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::atomic<bool> stop{false};
+    std::thread spinner([&] {
+      volatile unsigned long x = 0;
+      while (!stop.load(std::memory_order_relaxed)) x = x + 1;
+    });
+    (void)foreign_after(150);  // a sample boundary inside the spinning window
+    const double b0 = machine_busy_seconds(), c0 = process_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    const double foreign = foreign_after(250);
+    const double b1 = machine_busy_seconds(), c1 = process_cpu_seconds();
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    stop = true;
+    spinner.join();
+    if (b0 < 0) GTEST_SKIP() << "/proc/stat unreadable";
+    EXPECT_GE(foreign, 0.0);
+    // The whole machine was busy `all` cores' worth, this process `own` of them (the spinner):
+    // the foreign share leaves `own` out. Tolerance: the library's sample windows are not this
+    // window.
+    const double all = (b1 - b0) / wall, own = (c1 - c0) / wall;
+    if (foreign <= all - 0.5 * own + 0.1) return;
+    why += "attempt " + std::to_string(attempt) + ": foreign " + std::to_string(foreign) +
+           ", machine busy " + std::to_string(all) + " cores, own " + std::to_string(own) + "; ";
+  }
+  ADD_FAILURE() << why;
 }
 
 }  // namespace
