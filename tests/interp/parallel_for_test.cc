@@ -53,20 +53,44 @@ TEST(ParallelForStealing, ATeamOfOneInsideAParallelRegionRunsEveryItem) {
 }
 
 TEST(ParallelForStealing, ALateThreadsShareIsTakenOver) {
-  constexpr int64_t kItems = 1000;  // shares of 500; thread 1 stops 50 ms on its first item
+  // Shares of 500. Thread 0 waits on its first item until thread 1 has started (so thread 0
+  // cannot simply run everything before thread 1 wakes); thread 1 is then held on its first
+  // item until thread 0 has run 7/8 of all items (its own share and most of thread 1's: only
+  // stealing gets it there). Both waits spin on atomics, not sleeps, so the result does not
+  // depend on the scheduler; each is bounded (10 s) so a broken loop fails instead of hanging.
+  constexpr int64_t kItems = 1000;
+  constexpr int64_t kHoldUntil = kItems - kItems / 8;
   std::vector<int> by(kItems, -1);
-  std::atomic<bool> slept{false};
+  std::atomic<int> team{1};
+  std::atomic<bool> first0{false}, held{false}, timed_out{false};
+  std::atomic<int64_t> by_first{0};
+  auto spin_until = [&](auto done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        timed_out = true;
+        return;
+      }
+      std::this_thread::yield();
+    }
+  };
   parallel_for_stealing(2, kItems, [&](int64_t i) {
     const int t = omp_get_thread_num();
-    if (t == 1 && !slept.exchange(true)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    team = omp_get_num_threads();
+    if (team.load() > 1 && t == 0 && !first0.exchange(true))
+      spin_until([&] { return held.load(); });
+    if (t == 1 && !held.exchange(true)) spin_until([&] { return by_first.load() >= kHoldUntil; });
     by[static_cast<size_t>(i)] = t;
+    if (t == 0) ++by_first;
   });
   int64_t by_late = 0;
   for (int t : by) {
     ASSERT_GE(t, 0);
     by_late += t == 1;
   }
-  if (!slept.load()) GTEST_SKIP() << "the OpenMP team had one thread";
+  if (team.load() < 2) GTEST_SKIP() << "the OpenMP team had one thread";
+  EXPECT_FALSE(timed_out.load()) << "thread 0 did not take over thread 1's share";
+  // Thread 1 runs its held item and at most the kItems / 8 - 1 left after it resumes.
   EXPECT_LT(by_late, kItems / 4) << "thread 0 should have run most of thread 1's share";
 }
 

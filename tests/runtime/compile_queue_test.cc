@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <thread>
 #include <vector>
@@ -179,14 +180,31 @@ TEST(CompileQueue, ShutdownWithJobsInFlight) {
       return Status();
     }, [&](JobOutcome o, const Status&) { cancelled += o == JobOutcome::kCancelled; }));
   }
-  // Release the running job shortly after the destructor starts waiting for it.
+  // Release the running job only once the destructor has cancelled every pending job (it does
+  // so before it joins the worker), observed through the pending jobs' tickets: the worker
+  // cannot pick up a pending job however the threads are scheduled. Bounded: if the pending
+  // jobs are not cancelled while the job runs, release after 10 s anyway and fail, not hang.
+  std::atomic<bool> timed_out{false};
   std::thread releaser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    auto all_finished = [&] {
+      for (const Submission& s : pending)
+        if (s.ticket->outcome() == JobOutcome::kPending) return false;
+      return true;
+    };
+    while (!all_finished()) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        timed_out = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     b.release();
   });
   q.reset();  // cancels the 4 pending jobs, waits for the running one
+  EXPECT_TRUE(running_finished.load());  // reset() returned only after the running job finished
   releaser.join();
-  EXPECT_TRUE(running_finished.load());
+  EXPECT_FALSE(timed_out.load()) << "reset() did not cancel the pending jobs while a job ran";
   EXPECT_EQ(running.ticket->outcome(), JobOutcome::kDone);
   EXPECT_EQ(cancelled.load(), 4);
   EXPECT_EQ(ran.load(), 0);
