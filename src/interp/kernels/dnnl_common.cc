@@ -3,8 +3,7 @@
 #include <omp.h>
 
 #include <cstdlib>
-#include <iterator>
-#include <map>
+#include <utility>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "interp/kernels/dnnl_internal.h"
 #include "interp/kernels/dnnl_util.h"
 #include "interp/kernels/small_gemm.h"
+#include "interp/kernels/weight_pack_cache.h"
 #include "support/cpu_load.h"
 
 namespace tierjit::interp::nn {
@@ -19,27 +19,40 @@ namespace dnnl_glue {
 namespace {
 
 // Reordered copies of constant weight tensors, keyed by weight data and target layout (shared
-// by every primitive, i.e. input shape, that wants the same layout). Each item holds a handle to
-// the weight tensor, so its storage (and address) cannot be reused while cached; only tensors
-// the graph marks constant (initializers) are cached. Bounded in bytes; an item whose tensor
-// only the cache still holds (its model is gone) is dropped at the next miss, as in
-// WeightPackCache (weight_pack_cache.h): 300 sessions of one model made and destroyed in turn
-// grew resident memory by 249 MiB, up to the budget.
-struct WeightCache {
-  struct Item {
-    dnnl::memory::desc md;
-    Tensor keep;
-    dnnl::memory reordered;
-    size_t bytes = 0;  // reordered + retained original
-  };
-  std::mutex mu;
-  std::map<const void*, std::vector<Item>> items;
-  size_t bytes = 0;
-  static constexpr size_t kBudget = size_t{256} << 20;  // reordered + retained original bytes
+// by every primitive, i.e. input shape, that wants the same layout): a WeightPackCache
+// (weight_pack_cache.h), so each copy holds a handle to the weight tensor (its storage and
+// address cannot be reused while cached; only tensors the graph marks constant, initializers,
+// are cached), the total is bounded (a copy past the budget is made per call), and a copy whose
+// tensor only the cache still holds (its model is gone) is dropped at the next miss: 300
+// sessions of one model made and destroyed in turn grew resident memory by 249 MiB before.
+struct ReorderedWeights {
+  Tensor keep;
+  dnnl::memory reordered;
+  size_t nbytes = 0;  // reordered + retained original
+  size_t bytes() const { return nbytes; }
+  bool orphaned() const { return keep.storage_holders() == 1; }
 };
 
-WeightCache& weight_cache() {
-  static WeightCache c;
+constexpr size_t kWeightCacheBudget = size_t{256} << 20;  // reordered + retained original bytes
+
+// The weights' address and the target layout's blocked description (oneDNN 2.x memory::desc
+// has no ordering); empty for a layout that is not plain blocked (not cached).
+using WeightKey = std::pair<const void*, std::vector<int64_t>>;
+
+std::vector<int64_t> layout_key(const dnnl::memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked) return {};
+  std::vector<int64_t> k{d.ndims, d.data_type, d.offset0, static_cast<int64_t>(d.extra.flags),
+                         d.format_desc.blocking.inner_nblks};
+  for (int i = 0; i < d.ndims; ++i)
+    k.insert(k.end(), {d.dims[i], d.padded_dims[i], d.padded_offsets[i], d.format_desc.blocking.strides[i]});
+  for (int i = 0; i < d.format_desc.blocking.inner_nblks; ++i)
+    k.insert(k.end(), {d.format_desc.blocking.inner_blks[i], d.format_desc.blocking.inner_idxs[i]});
+  return k;
+}
+
+WeightPackCache<WeightKey, ReorderedWeights>& weight_cache() {
+  static WeightPackCache<WeightKey, ReorderedWeights> c(kWeightCacheBudget);
   return c;
 }
 
@@ -113,47 +126,30 @@ dnnl::memory weights_in_layout(const dnnl::memory::desc& user_md, const dnnl::me
                                const dnnl::reorder& r, const float* w, const Tensor* constant_w,
                                dnnl::stream& s) {
   if (want == user_md) return dnnl::memory(user_md, cpu_engine(), const_cast<float*>(w));
-  WeightCache& wc = weight_cache();
-  const void* key = w;
-  if (constant_w) {
-    std::lock_guard<std::mutex> lock(wc.mu);
-    auto it = wc.items.find(key);
-    if (it != wc.items.end())
-      for (const WeightCache::Item& item : it->second)
-        if (item.md == want) return item.reordered;
-  }
-  dnnl::memory user_w(user_md, cpu_engine(), const_cast<float*>(w));
-  dnnl::memory reordered(want, cpu_engine());
-  r.execute(s, user_w, reordered);
-  if (constant_w) {
-    s.wait();  // the cached copy must be complete before another thread can read it
-    const size_t nbytes = want.get_size() + constant_w->nbytes();
-    std::lock_guard<std::mutex> lock(wc.mu);
-    for (auto it = wc.items.begin(); it != wc.items.end();) {
-      std::erase_if(it->second, [&](const WeightCache::Item& item) {
-        if (item.keep.storage_holders() != 1) return false;
-        wc.bytes -= item.bytes;
-        return true;
+  auto reorder = [&] {
+    dnnl::memory user_w(user_md, cpu_engine(), const_cast<float*>(w));
+    dnnl::memory reordered(want, cpu_engine());
+    r.execute(s, user_w, reordered);
+    return reordered;
+  };
+  std::vector<int64_t> layout = constant_w ? layout_key(want) : std::vector<int64_t>();
+  if (layout.empty()) return reorder();
+  const size_t nbytes = want.get_size() + constant_w->nbytes();
+  const std::shared_ptr<const ReorderedWeights> cached =
+      weight_cache().get({w, std::move(layout)}, nbytes, [&] {
+        auto item = std::make_shared<ReorderedWeights>();
+        item->keep = *constant_w;
+        item->reordered = reorder();
+        s.wait();  // the cached copy must be complete before another thread can read it
+        item->nbytes = nbytes;
+        return item;
       });
-      it = it->second.empty() ? wc.items.erase(it) : std::next(it);
-    }
-    if (wc.bytes + nbytes > WeightCache::kBudget) {
-      wc.items.clear();
-      wc.bytes = 0;
-    }
-    wc.items[key].push_back(WeightCache::Item{want, *constant_w, reordered, nbytes});
-    wc.bytes += nbytes;
-  }
-  return reordered;
+  return cached ? cached->reordered : reorder();  // past the budget: a copy for this call
 }
 
 }  // namespace dnnl_glue
 
-size_t dnnl_cached_weight_bytes() {
-  dnnl_glue::WeightCache& wc = dnnl_glue::weight_cache();
-  std::lock_guard<std::mutex> lock(wc.mu);
-  return wc.bytes;
-}
+size_t dnnl_cached_weight_bytes() { return dnnl_glue::weight_cache().bytes(); }
 
 int parallel_threads(int64_t macs, int threads) {
   if (threads <= 1 || macs < kPrimitiveMinMacs) return 1;

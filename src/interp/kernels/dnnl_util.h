@@ -32,8 +32,9 @@ inline constexpr int64_t kPrimitiveMinMacs = int64_t{1} << 16;
 int parallel_threads(int64_t macs, int threads);
 
 /// Bytes of the reordered copies of constant weights kept for oneDNN's primitives (plus the
-/// originals they hold): bounded by a budget (256 MiB), and a copy whose weight tensor only the
-/// cache still holds is dropped at the next reorder (tests check it).
+/// originals they hold): bounded by a budget (256 MiB; past it a copy is made per call), and a
+/// copy whose weight tensor only the cache still holds is dropped at the next reorder (tests
+/// check it).
 size_t dnnl_cached_weight_bytes();
 
 /// Sets omp_set_num_threads(threads) for the calling thread if it differs (oneDNN reads it).
