@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,13 +106,38 @@ DType tierjit_dtype(const py::array& a) {
   }
 }
 
-/// Drops the reference a borrowed feed holds on its numpy array, taking the GIL if this thread
-/// lacks it (a tensor may outlive the call that borrowed it); after interpreter shutdown the
-/// reference is left (there is nothing to free it into).
+// References to numpy arrays dropped by threads without the GIL, waiting for a thread with it.
+std::mutex g_pending_mu;
+std::vector<PyObject*> g_pending;
+bool g_drain_scheduled = false;
+
+/// Drops the deferred references (the GIL held). Also a Py_AddPendingCall callback: returns 0.
+int drain_pending_releases(void* = nullptr) {
+  std::vector<PyObject*> drop;
+  {
+    std::lock_guard<std::mutex> lock(g_pending_mu);
+    drop.swap(g_pending);
+    g_drain_scheduled = false;
+  }
+  for (PyObject* o : drop) Py_DECREF(o);
+  return 0;
+}
+
+/// Drops the reference a borrowed feed holds on its numpy array. With the GIL: at once. Without
+/// it (a tensor outliving its call, released on a compile thread or in a Session's destructor
+/// while the main thread holds the GIL waiting for that thread) it never waits for the GIL: the
+/// reference is queued for the interpreter's next pending-call check (Py_AddPendingCall) or the
+/// next run(). After interpreter shutdown the reference is left (nothing to free it into).
 void release_array(const void* object) {
+  auto* o = static_cast<PyObject*>(const_cast<void*>(object));
   if (!Py_IsInitialized()) return;
-  py::gil_scoped_acquire gil;
-  Py_DECREF(static_cast<PyObject*>(const_cast<void*>(object)));
+  if (PyGILState_Check()) {
+    Py_DECREF(o);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(g_pending_mu);
+  g_pending.push_back(o);
+  if (!g_drain_scheduled) g_drain_scheduled = Py_AddPendingCall(drain_pending_releases, nullptr) == 0;
 }
 
 /// Borrows one feed (a numpy array; the Python layer already applied np.asarray) as a Tensor, or
@@ -270,6 +296,7 @@ py::list run(const Session& session, const py::dict& feeds) {
     outputs = session.run(inputs);
   }
   inputs.clear();  // borrowed feeds drop their arrays with the GIL held
+  drain_pending_releases();
   py::list out;
   for (auto& [name, tensor] : outputs) {
     Tensor t = std::move(tensor);  // the list's handle gone: the storage's holders are the output's

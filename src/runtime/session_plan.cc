@@ -253,7 +253,12 @@ std::vector<Tensor> Session::Impl::build_plan_and_run(const runtime::Signature& 
   std::shared_ptr<runtime::Plan> made = runtime::Plan::make(layout, sig, rec, std::move(versions));
   if (adaptive_on) {
     const uint64_t epoch = code_epoch.load(std::memory_order_acquire);
-    if (options.verify) made->set_sample_feeds(feeds);
+    if (options.verify) {  // the plan's own copy: a caller may reuse or free its feeds (borrowed ones too)
+      std::vector<Tensor> own;
+      own.reserve(feeds.size());
+      for (const Tensor& f : feeds) own.push_back(f.clone());
+      made->set_sample_feeds(std::move(own));
+    }
     auto resolved = resolve_versions(*made);
     if (std::any_of(resolved.begin(), resolved.end(), [](const auto& c) { return c != nullptr; }))
       made = runtime::Plan::remake(*made, std::move(resolved));
