@@ -213,11 +213,13 @@ py::array array_from_tensor(Tensor t) {
     return out;
   }
   if (t.numel() == 0) return new_array(numpy_dtype(t.dtype()), shape);
-  // Zero-copy (as ONNX Runtime hands over its outputs) only when nothing else can see the bytes:
-  // an output may share storage with a model constant (a folded value, an Identity of an
-  // initializer), another output or a borrowed feed, and a writable view of those would let the
-  // caller change the model or its own input. Those are copied.
-  if (t.storage_holders() == 1 && !t.borrowed()) {
+  // Zero-copy (as ONNX Runtime hands over its outputs) only when nothing else can see the bytes
+  // and they are all the output's: an output may share storage with a model constant (a folded
+  // value, an Identity of an initializer), another output or a borrowed feed, and a writable view
+  // of those would let the caller change the model or its own input; an output that is a slice
+  // of a larger buffer (Slice, Split of an intermediate) would keep all of it alive (a 16 KiB row
+  // of a 64 MiB Relu result). Those are copied.
+  if (t.storage_holders() == 1 && !t.borrowed() && t.storage_nbytes() == t.nbytes()) {
     const py::dtype dt = numpy_dtype(t.dtype());
     void* data = t.raw_data();
     py::capsule owner(new Tensor(std::move(t)), [](void* p) { delete static_cast<Tensor*>(p); });

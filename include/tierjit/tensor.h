@@ -126,6 +126,9 @@ class Tensor {
   /// Tensors (this one included) viewing this one's storage; 0 when undefined. Caches that hold
   /// a tensor to key on its data use it to drop entries nobody else holds any more.
   long storage_holders() const { return storage_.use_count(); }
+  /// Bytes of the whole storage this tensor views (0 when undefined): more than nbytes() for a
+  /// slice of a larger buffer.
+  size_t storage_nbytes() const { return storage_ ? storage_->nbytes() : 0; }
   /// True if the storage is borrowed (Tensor::borrow) and so must never be written or handed out
   /// as a caller's own memory.
   bool borrowed() const { return storage_ && storage_->borrowed(); }

@@ -90,7 +90,7 @@ def test_outputs_never_alias_feeds_constants_or_each_other(data_dir):
     sess = tierjit.InferenceSession(str(data_dir / "shared_out.onnx"))
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
     for _ in range(2):  # the second call through the plan the first one made
-        same, w, y, y2 = sess.run(None, {"x": x})
+        same, w, y, y2, _ = sess.run(None, {"x": x})
         assert not np.shares_memory(same, x)
         assert not np.shares_memory(y, y2)
         np.testing.assert_array_equal(same, x)
@@ -104,6 +104,17 @@ def test_outputs_never_alias_feeds_constants_or_each_other(data_dir):
         np.testing.assert_array_equal(y2, x + np.array([1, 2, 3, 4], np.float32))
     (w_again,) = sess.run(["w_out"], {"x": x})
     np.testing.assert_array_equal(w_again, [1, 2, 3, 4])
+
+
+def test_a_slice_output_does_not_keep_its_whole_buffer(data_dir):
+    # y_row = Slice(Relu(x + w))[0:1]: a view of the Relu result in tier 0. Handed over without a copy
+    # it would keep all of x's size alive per returned row (a tester's 20 rows of a 4096 x 4096
+    # Relu: +1.3 GiB); it is copied into an array of its own size.
+    sess = tierjit.InferenceSession(str(data_dir / "shared_out.onnx"))
+    x = np.arange(4096 * 4, dtype=np.float32).reshape(4096, 4) - 100
+    row = sess.run(["y_row"], {"x": x})[0]
+    np.testing.assert_array_equal(row, np.maximum(x[:1] + np.array([1, 2, 3, 4], np.float32), 0))
+    assert row.base is None  # a copy owning its 16 bytes, not the Relu result's 64 KiB
 
 
 def test_outputs_outlive_the_session(demo_model, demo_ref):

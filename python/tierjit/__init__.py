@@ -356,9 +356,12 @@ class InferenceSession:
           int8..64, uint8..64, bool, str/bytes/object for strings) are passed as they are (a
           dtype other than the input's is an error); other values (lists, Python scalars) are
           converted with np.asarray to the input's declared dtype, like ONNX Runtime.
-          Non-contiguous arrays are made contiguous. Feeds are copied.
+          Non-contiguous arrays are made contiguous. C-contiguous feeds aligned to their element
+          size are read in place (never written; do not change them from another thread during
+          the call), others copied.
         run_options: accepted and unused.
-        Returns a list of numpy arrays (fresh copies; bfloat16 outputs come back as float32).
+        Returns a list of writable numpy arrays that own their bytes: handed over without a copy
+        when nothing else holds them, else copied (bfloat16 outputs come back as float32).
         Raises tierjit.InvalidArgument (also a ValueError) for a missing, unknown or mistyped
         feed or an unknown output name, other TierjitError subclasses for errors while running,
         TypeError when input_feed is not a dict. The GIL is released while the model runs.

@@ -7,8 +7,9 @@ identity_all.onnx: one Identity per tierjit dtype, input in_<dtype> [N, 2] -> ou
 multi_out.onnx: a[N, 3] float -> sum = a + a, neg = -a, sq = a * a (three outputs, model order
   sum, neg, sq).
 shared_out.onnx: x[N, 4] float -> same = Identity(x), w = Identity(initializer w [4] = 1..4),
-  y = x + w and y2 = Identity(y) (outputs that share storage with a feed, a model constant and
-  each other: the zero-copy output rule's cases).
+  y = x + w, y2 = Identity(y) and y_row = Slice(Relu(y), rows 0:1) (outputs that share storage
+  with a feed, a model constant, each other, or are a slice of a larger buffer: the zero-copy
+  output rule's cases).
 """
 import os
 
@@ -60,11 +61,15 @@ def shared_out():
     outs = [helper.make_tensor_value_info("same", TensorProto.FLOAT, ["N", 4]),
             helper.make_tensor_value_info("w_out", TensorProto.FLOAT, [4]),
             helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4]),
-            helper.make_tensor_value_info("y2", TensorProto.FLOAT, ["N", 4])]
+            helper.make_tensor_value_info("y2", TensorProto.FLOAT, ["N", 4]),
+            helper.make_tensor_value_info("y_row", TensorProto.FLOAT, [1, 4])]
     w = helper.make_tensor("w", TensorProto.FLOAT, [4], [1.0, 2.0, 3.0, 4.0])
+    ints = [helper.make_tensor(n, TensorProto.INT64, [1], [v]) for n, v in (("zero", 0), ("one", 1))]
     nodes = [helper.make_node("Identity", ["x"], ["same"]), helper.make_node("Identity", ["w"], ["w_out"]),
-             helper.make_node("Add", ["x", "w"], ["y"]), helper.make_node("Identity", ["y"], ["y2"])]
-    save(helper.make_graph(nodes, "shared_out", [x], outs, [w]), "shared_out.onnx")
+             helper.make_node("Add", ["x", "w"], ["y"]), helper.make_node("Identity", ["y"], ["y2"]),
+             helper.make_node("Relu", ["y"], ["r"]),
+             helper.make_node("Slice", ["r", "zero", "one", "zero"], ["y_row"])]
+    save(helper.make_graph(nodes, "shared_out", [x], outs, [w] + ints), "shared_out.onnx")
 
 
 if __name__ == "__main__":
