@@ -216,6 +216,9 @@ void group_rows_avx2(int64_t k, const float* a, int64_t lda, const float* w, int
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
       for (int h = 0; h < G; ++h) acc[r][h] = _mm256_setzero_ps();
+    // Four k's per loop trip: one counter update and branch per 48 fused multiply-adds instead
+    // of per 12 (single-thread 252x512x128, 6 x 16 blocks: 93 -> 97 GFLOP/s, 15 alternations).
+#pragma GCC unroll 4
     for (int64_t kk = k0; kk < k1; ++kk) {
       const float* wk = w + kk * width;
       __m256 wv[G];
