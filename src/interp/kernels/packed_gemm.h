@@ -1,6 +1,8 @@
 // Tier 0's float32 product by constant weights (Gemm / MatMul / Linear layers): y[M, N] =
 // a[M, K] * op(b) + bias, with b packed once into column panels of 64 (`[ceil(N/64)][K][64]`,
-// zeros past N), 4 rows x 64 columns of AVX-512 accumulators per step (AVX2: 4 x 16); for narrow N (when 64-wide
+// zeros past N; on CPUs without AVX-512 each panel's 16-column slices are stored one after
+// another, `[K][16]` each, so the AVX2 code streams each sequentially), 4 rows x 64 columns of
+// AVX-512 accumulators per step (AVX2: 6 x 16); for narrow N (when 64-wide
 // panels would be over a quarter padding: N = 10) panels of 16 and 8 rows per step. Threads take whole panels
 // (each core then streams the same share of the weights from its own L2 on every call), or
 // shares of the rows when there are too few panels to go round.
