@@ -168,15 +168,36 @@ TEST_F(PackedGemm, Avx2VersionGivesTheSameBits) {
           interp::nn::set_packed_matmul_force_avx2(false);
           EXPECT_EQ(best, avx2);
         }
-  // Past 1,024 rows the AVX2 code declines (oneDNN runs them), writing nothing.
-  const int64_t m = 1025, n = 16, k = 3;
-  const std::vector<float> a = pseudo(m * k, 10);
-  const Tensor b = Tensor::from_vector<float>(Shape{k, n}, pseudo(k * n, 11));
-  std::vector<float> y(static_cast<size_t>(m * n), 7.f);
-  interp::nn::set_packed_matmul_force_avx2(true);
-  EXPECT_FALSE(interp::nn::packed_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b, nullptr, y.data(), 1));
-  interp::nn::set_packed_matmul_force_avx2(false);
-  EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return v == 7.f; }));
+}
+
+// Any row count runs here (the AVX2 code once declined past 1,024 rows): rows in several blocks of
+// kRowBlockBytes, a last block of odd rows, every panel inside each block, 1-3 threads; both
+// the AVX-512 and the forced AVX2 code where the CPU has AVX-512.
+TEST_F(PackedGemm, ManyRowsMatchTheReference) {
+  for (int64_t m : {1025, 2053, 4100})
+    for (int64_t n : {10, 70, 128})
+      for (int64_t k : {3, 300}) {
+        const std::vector<float> a = pseudo(m * k, 10), bias = pseudo(n, 12);
+        const Tensor b = Tensor::from_vector<float>(Shape{n, k}, pseudo(k * n, 11));
+        std::vector<double> want(static_cast<size_t>(m * n));
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j)
+            want[static_cast<size_t>(i * n + j)] = reference(a, b.data<float>(), bias.data(), n, k, true, i, j);
+        for (bool force_avx2 : {false, true})
+          for (int threads : {1, 2, 3}) {
+            SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " k=" << k
+                                              << " avx2=" << force_avx2 << " threads=" << threads);
+            std::vector<float> y(static_cast<size_t>(m * n + 16), 12345.f);
+            interp::nn::set_packed_matmul_force_avx2(force_avx2);
+            const bool ran = interp::nn::packed_matmul_f32(m, n, k, true, a.data(), b.data<float>(), b,
+                                                           bias.data(), y.data(), threads);
+            interp::nn::set_packed_matmul_force_avx2(false);
+            ASSERT_TRUE(ran);
+            for (size_t i = 0; i < want.size(); ++i)  // float32 sums of <= 300 products <= 1
+              ASSERT_NEAR(y[i], want[i], 2e-4) << "row " << i / n << " col " << i % n;
+            for (size_t i = static_cast<size_t>(m * n); i < y.size(); ++i) ASSERT_EQ(y[i], 12345.f);
+          }
+      }
 }
 
 TEST_F(PackedGemm, NaNStaysInItsRowOrColumn) {

@@ -60,7 +60,7 @@ struct MatMulGeometry {
 /// on the mlp's layers, without sgemm's multi-millisecond first calls per new shape).
 /// `constant_b`, when non-null, is the tensor holding `b` and promises its contents never change
 /// (a graph initializer): the product then runs on our packed panels (packed_gemm.h: no kernel
-/// generated per row count; with AVX-512F at any row count, with AVX2 up to 1,024 rows), else on
+/// generated per row count, at any row count), else on
 /// the primitive with b kept packed in its preferred layout across calls (weights_in_layout).
 /// Below kPrimitiveMinMacs multiply-adds dnnl_sgemm runs instead (less fixed cost); above,
 /// `threads` or one as parallel_threads decides. Requires m, n, k > 0.

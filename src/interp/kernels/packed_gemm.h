@@ -55,9 +55,9 @@ inline constexpr size_t kPackedPanelBudget = size_t{1} << 30;
 /// sums added in order, then the bias (as a MatMul followed by an Add rounds; results may differ
 /// from oneDNN's in the last bits). K = 0 gives the bias (or zeros). Runs on up to
 /// `threads` threads of a new OpenMP team (the caller decides the count, e.g. parallel_threads).
-/// Returns false, having written nothing, when !packed_matmul_available(), the panels would
-/// exceed kPackedPanelBudget, or the AVX2 code would run more than 1,024 rows (oneDNN's blocked
-/// kernels are faster there); true when y holds the product. Requires m, n >= 1, k >= 0.
+/// Returns false, having written nothing, when !packed_matmul_available() or the panels would
+/// exceed kPackedPanelBudget; true when y holds the product (any row count). Requires m, n >= 1,
+/// k >= 0.
 bool packed_matmul_f32(int64_t m, int64_t n, int64_t k, bool trans_b, const float* a,
                        const float* b, const Tensor& constant_b, const float* bias, float* y,
                        int threads);
@@ -68,8 +68,7 @@ bool packed_matmul_f32(int64_t m, int64_t n, int64_t k, bool trans_b, const floa
 /// as packed_matmul_f32 does (same sums in the same order, so the same bits as packed_matmul_f32
 /// of each slice); products are shared over up to `threads` threads by stealing. No oneDNN
 /// primitive: nothing is generated per shape. Returns false, having written nothing, when
-/// !packed_matmul_available() or the AVX2 code would run more than 1,024 rows. Requires m, n >= 1,
-/// k >= 0.
+/// !packed_matmul_available(). Requires m, n >= 1, k >= 0.
 bool packed_batched_matmul_f32(int64_t batch, int64_t m, int64_t n, int64_t k, const float* a,
                                const float* b, float* y, int threads);
 
