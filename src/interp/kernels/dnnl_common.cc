@@ -3,9 +3,9 @@
 #include <omp.h>
 
 #include <cstdlib>
-#include <utility>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "interp/kernels/dnnl_internal.h"
