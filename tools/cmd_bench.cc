@@ -7,11 +7,14 @@
 // the background when the loop ends are waited for (Session::wait_for_compiles) before reporting.
 #include "cmd_bench.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -83,17 +86,23 @@ json stats_json(const LatencyStats& s) {
 
 void write_text_file(const std::string& path, const std::string& text, const char* what) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw Error(StatusCode::kIoError, fmt::format("{} {}: cannot open for writing", what, path));
+  if (!f)
+    throw Error(StatusCode::kIoError,
+                fmt::format("{} {}: cannot open for writing ({})", what, path, std::strerror(errno)));
   f << text;
   f.flush();
-  if (!f) throw Error(StatusCode::kIoError, fmt::format("{} {}: write failed", what, path));
+  if (!f)
+    throw Error(StatusCode::kIoError,
+                fmt::format("{} {}: write failed ({})", what, path, std::strerror(errno)));
 }
 
 std::string fmt_ms(double v) { return fmt::format("{:.3f}", v); }
 
 // An output file `what` PATH that cannot be written is an error before the benchmark runs, not
 // after it: PATH a directory, an existing file (or a symbolic link's target) without write
-// permission, or a parent that is missing, not a directory or not writable.
+// permission, or a parent that is missing, not a directory or not writable. Permission bits do
+// not decide it (root passes every access() check, yet /proc and /sys refuse new files): the
+// file is opened for writing, without truncating, and a file the probe created is removed.
 void check_writable(const std::string& path, const char* what) {
   if (path.empty()) return;  // not asked for (CLI11 refuses an empty value: main.cc)
   namespace fs = std::filesystem;
@@ -108,14 +117,19 @@ void check_writable(const std::string& path, const char* what) {
   }
   if (fs::exists(target, ec)) {
     if (fs::is_directory(target, ec)) fail("is a directory");
-    if (::access(target.c_str(), W_OK) != 0) fail("the file is not writable");
+    const int fd = ::open(target.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);  // a FIFO: no wait
+    if (fd < 0) fail(fmt::format("the file is not writable ({})", std::strerror(errno)));
+    ::close(fd);
     return;
   }
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::exists(dir, ec)) fail(fmt::format("directory {} does not exist", dir.string()));
   if (!fs::is_directory(dir, ec)) fail(fmt::format("{} is not a directory", dir.string()));
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    fail(fmt::format("directory {} is not writable", dir.string()));
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    fail(fmt::format("cannot create a file in directory {} ({})", dir.string(), std::strerror(errno)));
+  ::close(fd);
+  ::unlink(target.c_str());
 }
 
 void check_options(const BenchOptions& opts) {

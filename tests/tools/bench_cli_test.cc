@@ -211,7 +211,17 @@ TEST_F(BenchCliTest, Errors) {
     std::filesystem::create_symlink("/nonexistent_tierjit_dir/o.json", path("dangling.json"));
     expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 " + opt + " '" + path("dangling.json") + "'"),
                           "directory /nonexistent_tierjit_dir does not exist");
+    // A directory whose permission bits allow writing (to root every access() check passes) that
+    // refuses new files: refused before the benchmark, with the system's reason.
+    BenchResult p = run("'" + demo() + "' --shapes x=1x64 --requests 3 " + opt + " /proc/tierjit_o.json");
+    expect_one_line_error(p, std::string(opt) + " /proc/tierjit_o.json: cannot create a file in directory /proc (");
+    EXPECT_EQ(p.out.find("p50"), std::string::npos) << p.out;
   }
+  // The probe of a writable path leaves nothing behind when the benchmark then fails.
+  std::filesystem::remove(path("probe.json"));
+  expect_one_line_error(run("'" + demo() + "' --shapes x=1x65 --json '" + path("probe.json") + "'"),
+                        "expects dim 1 = 64");
+  EXPECT_FALSE(std::filesystem::exists(path("probe.json")));
   expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 --json '" + path("same.json") +
                             "' --chrome-trace '" + dir_.string() + "/./same.json'"),
                         "name the same file");
