@@ -13,12 +13,13 @@ extension module tierjit._tierjit (python/tierjit_py.cc). See docs/python.md.
 import os as _os
 
 # Serving defaults (src/support/serving_defaults.h): libgomp reads its wait policy when it loads
-# with the extension below; unless the user chose one, idle OpenMP threads spin briefly (1000
-# iterations) and then sleep, instead of libgomp's ~300k-iteration spin (measured: mlp trace
-# 0.15-0.55 s instead of 2.5-19 s on a shared 2-core machine) or sleeping at once (20-35% slower
-# on a quiet machine). OMP_WAIT_POLICY=passive suits contended machines.
+# with the extension below; unless the user chose one, idle OpenMP threads spin 10,000 iterations
+# (~0.3 ms, kServingSpinCount in src/support/serving_defaults.h, which gives the measurements)
+# and then sleep, instead of libgomp's ~300k-iteration spin (mlp trace 0.15-0.55 s instead of
+# 2.5-19 s on a shared 2-core machine) or sleeping at once (a 40-90 us wake per parallel region).
+# OMP_WAIT_POLICY=passive suits contended machines.
 if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
-    _os.environ["GOMP_SPINCOUNT"] = "1000"
+    _os.environ["GOMP_SPINCOUNT"] = "10000"
 
 
 import os

@@ -20,7 +20,7 @@ namespace tierjit::interp {
 
 /// One thread's work (ns) from which a kernel that knows its cost per element splits it over
 /// the team: a parallel region costs 1-3 us on this 2-core machine when the team is still
-/// spinning from the last one (GOMP_SPINCOUNT=1000, support/serving_defaults.h), more when it
+/// spinning from the last one (GOMP_SPINCOUNT, support/serving_defaults.h), more when it
 /// must be woken (parallel_for_stealing lets the calling thread take a late thread's items).
 inline constexpr double kParallelMinNs = 8000;
 
