@@ -290,6 +290,29 @@ TEST_F(DirectConv, KernelsPadsAndImageSizes) {
     }
 }
 
+// One input channel and nine taps (convnet_small's first layer) run a tile whose tap loop is
+// unrolled whole: 3x3, 1x9 and 9x1 kernels, a last group of one block (24) and two groups (32),
+// rows narrower than a tile and rows ending mid-tile, padded and not, a batch split over threads.
+TEST_F(DirectConv, OneChannelNineTaps) {
+  struct G { int64_t h, w, kh, kw, pad; };
+  const G shapes[] = {{28, 28, 3, 3, 1}, {3, 5, 3, 3, 1}, {1, 1, 3, 3, 1}, {9, 13, 3, 3, 0},
+                      {4, 17, 1, 9, 4}, {12, 2, 9, 1, 4}, {11, 9, 1, 9, 0}};
+  for (const G& s : shapes)
+    for (int64_t o : {16, 24, 32}) {
+      Case k;
+      k.n = 3;
+      k.h = s.h; k.w = s.w; k.kh = s.kh; k.kw = s.kw;
+      k.pt = k.pb = s.kh > 1 ? s.pad : 0;
+      k.pl = k.pr = s.kw > 1 ? s.pad : 0;
+      k.o = o;
+      k.threads = o == 32 ? 2 : 1;
+      k.post = {ConvPostOp::Kind::kClip, 0.f, std::numeric_limits<float>::infinity()};
+      SCOPED_TRACE(std::to_string(s.h) + "x" + std::to_string(s.w) + " kernel " + std::to_string(s.kh) +
+                   "x" + std::to_string(s.kw) + " to " + std::to_string(o));
+      check(k);
+    }
+}
+
 TEST_F(DirectConv, PostOpsBiasAndSpecialValues) {
   for (int variant = 0; variant < 4; ++variant) {
     Case k;
