@@ -237,7 +237,8 @@ class WeightsCache {
 // True when OpenMP's idle threads sleep at once (OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT=0;
 // libgomp reads both when it loads, so once is enough). The LSTM opens a parallel region per
 // time step: with sleeping threads each pays a futex wake, and a team made lstm_small 3x slower
-// than one thread (128x16x64: 3.58 vs 1.94 ms p50; with the CLI's short spin 1.15 ms).
+// than one thread (128x16x64: 3.58 vs 1.94 ms p50; with the CLI's spin, then 1,000
+// iterations, 1.15 ms).
 bool openmp_threads_sleep() {
   static const bool sleep = [] {
     const char* policy = std::getenv("OMP_WAIT_POLICY");
