@@ -68,3 +68,30 @@ def test_run_releases_the_gil(demo_model):
         stop.set()
         thread.join()
     assert max(deltas) >= 10, deltas
+
+
+def _spin_after_import(extra_env):
+    """GOMP_SPINCOUNT in a fresh interpreter after `import tierjit`, or None when unset."""
+    import os
+    import subprocess
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env.update(extra_env)
+    # The child finds tierjit where this process found it.
+    import pathlib
+    pkg_root = str(pathlib.Path(tierjit.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = pkg_root + os.pathsep + env.get("PYTHONPATH", "")
+    code = "import os, tierjit; print(os.environ.get('GOMP_SPINCOUNT'))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120, check=True).stdout.strip()
+    return None if out == "None" else out
+
+
+def test_import_sets_the_serving_spin_unless_the_user_chose():
+    # The value the CLI re-executes with (kServingSpinCount, src/support/serving_defaults.h).
+    import pathlib
+    import re
+    header = pathlib.Path(__file__).resolve().parents[2] / "src/support/serving_defaults.h"
+    cli = re.search(r'kServingSpinCount = "(\d+)"', header.read_text()).group(1)
+    assert _spin_after_import({}) == cli == "10000"
+    assert _spin_after_import({"GOMP_SPINCOUNT": "77"}) == "77"
+    assert _spin_after_import({"OMP_WAIT_POLICY": "passive"}) is None

@@ -220,7 +220,7 @@ template <int CB>
 void conv_range(const Geo& g, int64_t ob_count, const Chunk& k, const float* bias, float* part,
                 int64_t p0, int64_t p1, float* y) {
   const bool pf = CB == 8 && g.pixels <= kPrefetchMaxPixels;
-  if constexpr (CB == 1) {  // one input channel, a 3x3 kernel: 9 taps of 12 multiply-adds each
+  if constexpr (CB == 1) {  // one input channel, nine taps (a 3x3 kernel): 12 multiply-adds each
     if (k.taps == 9 && ob_count == 2) return conv_pixels<2, 1, false, 9>(g, k, bias, part, p0, p1, y);
   }
   if (ob_count == 2) {
