@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -169,7 +170,19 @@ Tensor tensor_from_array(const std::string& name, const py::array& in) {
     return t;
   }
   auto contiguous = py::array::ensure(in, py::array::c_style);
-  if (!contiguous) throw py::error_already_set();
+  if (!contiguous) {  // ensure() cleared numpy's error: the copy could not be allocated
+    std::string dims;
+    uint64_t bytes = static_cast<uint64_t>(itemsize_of(in.dtype()));  // (not in.itemsize(): see itemsize_of)
+    bool overflow = false;
+    for (py::ssize_t d = 0; d < in.ndim(); ++d) {
+      dims += (d ? "x" : "") + std::to_string(in.shape(d));
+      overflow |= __builtin_mul_overflow(bytes, static_cast<uint64_t>(in.shape(d)), &bytes);
+    }
+    throw Error(StatusCode::kResourceExhausted,
+                "input '" + name + "': a C-contiguous copy of the non-contiguous " + dims + " array (" +
+                    (overflow ? std::string("over 2^64") : std::to_string(bytes)) +
+                    " bytes) could not be allocated");
+  }
   // Borrowed, not copied, when its elements are aligned to their size (Tensor::borrow's rule; a
   // copy otherwise): ONNX Runtime reads numpy feeds in place too, and a copy cost both the memcpy
   // and the cache it evicted (MatMul 1024x512 x 512x128 + bias, 2 threads: ~0.1-0.3 ms of ~1.2 ms

@@ -289,6 +289,27 @@ def test_memory_limit_is_enforced(demo_model):
     assert "demo_mlp.onnx" in str(info.value)
 
 
+def test_a_feed_too_large_to_copy_is_a_clear_error(demo_model):
+    # A non-contiguous feed is copied to C order first; a 2 TiB copy (a broadcast row) cannot be
+    # allocated: one line naming the input and the size, and the session goes on serving.
+    # (Only where the kernel refuses such an allocation outright: overcommit modes 0 and 2.)
+    try:
+        with open("/proc/sys/vm/overcommit_memory") as f:
+            mode = f.read().strip()
+    except OSError:
+        mode = "?"
+    if mode not in ("0", "2"):
+        pytest.skip(f"vm.overcommit_memory is {mode}: a 2 TiB allocation might succeed")
+    sess = tierjit.InferenceSession(demo_model)
+    row = np.zeros(64, np.float32)
+    huge = np.lib.stride_tricks.as_strided(row, (2**33, 64), (0, 4))
+    with pytest.raises(tierjit.ResourceExhausted,
+                       match=r"input 'x': .*8589934592x64 array \(2199023255552 bytes\) could not be allocated"):
+        sess.run(None, {"x": huge})
+    (y,) = sess.run(None, {"x": np.ones((2, 64), np.float32)})
+    assert y.shape == (2, 10)
+
+
 def test_providers(demo_model):
     tierjit.InferenceSession(demo_model, providers=["CPUExecutionProvider"])
     tierjit.InferenceSession(demo_model, providers=[("CPUExecutionProvider", {})])
