@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -143,7 +142,8 @@ void release_array(const void* object) {
 
 /// Borrows one feed (a numpy array; the Python layer already applied np.asarray) as a Tensor, or
 /// copies it where it cannot be borrowed.
-/// Non-contiguous arrays are made C-contiguous first. TypeError for dtypes tierjit lacks.
+/// Non-contiguous arrays are made C-contiguous first (ResourceExhausted, naming the input and
+/// the bytes, when that copy cannot be allocated). TypeError for dtypes tierjit lacks.
 Tensor tensor_from_array(const std::string& name, const py::array& in) {
   const DType dtype = tierjit_dtype(in);
   if (dtype == DType::kUndefined) {
@@ -172,16 +172,13 @@ Tensor tensor_from_array(const std::string& name, const py::array& in) {
   auto contiguous = py::array::ensure(in, py::array::c_style);
   if (!contiguous) {  // ensure() cleared numpy's error: the copy could not be allocated
     std::string dims;
-    uint64_t bytes = static_cast<uint64_t>(itemsize_of(in.dtype()));  // (not in.itemsize(): see itemsize_of)
-    bool overflow = false;
-    for (py::ssize_t d = 0; d < in.ndim(); ++d) {
-      dims += (d ? "x" : "") + std::to_string(in.shape(d));
-      overflow |= __builtin_mul_overflow(bytes, static_cast<uint64_t>(in.shape(d)), &bytes);
-    }
-    throw Error(StatusCode::kResourceExhausted,
-                "input '" + name + "': a C-contiguous copy of the non-contiguous " + dims + " array (" +
-                    (overflow ? std::string("over 2^64") : std::to_string(bytes)) +
-                    " bytes) could not be allocated");
+    for (int64_t d : shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    // (numpy keeps an array's byte count within intptr_t, so this product cannot overflow)
+    const int64_t bytes = shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype));
+    throw Error(StatusCode::kResourceExhausted, "input '" + name +
+                                                    "': a C-contiguous copy of the non-contiguous " + dims +
+                                                    " array (" + std::to_string(bytes) +
+                                                    " bytes) could not be allocated");
   }
   // Borrowed, not copied, when its elements are aligned to their size (Tensor::borrow's rule; a
   // copy otherwise): ONNX Runtime reads numpy feeds in place too, and a copy cost both the memcpy

@@ -1,4 +1,9 @@
-"""Concurrent runs: one session shared by many Python threads, with the GIL released in run."""
+"""Concurrent runs: one session shared by many Python threads, with the GIL released in run; the
+OpenMP spin the module sets for its threads."""
+import os
+import pathlib
+import re
+import subprocess
 import sys
 import threading
 import time
@@ -72,12 +77,9 @@ def test_run_releases_the_gil(demo_model):
 
 def _spin_after_import(extra_env):
     """GOMP_SPINCOUNT in a fresh interpreter after `import tierjit`, or None when unset."""
-    import os
-    import subprocess
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
     env.update(extra_env)
     # The child finds tierjit where this process found it.
-    import pathlib
     pkg_root = str(pathlib.Path(tierjit.__file__).resolve().parents[1])
     env["PYTHONPATH"] = pkg_root + os.pathsep + env.get("PYTHONPATH", "")
     code = "import os, tierjit; print(os.environ.get('GOMP_SPINCOUNT'))"
@@ -88,8 +90,6 @@ def _spin_after_import(extra_env):
 
 def test_import_sets_the_serving_spin_unless_the_user_chose():
     # The value the CLI re-executes with (kServingSpinCount, src/support/serving_defaults.h).
-    import pathlib
-    import re
     header = pathlib.Path(__file__).resolve().parents[2] / "src/support/serving_defaults.h"
     cli = re.search(r'kServingSpinCount = "(\d+)"', header.read_text()).group(1)
     assert _spin_after_import({}) == cli == "10000"
