@@ -376,6 +376,52 @@ TEST(ConvChain, FirstLayerOfFewChannels) {
   }
 }
 
+// A MaxPool that alone reads a Conv (or the Relu after it) and whose windows tile the Conv's
+// output (strides equal to the kernel, no pads) runs inside tier 0's direct convolution on AVX2
+// CPUs (direct_conv.h, MaxPoolAfter): the kernels' values one node at a time, with and without
+// the Relu (NaN inputs: the pool's fold), odd sizes (a row and a column no window reads), calls
+// split by images; overlapping or padded windows and a Conv read twice run the MaxPool kernel.
+TEST(ConvChain, MaxPoolsTilingTheDirectConvolutionsOutput) {
+  support::override_foreign_busy_cores(0);
+  struct Case { std::vector<int64_t> kernel, strides, pads; bool relu, fused; };
+  for (const Case& k : {Case{{2, 2}, {2, 2}, {0, 0, 0, 0}, true, true}, Case{{2, 2}, {2, 2}, {0, 0, 0, 0}, false, true},
+                        Case{{3, 2}, {3, 2}, {0, 0, 0, 0}, true, true}, Case{{3, 3}, {2, 2}, {0, 0, 0, 0}, true, false},
+                        Case{{2, 2}, {2, 2}, {1, 1, 1, 1}, true, false}}) {
+    for (auto [n, threads] : {std::pair<int64_t, int>{1, 1}, {4, 2}, {3, 2}}) {
+      SCOPED_TRACE(::testing::Message() << "window " << k.kernel[0] << "x" << k.kernel[1] << " stride "
+                                        << k.strides[0] << " pad " << k.pads[0] << (k.relu ? " after Relu" : "")
+                                        << ", n " << n << ", threads " << threads);
+      Builder b;
+      ir::Value* x = b.input(random_f32({n, 1, 15, 17}, 5, 31));
+      ir::Value* a = b.conv(x, 1, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}});
+      if (k.relu) a = b.node(OpKind::Relu, {a});
+      ir::Value* p = b.node(OpKind::MaxPool, {a}, {{"kernel_shape", attr_ints(k.kernel)}, {"strides", attr_ints(k.strides)},
+                                                 {"pads", attr_ints(k.pads)}});
+      b.output(b.node(OpKind::Relu, {b.conv(p, 16, 24, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})}));
+      const uint64_t before = interp::nn::direct_conv_pool_runs();
+      EXPECT_EQ(check(b, false, threads), 1u);
+      if (!interp::cpu_has_avx512f() && k.fused)
+        EXPECT_GT(interp::nn::direct_conv_pool_runs(), before) << "the MaxPool ran in the convolution";
+      else
+        EXPECT_EQ(interp::nn::direct_conv_pool_runs(), before);
+    }
+  }
+  {  // the Conv's value read by the MaxPool and by an Add: stored, the MaxPool kernel runs
+    Builder b;
+    ir::Value* x = b.input(random_f32({2, 8, 12, 12}, 5, 37));
+    ir::Value* a = b.conv(x, 8, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}});
+    ir::Value* p = b.node(OpKind::MaxPool, {a}, {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}});
+    ir::Value* q = b.conv(p, 16, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}});
+    ir::Value* u = b.node(OpKind::Add, {b.conv(a, 16, 16, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}), a});
+    b.output(q);
+    b.output(u);
+    const uint64_t before = interp::nn::direct_conv_pool_runs();
+    check(b, false);
+    EXPECT_EQ(interp::nn::direct_conv_pool_runs(), before);
+  }
+  support::override_foreign_busy_cores(-1);
+}
+
 TEST(ConvChain, ExitOfOneChannelOrOnePosition) {
   for (int64_t n : {1, 2}) {
     {  // [n, 1, 6, 5] out: one channel

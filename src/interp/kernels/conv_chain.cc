@@ -141,6 +141,19 @@ std::shared_ptr<ConvChain> make_chain(std::span<const ir::Node* const> nodes,
       }
     }
   }
+  // A Conv (with its aliased activation) whose value only a MaxPool reads.
+  for (ConvChain::Step& st : c->steps) {
+    if (st.kind != ConvChain::Kind::kConv) continue;
+    int value = st.out;
+    for (const ConvChain::Step& a : c->steps)
+      if (a.aliased && a.in[0] == st.out) value = a.out;
+    const ir::Value* v = c->values[static_cast<size_t>(value)];
+    if (v->users().size() != 1) continue;
+    for (size_t k = 0; k < c->steps.size(); ++k)
+      if (c->steps[k].node == v->users()[0] && c->steps[k].kind == ConvChain::Kind::kMaxPool &&
+          c->steps[k].in[0] == value)
+        st.pool = static_cast<int>(k);
+  }
   plan_residual_sums(*c);
   c->clip_proof = plan_clip_proof(*c);  // Clips: post-ops only where a call proves them exact
   return c;

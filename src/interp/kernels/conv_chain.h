@@ -57,6 +57,11 @@ struct ConvChain {
     /// none. sum_post: the post-ops of that form.
     int sum_add = -1, sum_act = -1;
     nn::ConvPostOp sum_post;
+    /// kConv: the MaxPool step that alone reads its output (or, with an aliased activation,
+    /// the activation's): the Conv may pool its values before storing them where a call's
+    /// window and kernel allow (direct_conv_f32's MaxPoolAfter), the MaxPool step then done.
+    /// -1: none.
+    int pool = -1;
   };
   std::vector<int> node_indices;         ///< members' indices in the node list, ascending
   std::vector<Step> steps;               ///< one per member, in node-list order

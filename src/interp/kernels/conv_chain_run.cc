@@ -181,6 +181,20 @@ void max_pool_inner(const nn::Window& w, const Shape& shape, const float* x, flo
   max_pool_channels_last(w, blocks, x, y, threads);
 }
 
+// MaxPool window `w` on the output of convolution `g` as a pool the direct kernel applies
+// before storing (nn::MaxPoolAfter): 2-D windows tiling the output (strides equal to the
+// kernel, no pads, dilation 1, floor-sized, at least one window per axis); else nullopt.
+std::optional<nn::MaxPoolAfter> pool_after(const nn::ConvGeometry& g, const nn::Window& w) {
+  if (w.kernel.size() != 2 || g.out_spatial.size() != 2 || w.out.size() != 2) return std::nullopt;
+  for (size_t i = 0; i < 2; ++i) {
+    const int64_t k = w.kernel[i];
+    if (k < 1 || w.strides[i] != k || w.dilations[i] != 1 || w.pad_begin[i] != 0 ||
+        w.pad_end[i] != 0 || w.out[i] < 1 || w.out[i] != g.out_spatial[i] / k)
+      return std::nullopt;
+  }
+  return nn::MaxPoolAfter{w.kernel[0], w.kernel[1]};
+}
+
 // The layout a chain keeps its intermediates in for a call of slot shapes `shapes`
 // (conv_chain.h, set_conv_chain_layout_for_testing): kBlocked8 on CPUs without AVX-512F when
 // every value that may be laid out so has a multiple of 8 channels (the internal ones, and the
@@ -382,8 +396,8 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
     Slot& a = slots[static_cast<size_t>(st.in[0])];
     const ir::Node& n = *st.node;
     bool summed = false;
-    if (!takes.empty() && takes[si] >= 0) {  // an Add (or its activation) its Conv did
-      out.buf = slots[static_cast<size_t>(takes[si])].buf;
+    if (!takes.empty() && takes[si] >= 0) {  // an Add (or its activation), a MaxPool its Conv did
+      if (takes[si] != st.out) out.buf = slots[static_cast<size_t>(takes[si])].buf;
       out.layout = inner;
     } else if (st.kind == Kind::kConv && st.sum_add >= 0 && !is_fused(si)) {
       const ConvChain::Step& add = c.steps[static_cast<size_t>(st.sum_add)];
@@ -414,9 +428,26 @@ Status run_steps(const ConvChain& c, const ConvChain::Resolved& resolved, std::v
       // done above
     } else if (st.kind == Kind::kConv) {
       const ConvOperands o = conv_operands(a, n, frame, inner);
-      out.buf = Tensor::empty(DType::kFloat32, out.shape);
-      out.layout = inner;
-      if (is_fused(si) && nn::direct_conv_supports(geo[si], o.xl, inner,
+      const std::optional<nn::MaxPoolAfter> pool =
+          st.pool >= 0 && !is_fused(si) ? pool_after(geo[si], win[static_cast<size_t>(st.pool)])
+                                        : std::nullopt;
+      const bool pools = pool && nn::direct_conv_supports(geo[si], o.xl, inner, st.post);
+      if (!pools) {
+        out.buf = Tensor::empty(DType::kFloat32, out.shape);
+        out.layout = inner;
+      }
+      if (pools) {
+        // The MaxPool's value, pooled as the Conv stores it; the Conv's own is never stored
+        // (the MaxPool alone reads it).
+        const int pooled = c.steps[static_cast<size_t>(st.pool)].out;
+        Slot& p = slots[static_cast<size_t>(pooled)];
+        p.buf = Tensor::empty(DType::kFloat32, p.shape);
+        p.layout = inner;
+        nn::direct_conv_f32(geo[si], o.x, o.xl, o.w, o.constant_w, o.bias, p.buf.data<float>(),
+                            threads, st.post, &*pool);
+        if (takes.empty()) takes.assign(c.steps.size(), -1);
+        takes[static_cast<size_t>(st.pool)] = pooled;
+      } else if (is_fused(si) && nn::direct_conv_supports(geo[si], o.xl, inner,
                                                      c.clip_proof->steps[si].post)) {
         // the direct kernel's sums are the same with the Clip as without it
         nn::direct_conv_f32(geo[si], o.x, o.xl, o.w, o.constant_w, o.bias, out.buf.data<float>(),

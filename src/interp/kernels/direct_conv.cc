@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstdint>
 #include <memory>
 #include <tuple>
 #include <vector>
@@ -23,6 +25,7 @@ namespace {
 
 std::atomic<bool> g_enabled{true};
 std::atomic<uint64_t> g_runs{0};
+std::atomic<uint64_t> g_pool_runs{0};
 const bool kHasAvx512 = cpu_has_avx512f();
 
 constexpr int kTile = 6;         // output pixels per tile (x 2 blocks: 12 accumulators)
@@ -48,6 +51,9 @@ constexpr int64_t kPrefetchMaxPixels = 64;
 constexpr double kNsPerMac = 0.024;
 // Padded floats from which the padding of the images of a call is shared over threads.
 constexpr int64_t kParallelPadFloats = int64_t{1} << 16;
+// With a max pool after the convolution: convolution positions per block of pooled rows, at most
+// (the block's values, 16 channels each, stay in L1: 256 x 64 bytes = 16 KiB).
+constexpr int64_t kPoolBlockPixels = 256;
 
 // The packed weights of one convolution.
 struct PackedConv {
@@ -96,7 +102,8 @@ struct Geo {
   const int64_t* tap = nullptr;
   int64_t rstride = 0, bstride = 0;  // padded image: floats per row, per input block
   int64_t sh = 1, sw = 1;            // strides
-  int64_t OW = 0, pixels = 0;        // output width, OH * OW
+  int64_t OW = 0, pixels = 0;        // output width, output positions computed per image
+  int64_t ystride = 0;               // floats between the output's blocks of 8 channels / 8
   bool clip = false, sum = false;
   float lo = 0, hi = 0;
 };
@@ -111,13 +118,13 @@ struct Chunk {
   bool first, last;
 };
 
-// T consecutive output pixels (row-major, from p0 = (oh, ow)) x OB blocks of 8 output
-// channels: y at the group's first block, pixel p0 (blocks pixels * 8 floats apart); bias: the
+// T consecutive output pixels (row-major, from (oh, ow)) x OB blocks of 8 output channels: y at
+// the group's first block, the tile's first pixel (blocks g.ystride * 8 floats apart); bias: the
 // group's first channel or null; part: the tile's partial sums ([T][OB][8]) between chunks.
 // NT > 0: the chunk has exactly NT taps (k.taps == NT), so the tap loop unrolls whole.
 template <int T, int OB, int CB, bool PF, int NT = 0>
-void conv_tile(const Geo& g, const Chunk& k, const float* bias, float* part, int64_t p0,
-               int64_t oh, int64_t ow, float* y) {
+void conv_tile(const Geo& g, const Chunk& k, const float* bias, float* part, int64_t oh,
+               int64_t ow, float* y) {
   const float* px[T];
 #pragma GCC unroll 6
   for (int t = 0; t < T; ++t) {  // no division: an idiv per pixel cost more than the 1x16 layer's taps
@@ -178,7 +185,7 @@ void conv_tile(const Geo& g, const Chunk& k, const float* bias, float* part, int
     for (int ob = 0; ob < OB; ++ob)
 #pragma GCC unroll 6
       for (int t = 0; t < T; ++t)
-        acc[t][ob] = _mm256_add_ps(acc[t][ob], _mm256_loadu_ps(y + ob * g.pixels * 8 + (p0 + t) * 8));
+        acc[t][ob] = _mm256_add_ps(acc[t][ob], _mm256_loadu_ps(y + (ob * g.ystride + t) * 8));
   }
   if (g.clip) {  // min(max(y, lo), hi): NaN -> lo (max_ps returns its second operand), -0 -> +0 at lo = 0
     const __m256 lo = _mm256_set1_ps(g.lo), hi = _mm256_set1_ps(g.hi);
@@ -190,32 +197,33 @@ void conv_tile(const Geo& g, const Chunk& k, const float* bias, float* part, int
 #pragma GCC unroll 2
   for (int ob = 0; ob < OB; ++ob)
 #pragma GCC unroll 6
-    for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + ob * g.pixels * 8 + (p0 + t) * 8, acc[t][ob]);
+    for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + (ob * g.ystride + t) * 8, acc[t][ob]);
 }
 
-// Pixels [p0, p1) of one image for one group of OB blocks and one chunk, kTile at a time; part:
-// the partial sums of pixel p0 (T * OB * 8 floats per tile).
+// Pixels [p0, p1) of one image for one group of OB blocks and one chunk, kTile at a time, into
+// y (at pixel p0; see conv_tile); part: the partial sums of pixel p0 (T * OB * 8 floats per tile).
 template <int OB, int CB, bool PF, int NT = 0>
 void conv_pixels(const Geo& g, const Chunk& k, const float* bias, float* part, int64_t p0,
                  int64_t p1, float* y) {
   int64_t p = p0, oh = p0 / g.OW, ow = p0 % g.OW;
-  for (; p + kTile <= p1; p += kTile, part += kTile * OB * 8) {
-    conv_tile<kTile, OB, CB, PF, NT>(g, k, bias, part, p, oh, ow, y);
+  for (; p + kTile <= p1; p += kTile, part += kTile * OB * 8, y += kTile * 8) {
+    conv_tile<kTile, OB, CB, PF, NT>(g, k, bias, part, oh, ow, y);
     for (ow += kTile; ow >= g.OW;) {  // OW may be below kTile
       ow -= g.OW;
       ++oh;
     }
   }
   switch (p1 - p) {
-    case 5: conv_tile<5, OB, CB, PF>(g, k, bias, part, p, oh, ow, y); break;
-    case 4: conv_tile<4, OB, CB, PF>(g, k, bias, part, p, oh, ow, y); break;
-    case 3: conv_tile<3, OB, CB, PF>(g, k, bias, part, p, oh, ow, y); break;
-    case 2: conv_tile<2, OB, CB, PF>(g, k, bias, part, p, oh, ow, y); break;
-    case 1: conv_tile<1, OB, CB, PF>(g, k, bias, part, p, oh, ow, y); break;
+    case 5: conv_tile<5, OB, CB, PF>(g, k, bias, part, oh, ow, y); break;
+    case 4: conv_tile<4, OB, CB, PF>(g, k, bias, part, oh, ow, y); break;
+    case 3: conv_tile<3, OB, CB, PF>(g, k, bias, part, oh, ow, y); break;
+    case 2: conv_tile<2, OB, CB, PF>(g, k, bias, part, oh, ow, y); break;
+    case 1: conv_tile<1, OB, CB, PF>(g, k, bias, part, oh, ow, y); break;
     default: break;
   }
 }
 
+// conv_pixels for ob_count (1 or 2) blocks of CB input channels, y at pixel p0.
 template <int CB>
 void conv_range(const Geo& g, int64_t ob_count, const Chunk& k, const float* bias, float* part,
                 int64_t p0, int64_t p1, float* y) {
@@ -230,6 +238,67 @@ void conv_range(const Geo& g, int64_t ob_count, const Chunk& k, const float* bia
     if (pf) conv_pixels<1, CB, true>(g, k, bias, part, p0, p1, y);
     else conv_pixels<1, CB, false>(g, k, bias, part, p0, p1, y);
   }
+}
+
+// tier 0's MaxPool fold on 8 lanes (conv_chain_pool.cc): `v > a ? v : a`, a NaN v taken. With
+// kNoNaN (the values went through a Clip with ordered bounds: never NaN) it is that max alone.
+template <bool kNoNaN>
+__m256 fold_max(__m256 v, __m256 a) {
+  if constexpr (kNoNaN) return _mm256_max_ps(v, a);
+  return _mm256_blendv_ps(_mm256_max_ps(v, a), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+
+// The max pool after a convolution (direct_conv_f32's `pool`): `rows` pooled rows from the
+// convolution's rows in buf ([ob_count][bstride pixels][8], row-major, OW wide, from the
+// block's first window row), windows of PH x PW (kPH / kPW when known at compile time, else 0)
+// at strides PH x PW folded in row-major order as tier 0's MaxPool does, into y (the group's
+// first block at the block's first pooled row; blocks ystride pixels apart, rows PWo wide).
+template <bool kNoNaN, int kPH, int kPW>
+void pool_block(const float* buf, int64_t bstride, int64_t ob_count, int64_t rows, int64_t OW,
+                int64_t PH, int64_t PW, int64_t PWo, int64_t ystride, float* y) {
+  if constexpr (kPH > 0) PH = kPH;
+  if constexpr (kPW > 0) PW = kPW;
+  for (int64_t ob = 0; ob < ob_count; ++ob)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* src = buf + (ob * bstride + r * PH * OW) * 8;
+      float* dst = y + (ob * ystride + r * PWo) * 8;
+      for (int64_t j = 0; j < PWo; ++j, src += PW * 8, dst += 8) {
+        __m256 acc = _mm256_loadu_ps(src);
+#pragma GCC unroll 4
+        for (int64_t kh = 0; kh < PH; ++kh)
+#pragma GCC unroll 4
+          for (int64_t kw = kh == 0 ? 1 : 0; kw < PW; ++kw)
+            acc = fold_max<kNoNaN>(_mm256_loadu_ps(src + (kh * OW + kw) * 8), acc);
+        _mm256_storeu_ps(dst, acc);
+      }
+    }
+}
+
+template <bool kNoNaN>
+void pool_block_any(const float* buf, int64_t bstride, int64_t ob_count, int64_t rows, int64_t OW,
+                    int64_t PH, int64_t PW, int64_t PWo, int64_t ystride, float* y) {
+  if (PH == 2 && PW == 2)
+    pool_block<kNoNaN, 2, 2>(buf, bstride, ob_count, rows, OW, PH, PW, PWo, ystride, y);
+  else
+    pool_block<kNoNaN, 0, 0>(buf, bstride, ob_count, rows, OW, PH, PW, PWo, ystride, y);
+}
+
+// Pooled rows per block (direct_conv_f32 with a pool): the count, at most kPoolBlockPixels
+// convolution positions (at least one pooled row), whose blocks need the fewest tiles over the
+// image (a block's last tile may be partial), the smallest such count (more items to share).
+int64_t pool_rows_per_block(int64_t pooled_rows, int64_t pixels_per_row) {
+  const int64_t most = std::clamp<int64_t>(kPoolBlockPixels / pixels_per_row, 1, pooled_rows);
+  int64_t best = 1, best_tiles = INT64_MAX;
+  for (int64_t r = 1; r <= most; ++r) {
+    const int64_t full = pooled_rows / r, rest = pooled_rows % r;
+    const int64_t tiles = full * ((r * pixels_per_row + kTile - 1) / kTile) +
+                          (rest * pixels_per_row + kTile - 1) / kTile;
+    if (tiles < best_tiles) {
+      best = r;
+      best_tiles = tiles;
+    }
+  }
+  return best;
 }
 
 // Block b of one image x ([nb][H][W][cb]) into out ([nb][H + pt + pb][W + pl + pr][cb]), zeros
@@ -256,6 +325,7 @@ void pad_block(const float* x, int64_t b, int64_t H, int64_t W, int64_t cb, int6
 void set_direct_conv_enabled(bool enabled) { g_enabled.store(enabled); }
 bool direct_conv_enabled() { return g_enabled.load(std::memory_order_relaxed); }
 uint64_t direct_conv_runs() { return g_runs.load(std::memory_order_relaxed); }
+uint64_t direct_conv_pool_runs() { return g_pool_runs.load(std::memory_order_relaxed); }
 
 bool direct_conv_supports(const ConvGeometry& g, ActLayout x_layout, ActLayout y_layout,
                           const ConvPostOp& post) {
@@ -293,8 +363,9 @@ bool direct_conv_supports(const ConvGeometry& g, ActLayout x_layout, ActLayout y
 
 void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout, const float* w,
                      const Tensor* constant_w, const float* bias, float* y, int threads,
-                     const ConvPostOp& post) {
+                     const ConvPostOp& post, const MaxPoolAfter* pool) {
   g_runs.fetch_add(1, std::memory_order_relaxed);
+  if (pool) g_pool_runs.fetch_add(1, std::memory_order_relaxed);
   const int64_t N = cg.batch, C = cg.in_channels, O = cg.out_channels;
   if (N <= 0) return;
   const int64_t H = cg.in_spatial[0], W = cg.in_spatial[1], KH = cg.kernel[0], KW = cg.kernel[1];
@@ -339,7 +410,10 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
         taps.push_back(b * g.bstride + kh * dh * g.rstride + kw * dw * cb);
   g.tap = taps.data();
   g.OW = cg.out_spatial[1];
-  g.pixels = cg.out_spatial[0] * g.OW;
+  // With a pool: only the rows its windows read; pooled rows of PWo columns, in blocks of
+  // pool_rows_per_block rows (each block's positions through the running thread's buffer).
+  const int64_t PHo = pool ? cg.out_spatial[0] / pool->kh : 0, PWo = pool ? g.OW / pool->kw : 0;
+  g.pixels = (pool ? PHo * pool->kh : cg.out_spatial[0]) * g.OW;
   g.clip = post.kind == ConvPostOp::Kind::kClip;
   g.sum = post.sum;
   g.lo = post.alpha;
@@ -347,19 +421,36 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
   const int64_t image_in = C * H * W, image_pad = nb * g.bstride;
   const int64_t groups = (O + kGroupOc - 1) / kGroupOc;
   const int64_t group_w = C * KH * KW * kGroupOc, image_out = O * g.pixels;
+  const int64_t image_pooled = O * PHo * PWo;
   const int64_t macs = N * image_out * C * KH * KW;
   const int team = worth_parallel(threads, macs, kNsPerMac) ? threads : 1;
-  // Pixel chunks of about kTilesPerItem tiles, as even as whole tiles allow.
-  const int64_t pchunks = (g.pixels + kTile * kTilesPerItem - 1) / (kTile * kTilesPerItem);
-  const int64_t pchunk = ((g.pixels + pchunks - 1) / pchunks + kTile - 1) / kTile * kTile;
+  // Pixel chunks: of about kTilesPerItem tiles, as even as whole tiles allow; with a pool, blocks
+  // of whole pooled rows.
+  int64_t pchunks = (g.pixels + kTile * kTilesPerItem - 1) / (kTile * kTilesPerItem);
+  int64_t pchunk = ((g.pixels + pchunks - 1) / pchunks + kTile - 1) / kTile * kTile;
+  if (pool) {
+    const int64_t rows = pool_rows_per_block(PHo, pool->kh * g.OW);
+    pchunk = rows * pool->kh * g.OW;
+    pchunks = (PHo + rows - 1) / rows;
+  }
+  g.ystride = pool ? pchunk : g.pixels;
+  // Clip with ordered bounds: no NaN reaches the pool (its fold is then a plain max).
+  const bool no_nan = g.clip && !std::isnan(g.lo) && !std::isnan(g.hi);
   // Pixels [p0, p1) (at most pchunk) of group grp of image n, its padded copy at xi: every
-  // chunk of input channels over every tile, partial sums in the running thread's buffer.
+  // chunk of input channels over every tile, partial sums in the running thread's buffer; with
+  // a pool, into the thread's block buffer, then pooled into y.
   auto run = [&](const float* xi, int64_t n, int64_t grp, int64_t p0, int64_t p1) {
     const int64_t ob_count = std::min<int64_t>(2, (O - grp * kGroupOc) / 8);
     const float* wg = wp + grp * group_w;
     const float* bg = bias ? bias + grp * kGroupOc : nullptr;
-    float* yg = y + n * image_out + grp * 2 * g.pixels * 8;
-    thread_local LineBuffer part;
+    thread_local LineBuffer part, block;
+    float* yg;
+    if (pool) {
+      block.resize(static_cast<size_t>(pchunk * kGroupOc));
+      yg = block.data();
+    } else {
+      yg = y + n * image_out + grp * 2 * g.pixels * 8 + p0 * 8;
+    }
     if (chunks > 1) part.resize(static_cast<size_t>(pchunk * kGroupOc));
     for (int64_t k = 0; k < chunks; ++k) {
       const int64_t b0 = k * chunk_blocks, blocks = std::min(chunk_blocks, nb - b0);
@@ -368,6 +459,11 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
       if (cb == 8) conv_range<8>(g, ob_count, ck, bg, part.data(), p0, p1, yg);
       else conv_range<1>(g, ob_count, ck, bg, part.data(), p0, p1, yg);
     }
+    if (!pool) return;
+    const int64_t r0 = p0 / (pool->kh * g.OW), rows = (p1 - p0) / (pool->kh * g.OW);
+    float* out = y + n * image_pooled + (grp * 2 * PHo + r0) * PWo * 8;
+    if (no_nan) pool_block_any<true>(yg, pchunk, ob_count, rows, g.OW, pool->kh, pool->kw, PWo, PHo * PWo, out);
+    else pool_block_any<false>(yg, pchunk, ob_count, rows, g.OW, pool->kh, pool->kw, PWo, PHo * PWo, out);
   };
   // Items of whole images when they share evenly (or are many), each padded by its thread.
   if (N >= team && (N % team == 0 || N >= 4 * team)) {

@@ -37,22 +37,36 @@ inline constexpr int64_t kDirectConvMaxFewChannels = 16;
 bool direct_conv_supports(const ConvGeometry& g, ActLayout x_layout, ActLayout y_layout,
                           const ConvPostOp& post);
 
+/// A max pool the convolution's output goes through before it is stored (direct_conv_f32):
+/// windows of kh x kw at strides kh x kw, no padding, dilation 1, floor-sized (ONNX MaxPool,
+/// opset 1-22, ceil_mode 0 or windows that fit either way): output [N, O, OH / kh, OW / kw].
+/// Output rows past the last whole window are not computed (the pool never reads them).
+struct MaxPoolAfter {
+  int64_t kh = 1, kw = 1;
+};
+
 /// y = post(conv(x, w) + bias) (bias [out_channels] or null), x [N, C, H, W] as x_layout, w
 /// ONNX's [O, C, KH, KW] plain (packed on the first call and cached while `constant_w`, the
 /// weight tensor, is alive; packed per call when constant_w is null), y [N, O, OH, OW] as
 /// kBlocked8; with post.sum, y = post(conv(x, w) + bias + y) (the finished convolution plus y's
 /// prior contents in one float32 addition, as tier 0's Add; x must not share y's storage).
+/// With `pool` (post.sum false, OH >= kh, OW >= kw): y = MaxPool(post(conv(x, w) + bias)),
+/// [N, O, OH / kh, OW / kw] as kBlocked8, equal bit for bit to tier 0's MaxPool on the
+/// unpooled y (the same taps folded in the same order, NaN propagated); the convolution's values
+/// pass through a per-thread buffer of a few pooled rows (L1-sized), never memory.
 /// Runs on up to `threads` threads (whole images when they share evenly, else 16-channel groups
 /// and pixel ranges). Requires direct_conv_supports(g, x_layout, ActLayout::kBlocked8, post);
 /// batch 0 writes nothing. Never fails.
 void direct_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, const float* w,
                      const Tensor* constant_w, const float* bias, float* y, int threads,
-                     const ConvPostOp& post);
+                     const ConvPostOp& post, const MaxPoolAfter* pool = nullptr);
 
 /// Process-wide switch (default on): tests run the chains on oneDNN's convolution to compare.
 void set_direct_conv_enabled(bool enabled);
 bool direct_conv_enabled();
-/// Convolutions direct_conv_f32 has run in this process (tests check the routing).
+/// Convolutions direct_conv_f32 has run in this process, and those of them with a max pool after
+/// (tests check the routing).
 uint64_t direct_conv_runs();
+uint64_t direct_conv_pool_runs();
 
 }  // namespace tierjit::interp::nn
