@@ -557,12 +557,12 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
   const Shape& exit_shape = resolved->shapes[static_cast<size_t>(exit)];
   Tensor y;
 
-  // Split by images: group g runs images [first[g], first[g + 1]) on one thread, in pieces of
+  // Split by images: group g's share of the images (an even split) cut in pieces of
   // 2^kPieceLog2 images and, for the rest, of the powers of two its count is made of (so a
   // chain creates one-thread primitives for 4 batch sizes at most, whatever the calls' sizes:
-  // oneDNN's creation costs 0.1-0.6 ms per Conv and batch size).
+  // oneDNN's creation costs 0.1-0.6 ms per Conv and batch size); each piece runs on one thread,
+  // a thread taking the pieces of a late one's share it has not begun (parallel_for_stealing).
   const int groups = image_groups(c, *resolved, threads);
-  std::vector<int64_t> first;
   // piece[k]: the shapes of a piece of 2^k images, k <= kPieceLog2.
   std::shared_ptr<const ConvChain::Resolved> piece[kPieceLog2 + 1];
   ExecOptions one = options;
@@ -579,39 +579,38 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
     return k;
   };
   bool split = groups > 1;
+  // The pieces, in image order: (first image, log2 of its size).
+  std::vector<std::pair<int64_t, int>> pieces;
   if (split) {
     const int64_t images = exit_shape[0];
-    for (int g = 0; g <= groups; ++g) first.push_back(images * g / groups);
     for (int g = 0; g < groups && split; ++g)
-      for (int64_t left = first[static_cast<size_t>(g) + 1] - first[static_cast<size_t>(g)]; left > 0 && split;) {
-        const int k = piece_log2(left);
+      for (int64_t b = images * g / groups, end = images * (g + 1) / groups; b < end && split;) {
+        const int k = piece_log2(end - b);
         if (!piece[k]) piece[k] = resolved_for(c, slices(0, int64_t{1} << k), frame, one, runner);
         split = piece[k] != nullptr;
-        left -= int64_t{1} << k;
+        pieces.emplace_back(b, k);
+        b += int64_t{1} << k;
       }
   }
   if (split) {
     y = Tensor::empty(DType::kFloat32, exit_shape);
     const int64_t per_image = shape_numel(exit_shape) / exit_shape[0];
-    std::vector<Status> status(static_cast<size_t>(groups));
-    parallel_for_if(true, groups, groups, [&](int64_t g) {
-      const auto gi = static_cast<size_t>(g);
-      for (int64_t b = first[gi]; b < first[gi + 1];) {
-        const int k = piece_log2(first[gi + 1] - b);
-        const int64_t end = b + (int64_t{1} << k);
-        std::vector<Slot> slots = make_slots(c, *piece[k], slices(b, end));
-        std::vector<uint8_t> piece_fused = fused;
-        status[gi] = run_steps(c, *piece[k], slots, piece_fused, frame, one, runner);
-        if (!status[gi].ok()) return;
-        const Slot& e = slots[static_cast<size_t>(exit)];
-        float* rows = y.data<float>() + b * per_image;
-        if (e.layout != ActLayout::kPlain && !layouts_coincide(e.shape, e.layout))
-          copy_layout(e.shape, e.layout, e.buf.data<float>(), ActLayout::kPlain,
-                      rows, 1);
-        else
-          std::copy_n(e.buf.data<float>(), shape_numel(e.shape), rows);
-        b = end;
-      }
+    std::vector<Status> status(pieces.size());
+    // Each thread starts on its group's pieces, then takes those a late thread has not begun.
+    parallel_for_stealing(groups, static_cast<int64_t>(pieces.size()), [&](int64_t i) {
+      const auto [b, k] = pieces[static_cast<size_t>(i)];
+      const int64_t end = b + (int64_t{1} << k);
+      std::vector<Slot> slots = make_slots(c, *piece[k], slices(b, end));
+      std::vector<uint8_t> piece_fused = fused;
+      Status& st = status[static_cast<size_t>(i)];
+      st = run_steps(c, *piece[k], slots, piece_fused, frame, one, runner);
+      if (!st.ok()) return;
+      const Slot& e = slots[static_cast<size_t>(exit)];
+      float* rows = y.data<float>() + b * per_image;
+      if (e.layout != ActLayout::kPlain && !layouts_coincide(e.shape, e.layout))
+        copy_layout(e.shape, e.layout, e.buf.data<float>(), ActLayout::kPlain, rows, 1);
+      else
+        std::copy_n(e.buf.data<float>(), shape_numel(e.shape), rows);
     });
     for (const Status& st : status) TJ_RETURN_IF_ERROR(st);
     g_image_splits.fetch_add(1, std::memory_order_relaxed);
