@@ -5,11 +5,16 @@
 // stride-2 downsample, declined), pads kernel / 2, bias, Relu as post-op, constant weights,
 // batches 1 and 8, on 1 and 2 threads.
 // Cases: conv.direct_<layer>_<n>_t<threads>/{direct,onednn}; flop = 2 * N * O * OH * OW * C * KH * KW.
+// convnet_small's layers with the 2x2 max pool after them (conv.direct_pool_<layer>_<n>_t<threads>):
+// /fused pools inside the convolution (direct_conv.h, MaxPoolAfter), /stored stores the whole
+// map and pools it with the chains' channels-last MaxPool (the path before it).
 // Run: tierjit_micro_bench --benchmark_filter='conv\.direct_' --benchmark_repetitions=5
 #include <limits>
 #include <memory>
 
+#include "interp/kernels/conv_chain.h"
 #include "interp/kernels/direct_conv.h"
+#include "interp/kernels/nn_common.h"
 #include "micro.h"
 
 namespace tierjit::bench {
@@ -30,7 +35,8 @@ constexpr Layer kLayers[] = {
     {"r18_256_14", 256, 14, 256},      {"r18_512_7", 512, 7, 512},
     {"r18_down256s2", 128, 28, 256, 1, 2}};
 
-void time_conv(benchmark::State& state, const Layer& l, int64_t n, int threads, bool direct) {
+// The layer's convolution on n images: pads kernel / 2.
+interp::nn::ConvGeometry geometry(const Layer& l, int64_t n) {
   interp::nn::ConvGeometry g;
   g.batch = n;
   g.in_channels = l.cin;
@@ -42,6 +48,11 @@ void time_conv(benchmark::State& state, const Layer& l, int64_t n, int threads, 
   g.dilations = {1, 1};
   g.pad_begin = {l.k / 2, l.k / 2};
   g.pad_end = {l.k / 2, l.k / 2};
+  return g;
+}
+
+void time_conv(benchmark::State& state, const Layer& l, int64_t n, int threads, bool direct) {
+  const interp::nn::ConvGeometry g = geometry(l, n);
   const ActLayout xl = l.cin % 8 == 0 ? ActLayout::kBlocked8 : ActLayout::kPlain;
   // Values are read in the blocked order as they are: the order is immaterial for timing.
   const Tensor x = random_tensor({n, l.cin, l.hw, l.hw}, 61);
@@ -75,7 +86,60 @@ void time_conv(benchmark::State& state, const Layer& l, int64_t n, int threads, 
   }
 }
 
+// The layer, then a 2x2 max pool at stride 2: fused into the convolution or after it.
+void time_conv_pool(benchmark::State& state, const Layer& l, int64_t n, int threads, bool fused) {
+  const interp::nn::ConvGeometry g = geometry(l, n);
+  const ActLayout xl = l.cin % 8 == 0 ? ActLayout::kBlocked8 : ActLayout::kPlain;
+  const int64_t oh = l.out_hw(), ph = oh / 2;
+  const Tensor x = random_tensor({n, l.cin, l.hw, l.hw}, 61);
+  const Tensor w = random_tensor({l.cout, l.cin, l.k, l.k}, 62, -0.2f, 0.2f);
+  const Tensor bias = random_tensor({l.cout}, 63);
+  Tensor whole = Tensor::empty(DType::kFloat32, {n, l.cout, oh, oh});
+  Tensor y = Tensor::empty(DType::kFloat32, {n, l.cout, ph, ph});
+  const interp::nn::ConvPostOp relu{interp::nn::ConvPostOp::Kind::kClip, 0.f,
+                                    std::numeric_limits<float>::infinity()};
+  if (!interp::nn::direct_conv_supports(g, xl, ActLayout::kBlocked8, relu)) {
+    state.SkipWithError("direct convolution declines this layer (or this CPU)");
+    return;
+  }
+  interp::nn::Window win;
+  win.kernel = win.strides = {2, 2};
+  win.dilations = {1, 1};
+  win.pad_begin = win.pad_end = {0, 0};
+  win.out = {ph, ph};
+  const interp::nn::MaxPoolAfter pool{2, 2};
+  // A blocked tensor [N, C / 8, H, W, 8] is the channels-last [N * C / 8, 8, H, W] (as the chains pool it).
+  const Shape blocks{n * l.cout / 8, 8, oh, oh};
+  for (auto _ : state) {
+    if (fused) {
+      interp::nn::direct_conv_f32(g, x.data<float>(), xl, w.data<float>(), &w, bias.data<float>(),
+                                  y.data<float>(), threads, relu, &pool);
+    } else {
+      interp::nn::direct_conv_f32(g, x.data<float>(), xl, w.data<float>(), &w, bias.data<float>(),
+                                  whole.data<float>(), threads, relu);
+      interp::max_pool_channels_last(win, blocks, whole.data<float>(), y.data<float>(), threads);
+    }
+    benchmark::DoNotOptimize(y.data<float>());
+    benchmark::ClobberMemory();
+  }
+}
+
 const bool registered = [] {
+  for (const Layer& l : {kLayers[0], kLayers[1]})
+    for (int64_t n : {1, 8})
+      for (int threads : {1, 2}) {
+        const double flop =
+            2.0 * static_cast<double>(n * l.cout * l.out_hw() * l.out_hw() * l.cin * l.k * l.k);
+        const std::string name = std::string("conv.direct_pool_") + l.name + "_" + std::to_string(n) +
+                                 "_t" + std::to_string(threads);
+        for (bool fused : {true, false})
+          register_case(name, fused ? "fused" : "stored",
+                        [l, n, threads, fused](benchmark::State& state) {
+                          time_conv_pool(state, l, n, threads, fused);
+                        },
+                        flop);
+      }
+
   for (const Layer& l : kLayers)
     for (int64_t n : {1, 8})
       for (int threads : {1, 2}) {

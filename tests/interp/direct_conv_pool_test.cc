@@ -175,5 +175,18 @@ TEST_F(DirectConvPool, WindowsKernelsAndChunks) {
   }
 }
 
+// An output shorter or narrower than the window has no whole window: nothing is written.
+TEST_F(DirectConvPool, NoWholeWindowWritesNothing) {
+  Case t;
+  t.c = 8, t.o = 16, t.h = 1, t.w = 9;  // OH = 1 < 2
+  const ConvGeometry g = geometry(t);
+  const std::vector<float> x = random_vec(static_cast<size_t>(t.c * t.h * t.w), 1, 1.f);
+  const std::vector<float> w = random_vec(static_cast<size_t>(t.o * t.c * 9), 2, 1.f);
+  std::vector<float> y(64, -5.f);
+  interp::nn::direct_conv_f32(g, x.data(), ActLayout::kBlocked8, w.data(), nullptr, nullptr, y.data(), 2,
+                              kRelu, &t.pool);
+  for (float v : y) ASSERT_EQ(v, -5.f);
+}
+
 }  // namespace
 }  // namespace tierjit::testing

@@ -108,7 +108,8 @@ std::vector<std::shared_ptr<const ConvChain>> plan_conv_chains(
 /// of 8 the dense and depthwise kernels are those oneDNN runs alone (nChw8c either way).
 /// A call whose images split evenly over the intra-op threads (or are at least 4 per thread)
 /// runs, when the cores are free, split by images: each of the intra-op threads runs every step on its share of the
-/// batch, in pieces of 8, 4, 2 and 1 images, with one-thread kernels (one fork and join per
+/// batch, in pieces of 8, 4, 2 and 1 images, with one-thread kernels, then takes the pieces of a
+/// late thread's share that thread has not begun (one fork and join per
 /// call instead of one per step, whose threads wait at every join; four
 /// piece sizes bound the oneDNN primitives created per Conv, 0.1-0.6 ms each, whatever the
 /// calls' batch sizes); the values are those of the unsplit run within the same tolerance

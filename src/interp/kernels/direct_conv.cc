@@ -103,7 +103,7 @@ struct Geo {
   int64_t rstride = 0, bstride = 0;  // padded image: floats per row, per input block
   int64_t sh = 1, sw = 1;            // strides
   int64_t OW = 0, pixels = 0;        // output width, output positions computed per image
-  int64_t ystride = 0;               // floats between the output's blocks of 8 channels / 8
+  int64_t ystride = 0;               // pixels between y's blocks of 8 channels (image or buffer)
   bool clip = false, sum = false;
   float lo = 0, hi = 0;
 };
@@ -413,6 +413,7 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
   // With a pool: only the rows its windows read; pooled rows of PWo columns, in blocks of
   // pool_rows_per_block rows (each block's positions through the running thread's buffer).
   const int64_t PHo = pool ? cg.out_spatial[0] / pool->kh : 0, PWo = pool ? g.OW / pool->kw : 0;
+  if (pool && (PHo < 1 || PWo < 1)) return;  // no whole window: an empty output
   g.pixels = (pool ? PHo * pool->kh : cg.out_spatial[0]) * g.OW;
   g.clip = post.kind == ConvPostOp::Kind::kClip;
   g.sum = post.sum;

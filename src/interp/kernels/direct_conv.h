@@ -50,8 +50,9 @@ struct MaxPoolAfter {
 /// weight tensor, is alive; packed per call when constant_w is null), y [N, O, OH, OW] as
 /// kBlocked8; with post.sum, y = post(conv(x, w) + bias + y) (the finished convolution plus y's
 /// prior contents in one float32 addition, as tier 0's Add; x must not share y's storage).
-/// With `pool` (post.sum false, OH >= kh, OW >= kw): y = MaxPool(post(conv(x, w) + bias)),
-/// [N, O, OH / kh, OW / kw] as kBlocked8, equal bit for bit to tier 0's MaxPool on the
+/// With `pool` (post.sum false; nothing written when OH < kh or OW < kw):
+/// y = MaxPool(post(conv(x, w) + bias)), [N, O, OH / kh, OW / kw] as kBlocked8, equal bit for
+/// bit to tier 0's MaxPool on the
 /// unpooled y (the same taps folded in the same order, NaN propagated); the convolution's values
 /// pass through a per-thread buffer of a few pooled rows (L1-sized), never memory.
 /// Runs on up to `threads` threads (whole images when they share evenly, else 16-channel groups
