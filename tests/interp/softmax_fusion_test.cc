@@ -217,7 +217,7 @@ TEST(SoftmaxFusion, OtherDtypesRunNodeByNode) {
   // float64 scores: the kernels one by one (same values as the one-node graphs).
   Tensor x = Tensor::from_vector<double>({2, 3}, {1, 2, 3, -1, 0, 1});
   Tensor m = Tensor::from_vector<double>({3}, {0, -1e9, 0});
-  auto r = run_node(NodeSpec{OpKind::Add, {x, m}});
+  auto r = run_node(NodeSpec{OpKind::Add, {x, m}, 1, {}});
   ASSERT_TRUE(r.ok());
   auto want = run_node(NodeSpec{OpKind::Softmax, {(*r)[0]}, 1, {{"axis", attr_int(-1)}}});
   ASSERT_TRUE(want.ok());

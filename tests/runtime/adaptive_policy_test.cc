@@ -130,9 +130,11 @@ TEST(AdaptivePolicy, CodeSlowerThanALowerTierEndsPromotion) {
   const int64_t at = evicted.front()["time_us"].get<int64_t>();
   EXPECT_NE(evicted.front()["message"].get<std::string>().find("is not promoted again"),
             std::string::npos);
-  for (const auto& r : h.log())
-    if (r["time_us"].get<int64_t>() > at)
+  for (const auto& r : h.log()) {
+    if (r["time_us"].get<int64_t>() > at) {
       EXPECT_TRUE(r["kind"] != "promoted" && r["kind"] != "compiled") << r.dump();
+    }
+  }
 }
 
 // Without the Lindy horizon the same region is never promoted (N_expected stays one window).
