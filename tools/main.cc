@@ -48,6 +48,19 @@ int run_main(int argc, char** argv) {
       },
       "UINT");
 
+  // An integer option within [lo, hi]: the value must parse as an integer first (CLI11's Range
+  // alone said "Value abc not in range 0 to 1024" for a word).
+  const auto integer_in = [](auto lo, auto hi) {
+    const int64_t low = lo, high = hi;
+    return CLI::Validator(
+        [low, high](std::string& v) {
+          int64_t parsed = 0;
+          if (CLI::detail::lexical_cast(v, parsed) && parsed >= low && parsed <= high) return std::string();
+          return "'" + v + "' is not an integer in [" + std::to_string(low) + ", " + std::to_string(high) + "]";
+        },
+        "INT in [" + std::to_string(low) + " - " + std::to_string(high) + "]");
+  };
+
   // ---- run ----
   cli::RunOptions run;
   std::string memory_limit;
@@ -64,14 +77,14 @@ int run_main(int argc, char** argv) {
   run_cmd->add_option("--output-format", run.output_format, "npy (default) or pb")
       ->check(CLI::IsMember({"npy", "pb"}));
   run_cmd->add_option("--threads", run.threads, "threads per kernel (0 = all cores; default 1)")
-      ->check(CLI::Range(0, 1024));
+      ->check(integer_in(0, 1024));
   run_cmd->add_option("--memory-limit", memory_limit, "largest tensor in bytes (suffix K, M, G; default 16G)");
   run_cmd->add_option("--seed", run.seed, "seed of the random inputs (default 0)")
       ->check(kNonNegative);
   run_cmd->add_flag("-q,--quiet", run.quiet, "print only the outputs");
   run_cmd->add_option("--tier", run.tier, "0: interpreter only; 1-3: compile every region that has a "
                       "lowering at that tier (others stay on tier 0); default adaptive")
-      ->check(CLI::Range(0, 3));
+      ->check(integer_in(0, 3));
   run_cmd->add_flag("--verify", run.verify, "check each compiled version against tier 0 on its first call");
 
   // ---- onnx-test ----
@@ -87,14 +100,14 @@ int run_main(int argc, char** argv) {
                        "are kept)");
   test_cmd->add_option("--filter", test.filter, "run only tests whose name contains SUBSTR");
   test_cmd->add_option("--threads", test.threads, "threads per kernel (0 = all cores; default 1)")
-      ->check(CLI::Range(0, 1024));
+      ->check(integer_in(0, 1024));
   test_cmd->add_option("--timeout", test.timeout_seconds,
                        "seconds one test may take (default 300, 0 = none); a test over it ends the run")
-      ->check(CLI::Range(0, 86400));
+      ->check(integer_in(0, 86400));
   test_cmd->add_flag("-v,--verbose", test.verbose, "print every test with its time");
   test_cmd->add_option("--tier", test.tier, "0: interpreter only; 1-3: compile every region that has a "
                        "lowering at that tier (others stay on tier 0); default adaptive")
-      ->check(CLI::Range(0, 3));
+      ->check(integer_in(0, 3));
   test_cmd->add_flag("--verify", test.verify, "check each compiled version against tier 0 on its first call");
 
   // ---- explain ----
@@ -112,7 +125,7 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"adaptive", "interpret-only"}))
       ->needs(explain_trace);
   explain_cmd->add_option("--tier", explain.tier, "with --trace: pin every region at tier N (0-3)")
-      ->check(CLI::Range(0, 3))
+      ->check(integer_in(0, 3))
       ->needs(explain_trace);
   explain_cmd->add_option("--int-range", explain.int_ranges,
                           "with --trace: NAME=LO:HI: random integers for input NAME in [LO, HI) (repeatable)")
@@ -121,7 +134,7 @@ int run_main(int argc, char** argv) {
       ->check(kNonNegative)
       ->needs(explain_trace);
   explain_cmd->add_option("--log-entries", explain.log_entries, "with --trace: decision log records printed (default 12)")
-      ->check(CLI::Range(0, 100000))
+      ->check(integer_in(0, 100000))
       ->needs(explain_trace);
 
   // ---- bench ----
@@ -134,12 +147,12 @@ int run_main(int argc, char** argv) {
   bench_cmd->add_option("--trace", bench.trace, "trace file: one request per line, name=DxD;name=DxD ('#' comments)");
   bench_cmd->add_option("--shapes", bench.shapes, "request lines such as x=8x64 (repeatable), cycled --requests times");
   bench_cmd->add_option("--requests", bench.requests, "number of requests with --shapes (default: one per SPEC)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+      ->check(integer_in(int64_t{1}, int64_t{1} << 40));
   bench_cmd->add_option("--mode", bench.mode,
                         "adaptive (default: tier 0 first, hot regions compiled) or interpret-only (tier 0)")
       ->check(CLI::IsMember({"adaptive", "interpret-only"}));
   bench_cmd->add_option("--tier", bench.tier, "pin every region at tier N (0: interpreter; 1-3: compiled where a lowering exists)")
-      ->check(CLI::Range(0, 3));
+      ->check(integer_in(0, 3));
   auto non_empty = [](const std::string& v) { return v.empty() ? std::string("an empty path") : std::string(); };
   bench_cmd->add_option("--json", bench.json_out, "write the results as one JSON object (docs/bench.md)")
       ->check(non_empty);
@@ -148,7 +161,7 @@ int run_main(int argc, char** argv) {
   bench_cmd->add_option("--int-range", bench.int_ranges,
                         "NAME=LO:HI: random integers for input NAME in [LO, HI) (repeatable)");
   bench_cmd->add_option("--threads", bench.threads, "threads per kernel (0 = all cores; default 1)")
-      ->check(CLI::Range(0, 1024));
+      ->check(integer_in(0, 1024));
   bench_cmd->add_option("--seed", bench.seed, "seed of the random inputs (default 0)")
       ->check(kNonNegative);
   bench_cmd->add_flag("--no-progress", bench.no_progress, "no progress bar (it is drawn only when stderr is a terminal)");

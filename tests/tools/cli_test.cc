@@ -55,6 +55,11 @@ TEST_F(CliTest, UsageErrors) {
     expect_one_line_error(run(std::string("run m.onnx --tier ") + t), "--tier");
     expect_one_line_error(run(std::string("onnx-test some/dir --tier ") + t), "--tier");
   }
+  // An integer option given a word or a fraction says so (not "Value abc not in range").
+  for (const char* t : {"abc", "1.5", "-3", "2000"})
+    for (const char* cmd : {"run m.onnx", "bench m.onnx --requests 1"})
+      expect_one_line_error(run(std::string(cmd) + " --threads " + t),
+                            std::string("--threads: '") + t + "' is not an integer in [0, 1024]");
 }
 
 TEST_F(CliTest, MissingModelFile) {
