@@ -336,6 +336,19 @@ class GraphImporter {
     return Status();
   }
 
+  // Output count against the op's ONNX schema (as ONNX Runtime checks it): a Conv with two
+  // outputs is an invalid model here, not an internal error from the kernel at the first run.
+  static Status check_output_counts(const onnx::NodeProto& n, const SchemaFacts& schema) {
+    const int count = n.output_size();
+    if (count > schema.max_output())
+      return invalid_model("{}: has at most {} outputs (ONNX {} opset {}), got {}", describe_node(n),
+                           schema.max_output(), n.op_type(), schema.since_version(), count);
+    if (count < schema.min_output())
+      return invalid_model("{}: has at least {} outputs (ONNX {} opset {}), got {}", describe_node(n),
+                           schema.min_output(), n.op_type(), schema.since_version(), count);
+    return Status();
+  }
+
   Expected<ir::Attribute> convert_attr(const onnx::AttributeProto& a, const ExpandedNode& en) {
     using AP = onnx::AttributeProto;
     const std::string what = fmt::format("attribute '{}'", a.name());
@@ -421,6 +434,7 @@ class GraphImporter {
       TJ_RETURN_IF_ERROR(check_not_deprecated(n, *schema, opset));
       TJ_RETURN_IF_ERROR(check_attr_types(n, *schema));
       TJ_RETURN_IF_ERROR(check_input_counts(n, *schema));
+      TJ_RETURN_IF_ERROR(check_output_counts(n, *schema));
     }
     std::map<std::string, ir::Attribute> attrs;
     for (const auto& a : n.attribute()) {

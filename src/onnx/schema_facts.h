@@ -1,4 +1,4 @@
-// The facts of the ONNX operator schemas the importer checks nodes against (input counts,
+// The facts of the ONNX operator schemas the importer checks nodes against (input and output counts,
 // formal inputs' options, attribute types), looked up by domain, op type and opset as
 // onnx::OpSchemaRegistry::Schema(op, opset, domain) does, from a table generated at build time
 // from libonnx (gen/schema_table_gen.cc): no schema registry is built at run time (it costs
@@ -32,6 +32,7 @@ struct SchemaRecord {
   const char* name;
   int since_version;
   int min_input, max_input;
+  int min_output, max_output;
   unsigned input_begin, input_count;
   unsigned attr_begin, attr_count;
   bool deprecated;  ///< the op is deprecated from since_version on (e.g. Upsample at 10)
@@ -44,6 +45,8 @@ class SchemaFacts {
   int since_version() const { return r_->since_version; }
   int min_input() const { return r_->min_input; }
   int max_input() const { return r_->max_input; }
+  int min_output() const { return r_->min_output; }
+  int max_output() const { return r_->max_output; }
   bool deprecated() const { return r_->deprecated; }
   /// The formal inputs in order (the last one may be variadic).
   std::span<const SchemaInput> inputs() const;

@@ -375,6 +375,34 @@ TEST(GraphImport, InputCountsAndRequiredInputsFollowTheSchema) {
   }
 }
 
+// Output counts follow the op's ONNX schema too: a Conv or Relu with a second output loaded and
+// failed at its first run ("kernel produced no output 1"); a node without its required output is
+// invalid; optional trailing outputs left out (Dropout's mask, MaxPool's Indices) stay valid.
+TEST(GraphImport, OutputCountsFollowTheSchema) {
+  struct Case {
+    const char* op;
+    std::vector<std::string> outputs;
+    const char* message;  // nullptr: valid
+  };
+  const std::vector<Case> cases = {
+      {"Relu", {"y", "junk"}, "has at most 1 outputs (ONNX Relu opset 14), got 2"},
+      {"Relu", {}, "has at least 1 outputs (ONNX Relu opset 14), got 0"},
+      {"Dropout", {"y", "mask", "more"}, "has at most 2 outputs"},
+      {"Dropout", {"y"}, nullptr},
+      {"Dropout", {"y", "mask"}, nullptr},
+  };
+  for (const Case& c : cases) {
+    onnx::GraphProto g;
+    add_input(g, "x", TP::FLOAT, {2, 2});
+    add_node(g, c.op, {"x"}, c.outputs, "n1");
+    add_output(g, c.outputs.empty() ? "x" : "y", TP::FLOAT, {2, 2});
+    SCOPED_TRACE(std::string(c.op) + " with " + std::to_string(c.outputs.size()) + " outputs");
+    auto m = load(make_model(g));
+    if (c.message) expect_error(m, StatusCode::kInvalidModel, c.message);
+    else EXPECT_TRUE(m.ok()) << m.status().message();
+  }
+}
+
 // Attributes the op's schema does not declare and deprecated ops make an invalid model (as for
 // ONNX Runtime): Clip's min/max are inputs from opset 11 on (the attributes were ignored: no
 // clamping), Split's `split` an input from 13 (split into equal parts instead), Upsample is

@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
     }
     table += "  {" + quoted(domain_of(s)) + ", " + quoted(s.Name()) + ", " +
              std::to_string(s.since_version()) + ", " + std::to_string(s.min_input()) + ", " +
-             std::to_string(s.max_input()) + ", " + std::to_string(in_begin) + ", " +
+             std::to_string(s.max_input()) + ", " + std::to_string(s.min_output()) + ", " +
+             std::to_string(s.max_output()) + ", " + std::to_string(in_begin) + ", " +
              std::to_string(n_inputs - in_begin) + ", " + std::to_string(attr_begin) + ", " +
              std::to_string(n_attrs - attr_begin) + ", " + (s.Deprecated() ? "true" : "false") +
              "},\n";
