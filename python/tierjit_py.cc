@@ -13,6 +13,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -438,6 +439,22 @@ PYBIND11_MODULE(_tierjit, m) {
       .def_readwrite("slower_margin", &SessionOptions::slower_margin,
                      "New code slower than the tier below by more than this fraction is "
                      "removed; negative = never.")
+      .def_property(
+          "speedup_seeds",
+          [](const SessionOptions& o) {
+            std::vector<std::tuple<std::string, int, double>> out;
+            for (const SessionOptions::SpeedupSeed& s : o.speedup_seeds)
+              out.emplace_back(s.kind, s.from_tier, s.speedup);
+            return out;
+          },
+          [](SessionOptions& o, const std::vector<std::tuple<std::string, int, double>>& seeds) {
+            o.speedup_seeds.clear();
+            for (const auto& [kind, from_tier, speedup] : seeds)
+              o.speedup_seeds.push_back({kind, from_tier, speedup});
+          },
+          "[(kind, from_tier, speedup)] replacing the speedup model's default seeds: kind "
+          "'elementwise', 'matmul_epilogue', 'reduction' or 'conv', from_tier 0..2, speedup "
+          "t_i / t_{i+1} > 0 (checked when the session is created).")
       .def_property_readonly_static("_fields", [](py::object) {
         return std::vector<std::string>{"intra_op_threads", "memory_limit_bytes", "mode",
                                         "pinned_tier", "synchronous_compilation", "verify",
@@ -445,7 +462,7 @@ PYBIND11_MODULE(_tierjit, m) {
                                         "theta_spec", "code_cache_bytes", "max_plans",
                                         "benefit_horizon_windows", "lindy_horizon",
                                         "demotion_epsilon", "demotion_cold_calls",
-                                        "slower_margin"};
+                                        "slower_margin", "speedup_seeds"};
       });
 
   py::class_<Session>(m, "CoreSession")

@@ -86,6 +86,20 @@ struct SessionOptions {
   /// removed again (the lower tier's code serves the region, which is not promoted again).
   /// Negative: never removed (tests that must not depend on timing).
   double slower_margin = 0.1;
+  /// One seed of the speedup model (docs/runtime.md, "Speedup estimates"): the expected
+  /// t_i / t_{i+1} of the step from tier `from_tier` (0..2) to the next for regions of `kind`
+  /// ("elementwise", "matmul_epilogue", "reduction" or "conv"), replacing the default (its
+  /// measurements are in src/runtime/tier_policy.cc). Every payoff the session measures is still
+  /// folded in (geometric mean). A step seeded at or below 1 is skipped when promoting.
+  struct SpeedupSeed {
+    std::string kind;
+    int from_tier = 0;
+    double speedup = 1;  ///< > 0 and finite
+  };
+  /// Seeds replacing the defaults, in order (a later one for the same kind and step wins). An
+  /// unknown kind, a from_tier outside 0..2 or a speedup not > 0 and finite: Session throws
+  /// Error(kInvalidArgument) naming the seed.
+  std::vector<SpeedupSeed> speedup_seeds;
 };
 
 /// Counters of one Session (the adaptive runtime's detail is in metrics_json()).

@@ -265,6 +265,13 @@ def test_session_options_fields(demo_model, demo_ref):
         tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(compile_threads=100000))
     with pytest.raises(tierjit.InvalidArgument, match="benefit_horizon_windows must be a finite number >= 0, got nan"):
         tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(benefit_horizon_windows=float("nan")))
+    seeded = tierjit.SessionOptions(speedup_seeds=[("matmul_epilogue", 1, 117)])
+    assert seeded.speedup_seeds == [("matmul_epilogue", 1, 117.0)]
+    tierjit.InferenceSession(demo_model, sess_options=seeded)
+    with pytest.raises(TypeError, match="speedup_seeds must be a list of"):
+        seeded.speedup_seeds = [("matmul_epilogue", 1)]
+    with pytest.raises(tierjit.InvalidArgument, match=r"speedup_seeds\[0\]: kind 'Gemm' is not"):
+        tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(speedup_seeds=[("Gemm", 1, 2.0)]))
     x, expected = load_demo_ref(demo_ref)
     sess = tierjit.InferenceSession(demo_model, sess_options=so)
     assert sess.get_session_options() is so

@@ -157,7 +157,17 @@ class SessionOptions(_tierjit.CoreSessionOptions):
             self._ort[name] = value
         elif name in self._core_fields() or name == "intra_op_num_threads":
             default = getattr(_CORE_DEFAULTS, "intra_op_threads" if name == "intra_op_num_threads" else name)
-            if isinstance(default, bool):
+            if isinstance(default, list):  # speedup_seeds: [(kind, from_tier, speedup)]
+                seeds = list(value) if isinstance(value, (list, tuple)) else None
+                if seeds is None or not all(
+                        isinstance(t, (list, tuple)) and len(t) == 3 and isinstance(t[0], str)
+                        and isinstance(t[1], int) and not isinstance(t[1], bool)
+                        and isinstance(t[2], (int, float)) and not isinstance(t[2], bool)
+                        for t in seeds):
+                    raise TypeError(f"SessionOptions.{name} must be a list of (kind: str, "
+                                    f"from_tier: int, speedup: float) tuples, got {value!r}")
+                value = [(t[0], t[1], float(t[2])) for t in seeds]
+            elif isinstance(default, bool):
                 if not isinstance(value, bool):
                     raise TypeError(f"SessionOptions.{name} must be a bool, got {type(value).__name__}")
             elif isinstance(default, str):

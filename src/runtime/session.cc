@@ -50,6 +50,19 @@ Session::Session(const std::string& model_path, SessionOptions options)
     throw Error(StatusCode::kInvalidArgument,
                 fmt::format("{}: benefit_horizon_windows must be a finite number >= 0, got {}",
                             model_path, options.benefit_horizon_windows));
+  for (size_t i = 0; i < options.speedup_seeds.size(); ++i) {
+    const SessionOptions::SpeedupSeed& seed = options.speedup_seeds[i];
+    std::string wrong;
+    if (!runtime::speedup_class_named(seed.kind))
+      wrong = fmt::format("kind '{}' is not elementwise, matmul_epilogue, reduction or conv", seed.kind);
+    else if (seed.from_tier < 0 || seed.from_tier > 2)
+      wrong = fmt::format("from_tier must be 0, 1 or 2, got {}", seed.from_tier);
+    else if (!(seed.speedup > 0) || !std::isfinite(seed.speedup))
+      wrong = fmt::format("speedup must be a finite number > 0, got {}", seed.speedup);
+    if (!wrong.empty())
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("{}: speedup_seeds[{}]: {}", model_path, i, wrong));
+  }
   impl_->options = options;
   onnx_import::LoadOptions load;
   load.memory_limit_bytes = options.memory_limit_bytes;

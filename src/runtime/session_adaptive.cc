@@ -78,6 +78,8 @@ void Session::Impl::init_adaptive() {
   const int displaced = std::clamp(team + compile_threads - cores, 0, team);
   po.compile_cost_factor = 1.0 + static_cast<double>(displaced) / team;
   policy = std::make_unique<runtime::TierPolicy>(po);
+  for (const SessionOptions::SpeedupSeed& seed : options.speedup_seeds)  // checked by Session
+    policy->speedups().set_seed(*runtime::speedup_class_named(seed.kind), seed.from_tier, seed.speedup);
   runtime::VersionTableOptions vt;
   vt.cap = po.version_cap;
   adaptive.resize(partition.regions.size());

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "passes/region.h"
@@ -47,6 +48,10 @@ inline constexpr int kNumSpeedupClasses = 6;
 
 /// The class of a region of `kind`; `conv_anchor`: its anchor is a Conv.
 SpeedupClass speedup_class(RegionKind kind, bool conv_anchor = false);
+
+/// The class a SessionOptions::SpeedupSeed names: "elementwise", "matmul_epilogue", "reduction"
+/// or "conv"; nullopt for anything else (shape_only and opaque regions are never compiled).
+std::optional<SpeedupClass> speedup_class_named(std::string_view name);
 
 /// Speedup t_i / t_{i+1} of one tier step per SpeedupClass (region kind). Seeded with defaults
 /// (DESIGN: "seeded by the micro-benchmarks"), updated by every observed compile: the estimate is

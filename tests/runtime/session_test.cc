@@ -133,6 +133,26 @@ TEST(Session, ThreadCountsOutOfRangeAreErrors) {
     EXPECT_NE(msg.find("benefit_horizon_windows must be a finite number >= 0, got "), std::string::npos)
         << msg;
   }
+  // Speedup seeds: the kind, the step and the value are checked, the seed named by its index.
+  const std::pair<SessionOptions::SpeedupSeed, std::string> bad_seeds[] = {
+      {{"MatMul", 1, 2.0}, "speedup_seeds[1]: kind 'MatMul' is not elementwise, matmul_epilogue"},
+      {{"opaque", 0, 2.0}, "speedup_seeds[1]: kind 'opaque' is not"},
+      {{"reduction", 3, 2.0}, "speedup_seeds[1]: from_tier must be 0, 1 or 2, got 3"},
+      {{"reduction", -1, 2.0}, "from_tier must be 0, 1 or 2, got -1"},
+      {{"conv", 0, 0.0}, "speedup_seeds[1]: speedup must be a finite number > 0, got 0"},
+      {{"conv", 0, std::nan("")}, "speedup must be a finite number > 0, got nan"},
+      {{"conv", 0, static_cast<double>(INFINITY)}, "speedup must be a finite number > 0, got inf"},
+  };
+  for (const auto& [seed, expected] : bad_seeds) {
+    SessionOptions o;
+    o.speedup_seeds = {{"elementwise", 0, 4.0}, seed};
+    EXPECT_EQ(code_for(o, &msg), StatusCode::kInvalidArgument) << expected;
+    EXPECT_NE(msg.find(expected), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  SessionOptions seeded;
+  seeded.speedup_seeds = {{"matmul_epilogue", 1, 117.0}, {"conv", 2, 0.5}};
+  EXPECT_EQ(code_for(seeded, &msg), StatusCode::kOk) << msg;
   SessionOptions zero;
   zero.benefit_horizon_windows = 0;  // accepted: no compile pays until the Lindy horizon grows
   EXPECT_EQ(code_for(zero, &msg), StatusCode::kOk) << msg;

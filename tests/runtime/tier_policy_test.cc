@@ -241,13 +241,15 @@ TEST(TierPolicy, ReconsiderationBackoff) {
   EXPECT_LE(decisions, 20);
 }
 
-// A matmul region (tier 0 = oneDNN): the 0 -> 1 step is predicted 0.01x (generic GEMM), so it is
-// skipped and (max tier 2) tier 2 is weighed at θ_1 = 20 with speedup 0.01 · 117 = 1.17 over tier
-// 0: t_2 = 100 / 1.17 = 85.5 us; C_2 = 8000 + 1500·1 = 9500 us does not pay within 64 calls.
+// A matmul region whose tier-2 code is seeded 1.17x tier 0 (the seed before session 20): the
+// 0 -> 1 step is predicted 0.01x (generic GEMM), so it is skipped and (max tier 2) tier 2 is
+// weighed at θ_1 = 20 with speedup 0.01 · 117 = 1.17 over tier 0: t_2 = 100 / 1.17 = 85.5 us;
+// C_2 = 8000 + 1500·1 = 9500 us does not pay within 64 calls.
 TEST(TierPolicy, SkipsAStepPredictedSlower) {
   TierPolicyOptions two;
   two.max_tier = 2;  // as the adaptive Session runs it
   TierPolicy p(two);
+  p.speedups().set_seed(SpeedupClass::kMatMulEpilogue, 1, 117);
   RegionInfo gemm{3, "gemm_3", RegionKind::kMatMulEpilogue, 1};
   Profile few;
   for (int i = 0; i < 10; ++i) few.record_call(sig(8), 100, 0, 0, 0);
@@ -268,7 +270,9 @@ TEST(TierPolicy, SkipsAStepPredictedSlower) {
   EXPECT_NE(d.record->message.find("tier 1 skipped (predicted speedup 0.01 over tier 0)"), std::string::npos)
       << d.record->message;
   // With tier 3 allowed, tier 2 (1.17x, faster than tier 0) is still the step weighed.
-  EXPECT_EQ(TierPolicy().consider_promotion(gemm, prof, 0).to_tier, 2);
+  TierPolicy three;
+  three.speedups().set_seed(SpeedupClass::kMatMulEpilogue, 1, 117);
+  EXPECT_EQ(three.consider_promotion(gemm, prof, 0).to_tier, 2);
   // Measured tier-2 code 3x faster than tier 0 changes the answer: 0.01·300 = 3 -> t_2 = 33.3 us,
   // benefit 64·66.7 − 9500 < 0 at 64 calls, > 0 at 640 (Lindy: N = 640).
   p.speedups().set_seed(SpeedupClass::kMatMulEpilogue, 1, 300);
@@ -283,10 +287,11 @@ TEST(TierPolicy, SkipsAStepPredictedSlower) {
 }
 
 // A convolution region (tier 0: oneDNN, conv chains) is predicted no faster at tiers 1-3 and is
-// declined however hot; a MatMul region with the same profile is weighed for tier 2. Payoffs
-// measured on one class do not move the other's estimates.
+// declined however hot; a MatMul region with the same profile, its tier 2 seeded 1.17x, is
+// weighed for tier 2. Payoffs measured on one class do not move the other's estimates.
 TEST(TierPolicy, ConvRegionsAreWeighedApartFromMatMuls) {
   TierPolicy p;
+  p.speedups().set_seed(SpeedupClass::kMatMulEpilogue, 1, 117);
   RegionInfo conv{0, "conv_0", RegionKind::kMatMulEpilogue, 2, /*conv_anchor=*/true};
   RegionInfo gemm{1, "gemm_1", RegionKind::kMatMulEpilogue, 2};
   EXPECT_EQ(conv.speedup_class(), SpeedupClass::kConv);
@@ -312,17 +317,51 @@ TEST(TierPolicy, ConvRegionsAreWeighedApartFromMatMuls) {
 }
 
 // A compile from tier 0 straight to tier 2 (100 us -> 50 us) is an observation of the 1 -> 2 step
-// once the 0 -> 1 estimate (0.01) is divided out: 100 / (50 · 0.01) = 200; with the seed 117 the
-// estimate is sqrt(117 · 200) = 152.97. θ_1 (the step into tier 2) adapts.
+// once the 0 -> 1 estimate (0.01) is divided out: 100 / (50 · 0.01) = 200; with the seed 71 the
+// estimate is sqrt(71 · 200) = 119.16. θ_1 (the step into tier 2) adapts.
 TEST(TierPolicy, ObserveSpanAttributesTheLastStep) {
   TierPolicy p;
   RegionInfo gemm{3, "gemm_3", RegionKind::kMatMulEpilogue, 1};
   ThresholdUpdate u = p.observe_compile(gemm, 0, 2, 100, 50, 64, 1000);
   EXPECT_EQ(u.tier, 1);
-  EXPECT_NEAR(p.speedups().speedup(SpeedupClass::kMatMulEpilogue, 1), std::sqrt(117.0 * 200.0), 1e-9);
+  EXPECT_NEAR(p.speedups().speedup(SpeedupClass::kMatMulEpilogue, 1), std::sqrt(71.0 * 200.0), 1e-9);
   EXPECT_NEAR(p.speedups().speedup(SpeedupClass::kMatMulEpilogue, 0), 0.01, 1e-12);
   // R = 50·64 / 1000 = 3.2 > 2: θ_1 = 20 − 2·1.2 = 17.6.
   EXPECT_NEAR(p.threshold(1), 17.6, 1e-9);
+}
+
+// The default seeds (session 20, tier_policy.cc): against tier 0's packed products and row
+// kernels, compiled MatMul code is predicted slower at tier 2 (0.71x) and no faster at tier 3
+// (0.99x), so a MatMul region is declined however hot; a LayerNorm / Softmax region skips tier 1
+// (0.35x) and is weighed for tier 2 (1.57x). speedup_class_named maps the option's kind names.
+TEST(TierPolicy, DefaultSeedsFollowTodaysTierZero) {
+  TierPolicy p;
+  const SpeedupModel& m = p.speedups();
+  EXPECT_NEAR(m.speedup_between(SpeedupClass::kMatMulEpilogue, 0, 2), 0.71, 1e-9);
+  EXPECT_NEAR(m.speedup_between(SpeedupClass::kMatMulEpilogue, 0, 3), 0.994, 1e-9);
+  EXPECT_NEAR(m.speedup_between(SpeedupClass::kReduction, 0, 2), 1.575, 1e-9);
+  RegionInfo gemm{1, "gemm_1", RegionKind::kMatMulEpilogue, 2};
+  RegionInfo norm{2, "layernormalization_2", RegionKind::kReduction, 1};
+  Profile prof;
+  for (int i = 0; i < 100000; ++i) {
+    prof.record_call(sig(8), 1000, 0, 0, 0);
+    prof.on_model_call();
+  }
+  PromotionDecision g = p.consider_promotion(gemm, prof, 0);
+  EXPECT_FALSE(g.promote);
+  EXPECT_EQ(g.to_tier, 3);
+  ASSERT_TRUE(g.record.has_value());
+  EXPECT_NE(g.record->message.find("tier 2 skipped (predicted speedup 0.71 over tier 0)"),
+            std::string::npos) << g.record->message;
+  PromotionDecision r = p.consider_promotion(norm, prof, 0);
+  EXPECT_TRUE(r.promote) << (r.record ? r.record->message : "");
+  EXPECT_EQ(r.to_tier, 2);
+  EXPECT_EQ(speedup_class_named("matmul_epilogue"), SpeedupClass::kMatMulEpilogue);
+  EXPECT_EQ(speedup_class_named("conv"), SpeedupClass::kConv);
+  EXPECT_EQ(speedup_class_named("elementwise"), SpeedupClass::kElementwise);
+  EXPECT_EQ(speedup_class_named("reduction"), SpeedupClass::kReduction);
+  EXPECT_FALSE(speedup_class_named("opaque").has_value());
+  EXPECT_FALSE(speedup_class_named("MatMul").has_value());
 }
 
 TEST(TierPolicy, SpecializationsAllStaticAndTier1) {
