@@ -147,6 +147,8 @@ Status window_dims(RuleContext& c, const SymShape& x, const std::vector<int64_t>
     return c.fail("kernel has {} dims for {} spatial dims", kernel.size(), ns);
   for (size_t i = 0; i < ns; ++i) {
     if (strides[i] <= 0 || dil[i] <= 0) return c.fail("strides and dilations must be positive");
+    if (!kernel.empty() && kernel[i] <= 0)
+      return c.fail("kernel_shape must be positive, got {} on spatial axis {}", kernel[i], i);
     if (auto_pad == "NOTSET" && (pads[i] < 0 || pads[i + ns] < 0))
       return c.fail("pads must be non-negative, got {} and {} on spatial axis {}", pads[i], pads[i + ns], i);
     const Dim& in = x[i + 2];
@@ -256,6 +258,22 @@ Status conv_transpose(RuleContext& c) {
 }
 
 Status pool(RuleContext& c) {
+  std::vector<int64_t> kernel = c.node().attr_ints("kernel_shape");
+  if (kernel.empty()) return c.fail("attribute 'kernel_shape' is required");
+  // Checked whatever the input's shape (the kernels check the same at run time; nn_common.h,
+  // resolve_window and check_pool_pads; ONNX Runtime too): a window of size 0, or one wholly in
+  // the padding, has no value.
+  const std::vector<int64_t> pads = c.node().attr_ints("pads");
+  const size_t ns = kernel.size();
+  for (size_t i = 0; i < ns; ++i) {
+    if (kernel[i] <= 0)
+      return c.fail("kernel_shape must be positive, got {} on spatial axis {}", kernel[i], i);
+    if (c.node().attr_string("auto_pad", "NOTSET") == "NOTSET" && pads.size() == 2 * ns &&
+        (pads[i] >= kernel[i] || pads[i + ns] >= kernel[i]))
+      return c.fail("pads {} and {} on spatial axis {} must be smaller than the kernel ({}): a "
+                    "window wholly in the padding has no value",
+                    pads[i], pads[i + ns], i, kernel[i]);
+  }
   const auto& x = c.shape(0);
   if (!x) {
     c.set_output(0, c.dtype(0), std::nullopt);
@@ -263,8 +281,6 @@ Status pool(RuleContext& c) {
     return Status();
   }
   if (x->size() < 3) return c.fail("input X has rank {}, expected >= 3", x->size());
-  std::vector<int64_t> kernel = c.node().attr_ints("kernel_shape");
-  if (kernel.empty()) return c.fail("attribute 'kernel_shape' is required");
   bool ceil_mode = c.node().attr_int("ceil_mode", 0) != 0;
   SymShape out{(*x)[0], (*x)[1]};
   TJ_RETURN_IF_ERROR(window_dims(c, *x, kernel, ceil_mode, &out));

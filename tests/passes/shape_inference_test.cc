@@ -233,6 +233,48 @@ TEST(ShapeInference, NegativePadsAreRejected) {
   }
 }
 
+// A pooling kernel of size 0, or pads as large as the kernel (a window wholly in the padding), is
+// an error at load whatever the input's shape (the pooling kernels refuse both at run time), for
+// every pool; pads just under the kernel, or SAME padding, are accepted.
+TEST(ShapeInference, PoolKernelAndPadsCheckedAtLoad) {
+  struct Case {
+    std::vector<int64_t> kernel, pads;
+    const char* auto_pad;
+    const char* error;  // nullptr: accepted
+  };
+  const Case cases[] = {
+      {{0, 2}, {0, 0, 0, 0}, "NOTSET", "kernel_shape must be positive, got 0 on spatial axis 0"},
+      {{2, -1}, {0, 0, 0, 0}, "NOTSET", "kernel_shape must be positive, got -1 on spatial axis 1"},
+      {{2, 2}, {2, 0, 0, 0}, "NOTSET", "pads 2 and 0 on spatial axis 0 must be smaller than the kernel (2)"},
+      {{3, 2}, {0, 0, 1, 2}, "NOTSET", "pads 0 and 2 on spatial axis 1 must be smaller than the kernel (2)"},
+      {{3, 3}, {2, 2, 2, 2}, "NOTSET", nullptr},
+      {{1, 1}, {0, 0, 0, 0}, "NOTSET", nullptr},
+      {{2, 2}, {}, "SAME_UPPER", nullptr},
+  };
+  for (OpKind op : {OpKind::MaxPool, OpKind::AveragePool, OpKind::LpPool}) {
+    for (bool known : {true, false}) {
+      for (const Case& c : cases) {
+        Builder b;
+        auto* x = known ? b.input("x", DType::kFloat32, SymShape{C(1), C(2), C(6), C(6)})
+                        : b.input("x", DType::kFloat32, std::nullopt);
+        std::vector<std::pair<std::string, ir::Attribute>> attrs{{"kernel_shape", ints(c.kernel)},
+                                                                 {"auto_pad", str(c.auto_pad)}};
+        if (!c.pads.empty()) attrs.push_back({"pads", ints(c.pads)});
+        b.op(op, {x}, attrs);
+        const Status st = b.run();
+        SCOPED_TRACE(::testing::Message() << ir::op_name(op) << (known ? " [1,2,6,6]" : " unknown shape")
+                                          << " kernel " << c.kernel[0] << "x" << c.kernel[1]);
+        if (!c.error) {
+          EXPECT_TRUE(st.ok()) << st.message();
+        } else {
+          ASSERT_FALSE(st.ok());
+          EXPECT_NE(st.message().find(c.error), std::string::npos) << st.message();
+        }
+      }
+    }
+  }
+}
+
 TEST(ShapeInference, SymbolicSpatialDimsStayComparable) {
   // ResNet block: 3x3 stride 2 pad 1 and the 1x1 stride 2 downsample both give
   // floor((H + 2 - 3) / 2) + 1 = floor((H - 1) / 2) + 1, so their sum keeps a symbolic dim.
