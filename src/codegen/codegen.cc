@@ -2,6 +2,8 @@
 // object code for the host CPU -> link into the process JIT under a ResourceTracker. Every step
 // on its own LLVMContext and TargetMachine, so compiles run concurrently on any thread.
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/SmallVectorMemoryBuffer.h>
@@ -86,12 +88,28 @@ struct Built {
   std::unique_ptr<llvm::Module> module;
 };
 
+// LLVM's diagnostics for one kernel go to tierjit's log, not stderr: the optimizer's "loop not
+// vectorized: the optimizer was unable to perform the requested transformation" (a loop we asked
+// to vectorize that it left scalar; the code is still correct) is a debug message, as every
+// remark and note; errors (none expected: the module is verified first) are warnings.
+void log_llvm_diagnostic(const llvm::DiagnosticInfo& info, void* kernel_name) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::DiagnosticPrinterRawOStream printer(os);
+  info.print(printer);
+  const auto& name = *static_cast<const std::string*>(kernel_name);
+  if (info.getSeverity() == llvm::DS_Error) TJ_LOG_WARN("codegen: LLVM on kernel '{}': {}", name, os.str());
+  else TJ_LOG_DEBUG("codegen: LLVM on kernel '{}': {}", name, os.str());
+}
+
 // Verified, optimized module for `f`.
 Expected<Built> build(const kir::Function& f, Tier tier, const std::string& symbol) {
   TJ_RETURN_IF_ERROR(kir::verify(f));
   TJ_RETURN_IF_ERROR(Jit::instance().status());  // initializes the native target once
   Built out;
   out.ctx = std::make_unique<llvm::LLVMContext>();
+  // The name outlives every diagnostic: they are reported during emit and run_pipeline below.
+  out.ctx->setDiagnosticHandlerCallBack(log_llvm_diagnostic, const_cast<std::string*>(&f.name));
   TJ_ASSIGN_OR_RETURN(out.tm, make_target_machine(tier));
   TJ_ASSIGN_OR_RETURN(out.module, emit_module(f, *out.ctx, *out.tm, symbol));
   std::string msg;
