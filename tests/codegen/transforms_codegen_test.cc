@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <ostream>
 #include <random>
 
 #include "codegen/codegen.h"
@@ -120,6 +121,10 @@ struct Param {
   int lanes;
   Tier tier;
 };
+// gtest prints a parameter with this (its raw bytes otherwise).
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << "lanes " << p.lanes << ", tier " << static_cast<int>(p.tier);
+}
 
 class TransformsCodegen : public ::testing::TestWithParam<Param> {
  protected:

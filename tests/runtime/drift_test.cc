@@ -21,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -157,6 +158,8 @@ std::vector<RegionReport> check_drift(const std::string& name, const std::string
 struct ZooTrace {
   std::string model, kind;
 };
+// gtest prints a parameter with this (its raw bytes otherwise).
+void PrintTo(const ZooTrace& t, std::ostream* os) { *os << t.model << "." << t.kind; }
 std::vector<ZooTrace> zoo_traces() {
   std::vector<ZooTrace> out;
   for (const std::string& m : zoo())

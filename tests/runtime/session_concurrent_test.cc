@@ -15,6 +15,7 @@
 #include <cstring>
 #include <latch>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <thread>
 
@@ -105,6 +106,8 @@ struct Mode {
   bool exact = false;           ///< bitwise equal to tier 0
   bool expect_compiled = false;  ///< some region must run compiled code (calls after its install)
 };
+// gtest prints a parameter with this (its raw bytes otherwise).
+void PrintTo(const Mode& m, std::ostream* os) { *os << m.name; }
 
 Mode interpret_only() {
   Mode m{"InterpretOnly", {}, true, false};
