@@ -96,7 +96,8 @@ struct SessionOptions {
     int from_tier = 0;
     double speedup = 1;  ///< > 0 and finite
   };
-  /// Seeds replacing the defaults, in order (a later one for the same kind and step wins). An
+  /// Seeds, each replacing the default of its kind and step only (the others keep theirs), in
+  /// order (a later one for the same kind and step wins). An
   /// unknown kind, a from_tier outside 0..2 or a speedup not > 0 and finite: Session throws
   /// Error(kInvalidArgument) naming the seed.
   std::vector<SpeedupSeed> speedup_seeds;

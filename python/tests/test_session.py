@@ -270,7 +270,14 @@ def test_session_options_fields(demo_model, demo_ref):
     tierjit.InferenceSession(demo_model, sess_options=seeded)
     with pytest.raises(TypeError, match="speedup_seeds must be a list of"):
         seeded.speedup_seeds = [("matmul_epilogue", 1)]
-    with pytest.raises(tierjit.InvalidArgument, match=r"speedup_seeds\[0\]: kind 'Gemm' is not"):
+    with pytest.raises(ValueError, match=r"speedup_seeds\[0\]: from_tier must be 0, 1 or 2, got 100000000000000000000"):
+        seeded.speedup_seeds = [("elementwise", 10**20, 1.5)]
+    with pytest.raises(ValueError, match=r"speedup_seeds\[1\]: speedup 1000.* is too large for a float"):
+        seeded.speedup_seeds = [("conv", 0, 2.0), ("reduction", 1, 10**400)]
+    with pytest.raises(ValueError, match=r"speedup_seeds\[0\]: kind .* is not valid UTF-8"):
+        seeded.speedup_seeds = [("\udcff", 1, 2.0)]
+    assert seeded.speedup_seeds == [("matmul_epilogue", 1, 117.0)]  # unchanged by the refusals
+    with pytest.raises(tierjit.InvalidArgument, match=r'speedup_seeds\[0\]: kind "Gemm" is not'):
         tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(speedup_seeds=[("Gemm", 1, 2.0)]))
     x, expected = load_demo_ref(demo_ref)
     sess = tierjit.InferenceSession(demo_model, sess_options=so)

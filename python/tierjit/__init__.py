@@ -122,6 +122,17 @@ class SessionOptions(_tierjit.CoreSessionOptions):
       theta_spec           share of recent calls that earns an exact version (default 0.1)
       code_cache_bytes     bytes of compiled code and plans kept in memory (default 256 MiB)
       max_plans            plans (one per input signature) kept (default 64)
+      benefit_horizon_windows  windows of 64 calls a compile is expected to serve, at least (1)
+      lindy_horizon        the expected calls grow with the session's age (default True)
+      demotion_epsilon     guard-failure rate (0..1) that demotes a region (default 0.3)
+      demotion_cold_calls  region calls before an unused specialized version is freed; 0 = never
+                           (default 256)
+      slower_margin        new code slower than the tier below by more than this fraction is
+                           removed (default 0.1)
+      speedup_seeds        [(kind, from_tier, speedup)]: each replaces the speedup model's default
+                           for that kind ('elementwise', 'matmul_epilogue', 'reduction', 'conv')
+                           and step (from_tier 0..2 -> the next tier); others keep theirs
+                           (default [], docs/runtime.md "Speedup estimates")
     ONNX Runtime's fields:
       intra_op_num_threads another name for intra_op_threads (note: tierjit's default is 1,
                            ONNX Runtime's is 0 = all cores; set it explicitly when comparing)
@@ -166,6 +177,20 @@ class SessionOptions(_tierjit.CoreSessionOptions):
                         for t in seeds):
                     raise TypeError(f"SessionOptions.{name} must be a list of (kind: str, "
                                     f"from_tier: int, speedup: float) tuples, got {value!r}")
+                for i, t in enumerate(seeds):  # what the C++ side cannot even receive
+                    if not 0 <= t[1] <= 2:
+                        raise ValueError(f"SessionOptions.{name}[{i}]: from_tier must be 0, 1 or 2, "
+                                         f"got {t[1]}")
+                    try:
+                        float(t[2])
+                    except OverflowError:
+                        raise ValueError(f"SessionOptions.{name}[{i}]: speedup {t[2]} is too large "
+                                         f"for a float") from None
+                    try:
+                        t[0].encode("utf-8")
+                    except UnicodeEncodeError:
+                        raise ValueError(f"SessionOptions.{name}[{i}]: kind {t[0]!r} is not valid "
+                                         f"UTF-8") from None
                 value = [(t[0], t[1], float(t[2])) for t in seeds]
             elif isinstance(default, bool):
                 if not isinstance(value, bool):

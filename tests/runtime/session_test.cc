@@ -135,8 +135,9 @@ TEST(Session, ThreadCountsOutOfRangeAreErrors) {
   }
   // Speedup seeds: the kind, the step and the value are checked, the seed named by its index.
   const std::pair<SessionOptions::SpeedupSeed, std::string> bad_seeds[] = {
-      {{"MatMul", 1, 2.0}, "speedup_seeds[1]: kind 'MatMul' is not elementwise, matmul_epilogue"},
-      {{"opaque", 0, 2.0}, "speedup_seeds[1]: kind 'opaque' is not"},
+      {{"MatMul", 1, 2.0}, "speedup_seeds[1]: kind \"MatMul\" is not elementwise, matmul_epilogue"},
+      {{"opaque", 0, 2.0}, "speedup_seeds[1]: kind \"opaque\" is not"},
+      {{std::string("conv\0x", 6), 0, 2.0}, "kind \"conv\\x00x\" is not elementwise"},
       {{"reduction", 3, 2.0}, "speedup_seeds[1]: from_tier must be 0, 1 or 2, got 3"},
       {{"reduction", -1, 2.0}, "from_tier must be 0, 1 or 2, got -1"},
       {{"conv", 0, 0.0}, "speedup_seeds[1]: speedup must be a finite number > 0, got 0"},
