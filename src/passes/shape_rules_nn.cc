@@ -262,14 +262,14 @@ Status pool(RuleContext& c) {
   if (kernel.empty()) return c.fail("attribute 'kernel_shape' is required");
   // Checked whatever the input's shape (the kernels check the same at run time; nn_common.h,
   // resolve_window and check_pool_pads; ONNX Runtime too): a window of size 0, or one wholly in
-  // the padding, has no value.
+  // the padding, has no value. Explicit pads are checked beside an auto_pad too (which the ONNX
+  // spec forbids with pads, and ONNX Runtime refuses the same way; the kernels would ignore them).
   const std::vector<int64_t> pads = c.node().attr_ints("pads");
   const size_t ns = kernel.size();
   for (size_t i = 0; i < ns; ++i) {
     if (kernel[i] <= 0)
       return c.fail("kernel_shape must be positive, got {} on spatial axis {}", kernel[i], i);
-    if (c.node().attr_string("auto_pad", "NOTSET") == "NOTSET" && pads.size() == 2 * ns &&
-        (pads[i] >= kernel[i] || pads[i + ns] >= kernel[i]))
+    if (pads.size() == 2 * ns && (pads[i] >= kernel[i] || pads[i + ns] >= kernel[i]))
       return c.fail("pads {} and {} on spatial axis {} must be smaller than the kernel ({}): a "
                     "window wholly in the padding has no value",
                     pads[i], pads[i + ns], i, kernel[i]);

@@ -250,6 +250,8 @@ TEST(ShapeInference, PoolKernelAndPadsCheckedAtLoad) {
       {{3, 3}, {2, 2, 2, 2}, "NOTSET", nullptr},
       {{1, 1}, {0, 0, 0, 0}, "NOTSET", nullptr},
       {{2, 2}, {}, "SAME_UPPER", nullptr},
+      {{2, 2}, {5, 5, 5, 5}, "SAME_UPPER", "pads 5 and 5 on spatial axis 0 must be smaller than the kernel (2)"},
+      {{2, 2}, {5, 5, 5, 5}, "VALID", "pads 5 and 5 on spatial axis 0 must be smaller than the kernel (2)"},
   };
   for (OpKind op : {OpKind::MaxPool, OpKind::AveragePool, OpKind::LpPool}) {
     for (bool known : {true, false}) {
