@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <random>
+#include <string_view>
 
 #include "codegen/codegen_internal.h"
 #include "codegen/jit.h"
@@ -97,9 +98,12 @@ void log_llvm_diagnostic(const llvm::DiagnosticInfo& info, void* kernel_name) {
   llvm::raw_string_ostream os(text);
   llvm::DiagnosticPrinterRawOStream printer(os);
   info.print(printer);
+  std::string_view message = os.str();
+  constexpr std::string_view kNoLocation = "<unknown>:0:0: ";  // our IR carries no debug locations
+  if (message.substr(0, kNoLocation.size()) == kNoLocation) message.remove_prefix(kNoLocation.size());
   const auto& name = *static_cast<const std::string*>(kernel_name);
-  if (info.getSeverity() == llvm::DS_Error) TJ_LOG_WARN("codegen: LLVM on kernel '{}': {}", name, os.str());
-  else TJ_LOG_DEBUG("codegen: LLVM on kernel '{}': {}", name, os.str());
+  if (info.getSeverity() == llvm::DS_Error) TJ_LOG_WARN("codegen: LLVM on kernel '{}': {}", name, message);
+  else TJ_LOG_DEBUG("codegen: LLVM on kernel '{}': {}", name, message);
 }
 
 // Verified, optimized module for `f`.
