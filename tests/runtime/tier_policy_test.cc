@@ -14,6 +14,14 @@ namespace {
 
 using test_util::sig;
 
+// `n` model calls, each running the region once with signature sig(8) for `us` microseconds.
+void model_calls(Profile& prof, int n, double us) {
+  for (int i = 0; i < n; ++i) {
+    prof.record_call(sig(8), us, 0, 0, 0);
+    prof.on_model_call();
+  }
+}
+
 // An elementwise region of 10 nodes. Defaults: speedup 0->1 = 4.0, 1->2 = 1.5; compile cost prior
 // tier 1 = 2000 + 300·10 = 5000 us, tier 2 = 8000 + 1500·10 = 23000 us.
 RegionInfo region() { return {7, "add_7", RegionKind::kElementwise, 10}; }
@@ -60,10 +68,7 @@ TEST(TierPolicy, PromotesWhenBenefitPositive) {
   // One call per model call, 1000 us each at tier 0, over a full window of 64 model calls:
   // N_expected = 64; t_1 = 1000 / 4 = 250; benefit = 64·(1000 − 250) − 5000 = 43000 > 0;
   // density = 43000 / 5000 = 8.6.
-  for (int i = 0; i < 64; ++i) {
-    prof.record_call(sig(8), 1000, 0, 0, 0);
-    prof.on_model_call();
-  }
+  model_calls(prof, 64, 1000);
   PromotionDecision d = p.consider_promotion(region(), prof, 0);
   EXPECT_TRUE(d.promote);
   EXPECT_EQ(d.to_tier, 1);
@@ -97,10 +102,7 @@ TEST(TierPolicy, CompileCostFactorScalesTheCost) {
   // (a compile thread taking one of a two-thread team's cores) C = 7500 and benefit
   // 64·750 − 7500 = 40500; at factor 9, 48000 − 45000 = 3000; at 20, 48000 − 100000: declined.
   Profile prof;
-  for (int i = 0; i < 64; ++i) {
-    prof.record_call(sig(8), 1000, 0, 0, 0);
-    prof.on_model_call();
-  }
+  model_calls(prof, 64, 1000);
   for (auto [factor, benefit] : {std::pair{1.5, 40500.0}, {9.0, 3000.0}, {20.0, -52000.0}}) {
     TierPolicyOptions o;
     o.compile_cost_factor = factor;
@@ -194,18 +196,12 @@ TEST(TierPolicy, DemotionAtEpsilon) {
 TEST(TierPolicy, LindyHorizonReconsidersAndPromotes) {
   TierPolicy p;
   Profile prof;
-  for (int i = 0; i < 2; ++i) {
-    prof.record_call(sig(8), 20, 0, 0, 0);
-    prof.on_model_call();
-  }
+  model_calls(prof, 2, 20);
   PromotionDecision d = p.consider_promotion(region(), prof, 0);
   EXPECT_FALSE(d.promote);
   EXPECT_DOUBLE_EQ(d.n_expected, 64);
   EXPECT_NEAR(d.benefit_us, -4040, 1e-6);
-  for (int i = 2; i < 512; ++i) {
-    prof.record_call(sig(8), 20, 0, 0, 0);
-    prof.on_model_call();
-  }
+  model_calls(prof, 510, 20);
   d = p.consider_promotion(region(), prof, 0);
   EXPECT_TRUE(d.promote) << d.record->message;
   EXPECT_DOUBLE_EQ(d.n_expected, 512);
@@ -255,10 +251,7 @@ TEST(TierPolicy, SkipsAStepPredictedSlower) {
   for (int i = 0; i < 10; ++i) few.record_call(sig(8), 100, 0, 0, 0);
   EXPECT_FALSE(p.consider_promotion(gemm, few, 0).record.has_value());  // 10 < θ_1 = 20
   Profile prof;
-  for (int i = 0; i < 64; ++i) {
-    prof.record_call(sig(8), 100, 0, 0, 0);
-    prof.on_model_call();
-  }
+  model_calls(prof, 64, 100);
   PromotionDecision d = p.consider_promotion(gemm, prof, 0);
   EXPECT_FALSE(d.promote);
   EXPECT_EQ(d.to_tier, 2);
@@ -276,10 +269,7 @@ TEST(TierPolicy, SkipsAStepPredictedSlower) {
   // Measured tier-2 code 3x faster than tier 0 changes the answer: 0.01·300 = 3 -> t_2 = 33.3 us,
   // benefit 64·66.7 − 9500 < 0 at 64 calls, > 0 at 640 (Lindy: N = 640).
   p.speedups().set_seed(SpeedupClass::kMatMulEpilogue, 1, 300);
-  for (int i = 64; i < 640; ++i) {
-    prof.record_call(sig(8), 100, 0, 0, 0);
-    prof.on_model_call();
-  }
+  model_calls(prof, 576, 100);
   d = p.consider_promotion(gemm, prof, 0);
   EXPECT_TRUE(d.promote) << d.record->message;
   EXPECT_EQ(d.to_tier, 2);
@@ -298,10 +288,7 @@ TEST(TierPolicy, ConvRegionsAreWeighedApartFromMatMuls) {
   EXPECT_EQ(gemm.speedup_class(), SpeedupClass::kMatMulEpilogue);
   EXPECT_EQ(speedup_class(RegionKind::kReduction, true), SpeedupClass::kReduction);
   Profile prof;
-  for (int i = 0; i < 100000; ++i) {
-    prof.record_call(sig(8), 1000, 0, 0, 0);
-    prof.on_model_call();
-  }
+  model_calls(prof, 100000, 1000);
   PromotionDecision c = p.consider_promotion(conv, prof, 0);
   EXPECT_FALSE(c.promote);
   ASSERT_TRUE(c.record.has_value());
@@ -343,10 +330,7 @@ TEST(TierPolicy, DefaultSeedsFollowTodaysTierZero) {
   RegionInfo gemm{1, "gemm_1", RegionKind::kMatMulEpilogue, 2};
   RegionInfo norm{2, "layernormalization_2", RegionKind::kReduction, 1};
   Profile prof;
-  for (int i = 0; i < 100000; ++i) {
-    prof.record_call(sig(8), 1000, 0, 0, 0);
-    prof.on_model_call();
-  }
+  model_calls(prof, 100000, 1000);
   PromotionDecision g = p.consider_promotion(gemm, prof, 0);
   EXPECT_FALSE(g.promote);
   EXPECT_EQ(g.to_tier, 3);
