@@ -90,9 +90,9 @@ SpeedupClass speedup_class(RegionKind kind, bool conv_anchor) {
 }
 
 std::optional<SpeedupClass> speedup_class_named(std::string_view name) {
-  if (name == "elementwise") return SpeedupClass::kElementwise;
-  if (name == "matmul_epilogue") return SpeedupClass::kMatMulEpilogue;
-  if (name == "reduction") return SpeedupClass::kReduction;
+  // The compilable region kinds by their partition names (passes::region_kind_name), and "conv".
+  for (RegionKind kind : {RegionKind::kElementwise, RegionKind::kMatMulEpilogue, RegionKind::kReduction})
+    if (name == passes::region_kind_name(kind)) return speedup_class(kind);
   if (name == "conv") return SpeedupClass::kConv;
   return std::nullopt;
 }
