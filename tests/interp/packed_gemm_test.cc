@@ -123,11 +123,12 @@ TEST_F(PackedGemm, BatchedSlicesMatchOneProductEach) {
 
 // Enough rows that a's rows go in blocks (128 KiB of them each: 109 rows at K = 300, 32 at
 // K = 1000), each block passing over every panel: the values of one thread's whole-panel loop,
-// bit for bit, on 1-3 threads; nothing written outside y.
+// bit for bit, on 1-3 threads; nothing written outside y. N = 300 (5 panels) takes the AVX2
+// code's packed row groups (pack_row_groups), N = 17 and 130 its in-place rows.
 TEST_F(PackedGemm, RowBlocksGiveTheSameBitsAsOnePass) {
   constexpr float kGuard = 12345.f;
   for (int64_t k : {300, 1000})
-    for (int64_t n : {17, 130})
+    for (int64_t n : {17, 130, 300})
       for (int64_t m : {110, 301, 1024})
         for (bool trans_b : {false, true}) {
           SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " k=" << k << " trans_b=" << trans_b);
@@ -146,6 +147,29 @@ TEST_F(PackedGemm, RowBlocksGiveTheSameBitsAsOnePass) {
             for (size_t t = want.size(); t < y.size(); ++t) ASSERT_EQ(y[t], kGuard) << "written past y at " << t;
           }
         }
+}
+
+// The AVX2 code's packed row groups belong to one call: a second product over the same a
+// (same address, new values) and the same weights packs a's rows again. At 200 rows (two blocks
+// of 108) on 2 threads each thread's share is one block, the same one every call.
+TEST_F(PackedGemm, PackedRowsAreNotReusedAcrossCalls) {
+  constexpr int64_t n = 300, k = 300;
+  const Tensor b = Tensor::from_vector<float>(Shape{k, n}, pseudo(k * n, 31));
+  for (int64_t m : {200, 1024})
+    for (int threads : {1, 2}) {
+      std::vector<float> a = pseudo(m * k, 32);
+      for (int round = 0; round < 3; ++round) {
+        SCOPED_TRACE(::testing::Message() << "m " << m << " threads " << threads << " round " << round);
+        for (float& v : a) v = -v + 0.25f * static_cast<float>(round);
+        std::vector<float> want(static_cast<size_t>(m * n)), y(want.size());
+        for (int64_t i = 0; i < m; ++i)
+          ASSERT_TRUE(interp::nn::packed_matmul_f32(1, n, k, false, a.data() + i * k, b.data<float>(), b,
+                                                    nullptr, want.data() + i * n, 1));
+        ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b, nullptr,
+                                                  y.data(), threads));
+        ASSERT_EQ(y, want);
+      }
+    }
 }
 
 // The AVX2 code (the only one on a CPU without AVX-512F, forced on one with it) gives the

@@ -225,8 +225,10 @@ inline __m256i lanes8(int64_t valid) {
 }
 
 // R rows of y for the 8 G columns of the G / 2 slices at w (lay: where each slice's rows are),
-// `cols` (1..8 G) of them valid: R x G accumulators (at most 12 of the 16 registers).
-template <int R, int G>
+// `cols` (1..8 G) of them valid: R x G accumulators (at most 12 of the 16 registers). Row r's
+// a[kk] is at a + r * lda + kk * AK: AK = 1 for a's own rows, R for rows packed k-major
+// (pack_row_groups).
+template <int R, int G, int AK = 1>
 void group_rows_avx2(int64_t k, const float* a, int64_t lda, const float* w, SliceLayout lay,
                      const float* bias, int64_t cols, float* y, int64_t ldy) {
   const bool full = cols >= 8 * G;
@@ -251,7 +253,7 @@ void group_rows_avx2(int64_t k, const float* a, int64_t lda, const float* w, Sli
       for (int h = 0; h < G; ++h) wv[h] = _mm256_load_ps(wk + h / 2 * lay.slice_stride + 8 * (h % 2));
 #pragma GCC unroll 6
       for (int r = 0; r < R; ++r) {
-        const __m256 av = _mm256_broadcast_ss(a + r * lda + kk);
+        const __m256 av = _mm256_broadcast_ss(a + r * lda + kk * AK);
 #pragma GCC unroll 8
         for (int h = 0; h < G; ++h) acc[r][h] = _mm256_fmadd_ps(av, wv[h], acc[r][h]);
       }
@@ -305,9 +307,33 @@ void rows_avx2(int64_t width, SliceLayout lay, int64_t p, int64_t k, int64_t n, 
   }
 }
 
+// a's rows [r0, r1) (a multiple of kRowsAvx2 of them) packed k-major per group of kRowsAvx2
+// rows, [group][K][kRowsAvx2], into the calling thread's buffer: a group's six a[., kk] are then
+// one 24-byte run instead of six rows kK floats apart. Kept per thread for the rest of the
+// product `call` (items of one row block that follow on the same thread reuse it); a new call
+// always packs again (a's address may hold other values by then).
+const float* pack_row_groups(uint64_t call, const float* a, int64_t k, int64_t r0, int64_t r1) {
+  thread_local LineBuffer buf;
+  thread_local std::tuple<uint64_t, const float*, int64_t, int64_t, int64_t> held{};
+  const auto key = std::make_tuple(call, a, k, r0, r1);
+  if (held == key) return buf.data();
+  buf.resize(static_cast<size_t>((r1 - r0) * k));
+  float* out = buf.data();
+  for (int64_t g = r0; g < r1; g += kRowsAvx2)
+    for (int64_t r = 0; r < kRowsAvx2; ++r) {
+      const float* row = a + (g + r) * k;
+      float* o = out + (g - r0) * k + r;
+      for (int64_t kk = 0; kk < k; ++kk) o[kk * kRowsAvx2] = row[kk];
+    }
+  held = key;
+  return out;
+}
+
+// `pack_call` > 0: pack the full row groups first (pack_row_groups; a product whose rows go in
+// blocks, see packed_matmul_f32), 0: read a's rows in place.
 void run_panels_avx2(int64_t width, SliceLayout lay, int64_t p0, int64_t p1, int64_t r0,
                      int64_t r1, int64_t n, int64_t k, const float* a, const float* packed,
-                     const float* bias, float* y) {
+                     const float* bias, float* y, uint64_t pack_call = 0) {
   // Full 6-row groups take each 16 columns of the panel over all of them in turn, so that those
   // columns' k x 16 block stays in L1 across the groups (it was read from L2 again for every
   // group, the 4 column groups of a 64-wide panel alternating; 512x128x512 at 2 threads:
@@ -315,14 +341,22 @@ void run_panels_avx2(int64_t width, SliceLayout lay, int64_t p0, int64_t p1, int
   // rows, fewer than 6, as before. Same operations per output element.
   const int64_t full_end = r0 + (r1 - r0) / kRowsAvx2 * kRowsAvx2;
   const int64_t step = std::min<int64_t>(16, width);
+  const float* ap = pack_call > 0 && full_end > r0 ? pack_row_groups(pack_call, a, k, r0, full_end)
+                                                   : nullptr;
   for (int64_t p = p0; p < p1; ++p) {
     for (int64_t g = 0; g < width; g += step) {
       const int64_t c0 = p * width + g, cols = std::min<int64_t>(step, n - c0);
       if (cols <= 0) break;
       const float* w = packed + p * k * width + g / 16 * lay.slice_stride;
       const float* bp = bias ? bias + c0 : nullptr;
-      for (int64_t r = r0; r < full_end; r += kRowsAvx2)
-        group_rows_avx2<kRowsAvx2, 2>(k, a + r * k, k, w, lay, bp, cols, y + r * n + c0, n);
+      if (ap) {
+        for (int64_t r = r0; r < full_end; r += kRowsAvx2)
+          group_rows_avx2<kRowsAvx2, 2, kRowsAvx2>(k, ap + (r - r0) * k, 1, w, lay, bp, cols,
+                                                   y + r * n + c0, n);
+      } else {
+        for (int64_t r = r0; r < full_end; r += kRowsAvx2)
+          group_rows_avx2<kRowsAvx2, 2>(k, a + r * k, k, w, lay, bp, cols, y + r * n + c0, n);
+      }
     }
     for (int64_t r = full_end; r < r1; r += kRowsAvx2) {
       const float* ar = a + r * k;
@@ -342,10 +376,11 @@ void run_panels_avx2(int64_t width, SliceLayout lay, int64_t p0, int64_t p1, int
 // Panels [p0, p1) x rows [r0, r1) of y = a * b + bias, b's panels `packed` of `width` columns
 // (`sliced`: as pack_into lays them out with sliced).
 void run_range(int64_t width, bool sliced, const float* packed, int64_t p0, int64_t p1, int64_t r0,
-               int64_t r1, int64_t n, int64_t k, const float* a, const float* bias, float* y) {
+               int64_t r1, int64_t n, int64_t k, const float* a, const float* bias, float* y,
+               uint64_t pack_call = 0) {
   if (sliced || !kHasAvx512 || g_force_avx2.load(std::memory_order_relaxed))
     run_panels_avx2(width, slice_layout(sliced, width, k), p0, p1, r0, r1, n, k, a, packed, bias,
-                    y);
+                    y, pack_call);
   else if (width == kWide)
     run_panels<4>(p0, p1, r0, r1, n, k, a, packed, bias, y);
   else
@@ -392,12 +427,23 @@ bool packed_matmul_f32(int64_t m, int64_t n, int64_t k, bool trans_b, const floa
   const int64_t min_groups = (4 * threads + count - 1) / count;
   const int64_t groups =
       std::min(row_steps, std::max((row_steps + block_steps - 1) / block_steps, min_groups));
+  // Blocked, with at least kPackRowsMinPanels panels: the AVX2 code packs each block's full row
+  // groups once per thread (pack_row_groups; the items that follow on that thread are the
+  // block's other panels, which read the packed copy). Measured at 2 threads, 5 alternations
+  // with each order (`tierjit_micro_bench --benchmark_filter='matmul\.packed_(512|4096)x'`):
+  // 4096x128x512 0.86-0.90x of the time reading a's rows in place, 512x128x512 0.90-0.95x; with
+  // 2 panels (N = 128) the packing cost what it saved (1.03-1.07x), so those read in place.
+  constexpr int64_t kPackRowsMinPanels = 4;
+  static std::atomic<uint64_t> calls{0};
+  const uint64_t pack_call = blocked && avx2 && count >= kPackRowsMinPanels
+                                 ? calls.fetch_add(1, std::memory_order_relaxed) + 1
+                                 : 0;
   parallel_for_stealing(threads, count * groups, [&](int64_t item) {
     const int64_t p = blocked ? item % count : item / groups;
     const int64_t g = blocked ? item / count : item % groups;
     const int64_t r0 = step * (row_steps * g / groups);
     const int64_t r1 = std::min(m, step * (row_steps * (g + 1) / groups));
-    run_range(pk.width, pk.sliced, pk.data(), p, p + 1, r0, r1, n, k, a, bias, y);
+    run_range(pk.width, pk.sliced, pk.data(), p, p + 1, r0, r1, n, k, a, bias, y, pack_call);
   });
   return true;
 }
