@@ -307,9 +307,43 @@ void rows_avx2(int64_t width, SliceLayout lay, int64_t p, int64_t k, int64_t n, 
   }
 }
 
+// One group of kRowsAvx2 (6) rows of a, `lda` apart, written k-major to out[K][6]: eight k's
+// at a time as an 8 x 8 transpose (rows 6 and 7 zero), each k's 8 lanes stored at out + 6 kk,
+// the 2 lanes past its six overwritten by the next k's store (the last k's spill 2 floats
+// past the group: out needs 2 floats of room after 6 K). Scalar for K % 8.
+void pack_row_group(const float* a, int64_t lda, int64_t k, float* out) {
+  static_assert(kRowsAvx2 == 6);
+  int64_t kk = 0;
+  const __m256 zero = _mm256_setzero_ps();
+  for (; kk + 8 <= k; kk += 8) {
+    __m256 r[8];
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) r[i] = _mm256_loadu_ps(a + i * lda + kk);
+    r[6] = zero;
+    r[7] = zero;
+    // 8 x 8 transpose: t[j] holds a[0..7][kk + j].
+    const __m256 u0 = _mm256_unpacklo_ps(r[0], r[1]), u1 = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 u2 = _mm256_unpacklo_ps(r[2], r[3]), u3 = _mm256_unpackhi_ps(r[2], r[3]);
+    const __m256 u4 = _mm256_unpacklo_ps(r[4], r[5]), u5 = _mm256_unpackhi_ps(r[4], r[5]);
+    const __m256 u6 = _mm256_unpacklo_ps(r[6], r[7]), u7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 s0 = _mm256_shuffle_ps(u0, u2, 0x44), s1 = _mm256_shuffle_ps(u0, u2, 0xEE);
+    const __m256 s2 = _mm256_shuffle_ps(u1, u3, 0x44), s3 = _mm256_shuffle_ps(u1, u3, 0xEE);
+    const __m256 s4 = _mm256_shuffle_ps(u4, u6, 0x44), s5 = _mm256_shuffle_ps(u4, u6, 0xEE);
+    const __m256 s6 = _mm256_shuffle_ps(u5, u7, 0x44), s7 = _mm256_shuffle_ps(u5, u7, 0xEE);
+    const __m256 t[8] = {_mm256_permute2f128_ps(s0, s4, 0x20), _mm256_permute2f128_ps(s1, s5, 0x20),
+                         _mm256_permute2f128_ps(s2, s6, 0x20), _mm256_permute2f128_ps(s3, s7, 0x20),
+                         _mm256_permute2f128_ps(s0, s4, 0x31), _mm256_permute2f128_ps(s1, s5, 0x31),
+                         _mm256_permute2f128_ps(s2, s6, 0x31), _mm256_permute2f128_ps(s3, s7, 0x31)};
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) _mm256_storeu_ps(out + (kk + j) * 6, t[j]);
+  }
+  for (; kk < k; ++kk)
+    for (int i = 0; i < 6; ++i) out[kk * 6 + i] = a[i * lda + kk];
+}
+
 // a's rows [r0, r1) (a multiple of kRowsAvx2 of them) packed k-major per group of kRowsAvx2
 // rows, [group][K][kRowsAvx2], into the calling thread's buffer: a group's six a[., kk] are then
-// one 24-byte run instead of six rows kK floats apart. Kept per thread for the rest of the
+// one 24-byte run instead of six rows K floats apart. Kept per thread for the rest of the
 // product `call` (items of one row block that follow on the same thread reuse it); a new call
 // always packs again (a's address may hold other values by then).
 const float* pack_row_groups(uint64_t call, const float* a, int64_t k, int64_t r0, int64_t r1) {
@@ -317,14 +351,9 @@ const float* pack_row_groups(uint64_t call, const float* a, int64_t k, int64_t r
   thread_local std::tuple<uint64_t, const float*, int64_t, int64_t, int64_t> held{};
   const auto key = std::make_tuple(call, a, k, r0, r1);
   if (held == key) return buf.data();
-  buf.resize(static_cast<size_t>((r1 - r0) * k));
+  buf.resize(static_cast<size_t>((r1 - r0) * k + 8));  // + the last group's 2-float spill
   float* out = buf.data();
-  for (int64_t g = r0; g < r1; g += kRowsAvx2)
-    for (int64_t r = 0; r < kRowsAvx2; ++r) {
-      const float* row = a + (g + r) * k;
-      float* o = out + (g - r0) * k + r;
-      for (int64_t kk = 0; kk < k; ++kk) o[kk * kRowsAvx2] = row[kk];
-    }
+  for (int64_t g = r0; g < r1; g += kRowsAvx2) pack_row_group(a + g * k, k, k, out + (g - r0) * k);
   held = key;
   return out;
 }
