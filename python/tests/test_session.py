@@ -139,6 +139,23 @@ def test_model_given_as_bytes_and_pathlike(demo_model, demo_ref):
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
 
 
+def test_model_given_as_bytes_errors_name_model_bytes(demo_model, demo_ref):
+    # The bytes are loaded from a temporary file deleted at once: errors at load and at run name
+    # "<model bytes>", not that file; the exception class stays; the session goes on serving.
+    with pytest.raises(tierjit.InvalidModel) as info:
+        tierjit.InferenceSession(b"\x00\x01 this is not a model")
+    assert str(info.value).startswith("<model bytes>: ") and "tierjit-model-" not in str(info.value)
+    assert info.value.code == "InvalidModel"
+    sess = tierjit.InferenceSession(pathlib.Path(demo_model).read_bytes())
+    with pytest.raises(tierjit.InvalidArgument) as info:
+        sess.run(None, {"x": np.zeros((2, 63), np.float32)})
+    assert "<model bytes>" in str(info.value) and "tierjit-model-" not in str(info.value)
+    assert isinstance(info.value, ValueError)
+    x, expected = load_demo_ref(demo_ref)
+    (out,) = sess.run(None, {"x": x})
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
 # --- metadata -----------------------------------------------------------------------------------
 
 def test_inputs_and_outputs_metadata(demo_model):
@@ -402,6 +419,8 @@ def test_bad_argument_types(demo_model):
         sess.run(None, [np.zeros((1, 64), np.float32)])
     with pytest.raises(TypeError):
         sess.run("logits", {"x": np.zeros((1, 64), np.float32)})
+    with pytest.raises(TypeError, match=r"output_names must hold output names \(str\), got int 0"):
+        sess.run([0], {"x": np.zeros((1, 64), np.float32)})
     with pytest.raises(TypeError):
         sess.run(None, {1: np.zeros((1, 64), np.float32)})
     with pytest.raises(TypeError):

@@ -22,6 +22,7 @@ if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
     _os.environ["GOMP_SPINCOUNT"] = "10000"
 
 
+import contextlib
 import os
 import tempfile
 
@@ -299,7 +300,8 @@ class InferenceSession:
       providers: None or a list holding only 'CPUExecutionProvider' (or ('CPUExecutionProvider',
         {...})); any other provider raises ValueError.
     Errors while loading raise tierjit.TierjitError subclasses (NotFound for a missing file,
-    InvalidModel, Unsupported, ResourceExhausted) whose message names the file.
+    InvalidModel, Unsupported, ResourceExhausted) whose message names the file ("<model bytes>"
+    for a model given as bytes, at load and at run).
     """
 
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None,
@@ -315,6 +317,7 @@ class InferenceSession:
                 f"sess_options must be a tierjit.SessionOptions, got {type(sess_options).__name__}")
         self._sess_options = sess_options
         self._providers = [_CPU]
+        self._temp_path = None  # the deleted temporary file a model given as bytes was read from
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             self._model_path = None
             self._model_bytes = bytes(path_or_bytes)
@@ -332,15 +335,27 @@ class InferenceSession:
         self._output_names = [o.name for o in self._outputs]
         self._input_types = {i.name: i.type for i in self._inputs}
 
-    @staticmethod
-    def _load_bytes(data, sess_options):
+    def _load_bytes(self, data, sess_options):
         fd, path = tempfile.mkstemp(suffix=".onnx", prefix="tierjit-model-")
+        self._temp_path = path
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            return _tierjit.CoreSession(path, sess_options)
+            with self._errors_name_the_model():
+                return _tierjit.CoreSession(path, sess_options)
         finally:
             os.unlink(path)
+
+    @contextlib.contextmanager
+    def _errors_name_the_model(self):
+        """Errors of a model given as bytes name "<model bytes>", not the temporary file it was
+        loaded from (deleted once loaded); same exception class."""
+        try:
+            yield
+        except TierjitError as e:
+            if self._temp_path is None or self._temp_path not in str(e):
+                raise
+            raise type(e)(str(e).replace(self._temp_path, self._describe())) from None
 
     # --- metadata -------------------------------------------------------------------------------
     def get_inputs(self):
@@ -409,6 +424,9 @@ class InferenceSession:
                 raise TypeError("output_names must be a list of names or None, not a str")
             output_names = list(output_names)
             for name in output_names:
+                if not isinstance(name, str):
+                    raise TypeError(
+                        f"output_names must hold output names (str), got {type(name).__name__} {name!r}")
                 if name not in self._output_names:
                     raise InvalidArgument(
                         f"{self._describe()}: model has no output '{name}' "
@@ -419,7 +437,8 @@ class InferenceSession:
                 raise InvalidArgument(
                     f"{self._describe()}: input '{name}' is None, expected an array")
             feeds[name] = _as_feed_array(value, self._input_types.get(name))
-        results = dict(self._session.run(feeds))
+        with self._errors_name_the_model():
+            results = dict(self._session.run(feeds))
         if not output_names:  # None or [] select every output, as in ONNX Runtime
             return [results[n] for n in self._output_names]
         return [results[n] for n in output_names]
