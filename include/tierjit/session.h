@@ -94,11 +94,11 @@ struct SessionOptions {
   struct SpeedupSeed {
     std::string kind;
     int from_tier = 0;
-    double speedup = 1;  ///< > 0 and finite
+    double speedup = 1;  ///< in [1e-6, 1e6] (a payoff beyond that is no measurement)
   };
   /// Seeds, each replacing the default of its kind and step only (the others keep theirs), in
   /// order (a later one for the same kind and step wins). An
-  /// unknown kind, a from_tier outside 0..2 or a speedup not > 0 and finite: Session throws
+  /// unknown kind, a from_tier outside 0..2 or a speedup outside [1e-6, 1e6]: Session throws
   /// Error(kInvalidArgument) naming the seed.
   std::vector<SpeedupSeed> speedup_seeds;
 };

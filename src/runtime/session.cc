@@ -57,8 +57,8 @@ Session::Session(const std::string& model_path, SessionOptions options)
       wrong = fmt::format("kind {:?} is not elementwise, matmul_epilogue, reduction or conv", seed.kind);
     else if (seed.from_tier < 0 || seed.from_tier > 2)
       wrong = fmt::format("from_tier must be 0, 1 or 2, got {}", seed.from_tier);
-    else if (!(seed.speedup > 0) || !std::isfinite(seed.speedup))
-      wrong = fmt::format("speedup must be a finite number > 0, got {}", seed.speedup);
+    else if (!(seed.speedup >= 1e-6 && seed.speedup <= 1e6))  // NaN fails too
+      wrong = fmt::format("speedup must be a number in [1e-6, 1e6], got {}", seed.speedup);
     if (!wrong.empty())
       throw Error(StatusCode::kInvalidArgument,
                   fmt::format("{}: speedup_seeds[{}]: {}", model_path, i, wrong));

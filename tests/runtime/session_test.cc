@@ -140,9 +140,11 @@ TEST(Session, ThreadCountsOutOfRangeAreErrors) {
       {{std::string("conv\0x", 6), 0, 2.0}, "kind \"conv\\x00x\" is not elementwise"},
       {{"reduction", 3, 2.0}, "speedup_seeds[1]: from_tier must be 0, 1 or 2, got 3"},
       {{"reduction", -1, 2.0}, "from_tier must be 0, 1 or 2, got -1"},
-      {{"conv", 0, 0.0}, "speedup_seeds[1]: speedup must be a finite number > 0, got 0"},
-      {{"conv", 0, std::nan("")}, "speedup must be a finite number > 0, got nan"},
-      {{"conv", 0, static_cast<double>(INFINITY)}, "speedup must be a finite number > 0, got inf"},
+      {{"conv", 0, 0.0}, "speedup_seeds[1]: speedup must be a number in [1e-6, 1e6], got 0"},
+      {{"conv", 0, 1e-320}, "speedup must be a number in [1e-6, 1e6], got 1e-320"},
+      {{"conv", 0, 2e6}, "speedup must be a number in [1e-6, 1e6], got 2000000"},
+      {{"conv", 0, std::nan("")}, "speedup must be a number in [1e-6, 1e6], got nan"},
+      {{"conv", 0, static_cast<double>(INFINITY)}, "speedup must be a number in [1e-6, 1e6], got inf"},
   };
   for (const auto& [seed, expected] : bad_seeds) {
     SessionOptions o;
