@@ -22,7 +22,6 @@ if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
     _os.environ["GOMP_SPINCOUNT"] = "10000"
 
 
-import contextlib
 import os
 import tempfile
 
@@ -341,21 +340,19 @@ class InferenceSession:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            with self._errors_name_the_model():
+            try:
                 return _tierjit.CoreSession(path, sess_options)
+            except TierjitError as e:
+                raise self._naming_the_model(e) from None
         finally:
             os.unlink(path)
 
-    @contextlib.contextmanager
-    def _errors_name_the_model(self):
-        """Errors of a model given as bytes name "<model bytes>", not the temporary file it was
-        loaded from (deleted once loaded); same exception class."""
-        try:
-            yield
-        except TierjitError as e:
-            if self._temp_path is None or self._temp_path not in str(e):
-                raise
-            raise type(e)(str(e).replace(self._temp_path, self._describe())) from None
+    def _naming_the_model(self, e):
+        """e itself, or for a model given as bytes the same error naming "<model bytes>" instead
+        of the temporary file the model was loaded from (deleted once loaded)."""
+        if self._temp_path is None or self._temp_path not in str(e):
+            return e
+        return type(e)(str(e).replace(self._temp_path, self._describe()))
 
     # --- metadata -------------------------------------------------------------------------------
     def get_inputs(self):
@@ -437,8 +434,10 @@ class InferenceSession:
                 raise InvalidArgument(
                     f"{self._describe()}: input '{name}' is None, expected an array")
             feeds[name] = _as_feed_array(value, self._input_types.get(name))
-        with self._errors_name_the_model():
+        try:  # (no per-call cost unless it raises)
             results = dict(self._session.run(feeds))
+        except TierjitError as e:
+            raise self._naming_the_model(e) from None
         if not output_names:  # None or [] select every output, as in ONNX Runtime
             return [results[n] for n in self._output_names]
         return [results[n] for n in output_names]
