@@ -3,7 +3,8 @@
 # rewrites OUTPUT only when its text changes, so an unchanged revision rebuilds nothing.
 # Inputs: SOURCE_DIR (the repository), PROJECT_VERSION, INPUT, OUTPUT.
 # A build from a tree with uncommitted changes to tracked files says so ("<rev>-dirty"): its
-# benchmark reports and cache keys are not those of <rev>.
+# benchmark reports (peer_version, tierjit --version) are not those of <rev>. (Code cache keys
+# do not use the revision: src/cache/key.cc hashes the code generator's sources.)
 execute_process(COMMAND git rev-parse --short HEAD WORKING_DIRECTORY ${SOURCE_DIR}
                 OUTPUT_VARIABLE TIERJIT_GIT_REV OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
 if(TIERJIT_GIT_REV)
