@@ -9,7 +9,7 @@
 
 #include "compiled.h"
 #include "interp/kernels/gelu_fusion.h"
-#include "interp/kernels/vec_math.h"
+#include "kernels/vec_math.h"
 #include "micro.h"
 
 namespace tierjit::bench {
@@ -75,8 +75,8 @@ void gelu_chain_case(benchmark::State& state) {
 
 const bool registered = [] {
   register_case("elementwise.gelu_chain_128K", "tier0", gelu_chain_case);
-  register_case("elementwise.erf_128K", "tier0", erf_case<interp::vm::erf_f32>);
-  register_case("elementwise.erf_128K", "avx2", erf_case<interp::vm::erf_f32_avx2>);
+  register_case("elementwise.erf_128K", "tier0", erf_case<kernels::erf_f32>);
+  register_case("elementwise.erf_128K", "avx2", erf_case<kernels::erf_f32_avx2>);
   register_case("elementwise.chain4_1M", "tier0", tier0_case(make_rows));
   register_case("elementwise.chain4_flat_1M", "tier0", tier0_case(make_flat));
   // Tiers 1 and 2: one fused loop (kir/lower/lower_elementwise.cc) compiled by codegen/.

@@ -1,4 +1,4 @@
-// Products by constant weights (interp/kernels/packed_gemm.h): tier 0's nn::dnnl_matmul_f32 on
+// Products by constant weights (kernels/packed_gemm.h): tier 0's nn::dnnl_matmul_f32 on
 // our packed panels ("tier0") and with them switched off, i.e. oneDNN's matmul primitive on its
 // own packed weights ("library"), on the same buffers, 2 threads (spare cores assumed, as on an
 // idle machine); weights stay in cache between calls. Shapes: the mlp's layers at batch 1-128,
@@ -7,13 +7,13 @@
 // Run: tierjit_micro_bench --benchmark_filter=matmul.packed_ --benchmark_repetitions=5
 //      --benchmark_enable_random_interleaving=true
 // Batched products with B new every call (bert_tiny's attention, [N * heads] products of
-// Q [S, 64] K^T [64, S] and P [S, S] V [S, 64]): nn::packed_batched_matmul_f32 ("tier0") against
+// Q [S, 64] K^T [64, S] and P [S, S] V [S, 64]): kernels::packed_batched_matmul_f32 ("tier0") against
 // oneDNN's batched matmul primitive ("library"), 2 threads. Cases:
 // matmul.batched_<batch>x<M>x<K>x<N>/<system>.
 #include <omp.h>
 
 #include "interp/kernels/dnnl_util.h"
-#include "interp/kernels/packed_gemm.h"
+#include "kernels/packed_gemm.h"
 #include "micro.h"
 #include "support/cpu_load.h"
 
@@ -40,7 +40,7 @@ void time_packed(benchmark::State& state, PackedShape s, bool ours) {
   Tensor c = Tensor::zeros(DType::kFloat32, {s.m, s.n});
   const interp::nn::MatMulGeometry g{s.m, s.n, s.k, /*trans_b=*/true};
   support::override_foreign_busy_cores(0);
-  interp::nn::set_packed_matmul_enabled(ours);
+  kernels::set_packed_matmul_enabled(ours);
   omp_set_num_threads(kThreads);
   auto run = [&] {
     return interp::nn::dnnl_matmul_f32(g, a.data<float>(), b.data<float>(), &b,
@@ -55,7 +55,7 @@ void time_packed(benchmark::State& state, PackedShape s, bool ours) {
       benchmark::ClobberMemory();
     }
   }
-  interp::nn::set_packed_matmul_enabled(true);
+  kernels::set_packed_matmul_enabled(true);
   support::override_foreign_busy_cores(-1);
 }
 
@@ -76,7 +76,7 @@ void time_batched(benchmark::State& state, BatchedShape s, bool ours) {
   omp_set_num_threads(kThreads);
   auto run = [&] {
     if (ours)
-      return interp::nn::packed_batched_matmul_f32(s.batch, s.m, s.n, s.k, a.data<float>(), b.data<float>(),
+      return kernels::packed_batched_matmul_f32(s.batch, s.m, s.n, s.k, a.data<float>(), b.data<float>(),
                                                    c.data<float>(), kThreads);
     return interp::nn::dnnl_batched_matmul_f32(s.batch, {s.m, s.n, s.k, false}, a.data<float>(),
                                                b.data<float>(), c.data<float>(), kThreads)

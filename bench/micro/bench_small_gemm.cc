@@ -1,5 +1,5 @@
-// Small float32 products (below 2^16 multiply-adds, interp/kernels/small_gemm.h): tier 0's
-// small_sgemm against dnnl_sgemm on the same preallocated buffers, one thread (the numbers in
+// Small float32 products (below 2^16 multiply-adds, kernels/small_gemm.h): tier 0's
+// kernels::small_sgemm against dnnl_sgemm on the same preallocated buffers, one thread (the numbers in
 // small_gemm.h). Shapes: attention heads of short sequences (B plain) and classifier layers of
 // a few rows (B transposed, nn.Linear weights). Cases: matmul.small_<M>x<K>x<N>_<N|T>/<system>;
 // the first dnnl_sgemm call of each kind (kernel generation) is outside the timed loop.
@@ -8,7 +8,7 @@
 #include <dnnl.h>
 #include <omp.h>
 
-#include "interp/kernels/small_gemm.h"
+#include "kernels/small_gemm.h"
 #include "micro.h"
 
 namespace tierjit::bench {
@@ -32,7 +32,7 @@ void time_small(benchmark::State& state, SmallShape s, bool ours) {
   omp_set_num_threads(1);
   auto gemm = [&] {
     if (ours)
-      interp::nn::small_sgemm(false, s.trans_b, s.m, s.n, s.k, 1.f, a.data<float>(), s.k,
+      kernels::small_sgemm(false, s.trans_b, s.m, s.n, s.k, 1.f, a.data<float>(), s.k,
                               b.data<float>(), ldb, 0.f, c.data<float>(), s.n);
     else
       (void)dnnl_sgemm('N', s.trans_b ? 'T' : 'N', s.m, s.n, s.k, 1.f, a.data<float>(), s.k,

@@ -13,14 +13,13 @@
 // Single thread (Tier0Program); the sizes are below the kernels' parallel threshold anyway.
 #include <vector>
 
-#include "interp/kernels/layer_norm_rows.h"
-#include "interp/kernels/vec_math.h"
+#include "kernels/layer_norm_rows.h"
+#include "kernels/vec_math.h"
 #include "micro.h"
 
 namespace tierjit::bench {
 namespace {
 
-namespace vm = interp::vm;
 
 constexpr int64_t kRows = 4 * 2 * 64, kLen = 64;
 
@@ -28,8 +27,8 @@ void softmax_rows_prev(const float* x, float* y, int64_t rows, int64_t n) {
   for (int64_t o = 0; o < rows; ++o) {
     const float* xr = x + o * n;
     float* yr = y + o * n;
-    const float m = vm::max_f32(xr, n);
-    const float inv = static_cast<float>(1.0 / vm::exp_shifted_sum_f32(xr, m, yr, n));
+    const float m = kernels::max_f32(xr, n);
+    const float inv = static_cast<float>(1.0 / kernels::exp_shifted_sum_f32(xr, m, yr, n));
     for (int64_t r = 0; r < n; ++r) yr[r] *= inv;
   }
 }
@@ -42,7 +41,7 @@ void softmax_rows_case(benchmark::State& state) {
     if constexpr (kPrev)
       softmax_rows_prev(x.data<float>(), y.data(), kRows, kLen);
     else
-      vm::softmax_rows_f32(x.data<float>(), y.data(), kRows, kLen);
+      kernels::softmax_rows_f32(x.data<float>(), y.data(), kRows, kLen);
     benchmark::DoNotOptimize(y.data());
   }
 }
@@ -90,9 +89,9 @@ template <class Make>
 std::function<void(benchmark::State&)> prev_case(Make make) {
   auto body = tier0_case(make);
   return [body](benchmark::State& state) {
-    interp::ln_rows::force_avx2_for_testing(true);
+    kernels::ln_rows::force_avx2_for_testing(true);
     body(state);
-    interp::ln_rows::force_avx2_for_testing(false);
+    kernels::ln_rows::force_avx2_for_testing(false);
   };
 }
 

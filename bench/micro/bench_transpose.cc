@@ -57,7 +57,7 @@ void old_strided_copy(T* dst, std::vector<int64_t> dst_strides, const T* src,
   const bool runs = db == 1 && sb == 1;
   constexpr int64_t kTile = 32;
   const bool big = outer * a * b > (int64_t{1} << 17) && threads > 1;
-  interp::parallel_for_if(big, threads, outer, [&](int64_t o) {
+  kernels::parallel_for_if(big, threads, outer, [&](int64_t o) {
     int64_t doff = 0, soff = 0, rem = o;
     for (size_t d = n - 2; d-- > 0;) {
       int64_t idx = rem % dims[d];

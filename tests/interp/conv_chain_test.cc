@@ -17,7 +17,7 @@
 
 #include "interp/executor.h"
 #include "interp/kernels/conv_chain.h"
-#include "interp/kernels/cpu_features.h"
+#include "kernels/cpu_features.h"
 #include "interp/kernels/direct_conv.h"
 #include "node_runner.h"
 #include "ref_graph_builder.h"
@@ -400,7 +400,7 @@ TEST(ConvChain, MaxPoolsTilingTheDirectConvolutionsOutput) {
       b.output(b.node(OpKind::Relu, {b.conv(p, 16, 24, {3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}})}));
       const uint64_t before = interp::nn::direct_conv_pool_runs();
       EXPECT_EQ(check(b, false, threads), 1u);
-      if (!interp::cpu_has_avx512f() && k.fused)
+      if (!kernels::cpu_has_avx512f() && k.fused)
         EXPECT_GT(interp::nn::direct_conv_pool_runs(), before) << "the MaxPool ran in the convolution";
       else
         EXPECT_EQ(interp::nn::direct_conv_pool_runs(), before);
@@ -605,7 +605,7 @@ TEST(ConvChain, BothLayoutsGiveTheKernelsValues) {
       // Every Add summed in place (seen with both layouts on AVX2, channels-last on AVX-512);
       // blocks of 8 on AVX-512 may run a kernel with a destination reorder, where the Add
       // kernel runs instead (values unchanged).
-      if (l == nn_layout::kChannelsLast || !interp::cpu_has_avx512f()) {
+      if (l == nn_layout::kChannelsLast || !kernels::cpu_has_avx512f()) {
         EXPECT_EQ(interp::conv_chain_residual_sums() - sums, 12u) << "every Add summed in place";
       }
     }

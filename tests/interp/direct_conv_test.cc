@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "interp/kernels/cpu_features.h"
+#include "kernels/cpu_features.h"
 #include "support/cpu_load.h"
 
 namespace tierjit::testing {
@@ -148,7 +148,7 @@ void check(const Case& k, int64_t special = 0, const std::vector<float>* fixed_x
 class DirectConv : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (interp::cpu_has_avx512f()) GTEST_SKIP() << "AVX2 CPUs only (AVX-512 chains run channels-last)";
+    if (kernels::cpu_has_avx512f()) GTEST_SKIP() << "AVX2 CPUs only (AVX-512 chains run channels-last)";
     support::override_foreign_busy_cores(0);
   }
   void TearDown() override { support::override_foreign_busy_cores(-1); }

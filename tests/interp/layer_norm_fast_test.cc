@@ -1,5 +1,5 @@
-// tier 0's float32 LayerNormalization on AVX-512F CPUs (ln_rows::stats8 / add_row /
-// normalize_row, interp/kernels/layer_norm_rows.h) must give, bit for bit, what the AVX2 code did
+// tier 0's float32 LayerNormalization on AVX-512F CPUs (kernels::ln_rows::stats8 / add_row /
+// normalize_row, kernels/layer_norm_rows.h) must give, bit for bit, what the AVX2 code did
 // before: kept here as scalar steps in its order, NaN slots included (old_layer_norm). Y, Mean and
 // InvStdDev; row lengths 1..70, 128, 1000, 100k; row counts around the 8-row block; NaN, +-inf,
 // huge values; a second axis; no rows and empty rows; two threads; and the fused Add +
@@ -11,7 +11,7 @@
 #include <random>
 
 #include "interp/executor.h"
-#include "interp/kernels/layer_norm_rows.h"
+#include "kernels/layer_norm_rows.h"
 #include "reduction_test_util.h"
 
 namespace tierjit::testing {
@@ -187,11 +187,11 @@ TEST(LayerNormFast, KernelMatchesTheOldCodeBitForBit) {
 // The AVX2 path (the previous code, still used on CPUs without AVX-512F) against the same
 // reference: this is what shows the reference reproduces the previous code, NaN slots included.
 TEST(LayerNormFast, Avx2PathMatchesTheReferenceToo) {
-  interp::ln_rows::force_avx2_for_testing(true);
+  kernels::ln_rows::force_avx2_for_testing(true);
   for (int64_t R : {1, 3, 4, 5, 9, 33, 70, 128})
     for (int64_t rows : {1, 4, 9, 13}) check_kernel(rows, R, true, 1);
   check_kernel(1100, 128, true, 2);
-  interp::ln_rows::force_avx2_for_testing(false);
+  kernels::ln_rows::force_avx2_for_testing(false);
 }
 
 TEST(LayerNormFast, SecondAxisAndNoBias) {
@@ -247,12 +247,12 @@ TEST(LayerNormFast, FusedAddMatchesTheOldCode) {
 
 // The AVX-512 row steps directly, every length 1..70 and row contents with specials.
 TEST(LayerNormFast, RowStepsMatchTheOldLoops) {
-  if (!interp::ln_rows::has_avx512()) GTEST_SKIP() << "no AVX-512F on this CPU";
+  if (!kernels::ln_rows::has_avx512()) GTEST_SKIP() << "no AVX-512F on this CPU";
   for (int64_t R = 1; R <= 70; ++R) {
     std::vector<float> x = normal_values(static_cast<size_t>(8 * R), static_cast<unsigned>(R));
     add_specials(x, 8, R, static_cast<unsigned>(R + 1));
     double mean[8], var[8], want_mean[8], want_var[8];
-    interp::ln_rows::stats8(x.data(), R, mean, var);
+    kernels::ln_rows::stats8(x.data(), R, mean, var);
     for (int k = 0; k < 8; ++k) old_stats(x.data() + k * R, R, true, want_mean[k], want_var[k]);
     for (int k = 0; k < 8; ++k) {
       EXPECT_EQ(std::bit_cast<uint64_t>(mean[k]), std::bit_cast<uint64_t>(want_mean[k]))

@@ -1,11 +1,11 @@
-// Products by constant weights on packed panels (interp/kernels/packed_gemm.h): values against a
+// Products by constant weights on packed panels (kernels/packed_gemm.h): values against a
 // float64 reference for row counts 1-9, 13, 37 and 100 (threads splitting panels and rows),
 // column counts around the 16- and 64-wide panels (1-300 and 520), K = 0, 1, odd and long, B
 // plain and transposed, with and without bias, on 1, 2 and 3 threads; nothing written
 // outside y; NaN stays in its row (from A) or its column (from B); nn::dnnl_matmul_f32 routes
 // constant weights here (not per-call weights) and agrees with oneDNN's primitive; each weight
 // tensor keeps its own panels.
-#include "interp/kernels/packed_gemm.h"
+#include "kernels/packed_gemm.h"
 
 #include <gtest/gtest.h>
 
@@ -28,12 +28,12 @@ using interp::nn::MatMulGeometry;
 class PackedGemm : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(interp::nn::packed_matmul_available()) << "enabled on every CPU by default";
+    ASSERT_TRUE(kernels::packed_matmul_available()) << "enabled on every CPU by default";
     support::override_foreign_busy_cores(0);  // the team is used as on an idle machine
   }
   void TearDown() override {
-    interp::nn::set_packed_matmul_enabled(true);
-    interp::nn::set_packed_matmul_force_avx2(false);
+    kernels::set_packed_matmul_enabled(true);
+    kernels::set_packed_matmul_force_avx2(false);
     support::override_foreign_busy_cores(-1);
   }
 };
@@ -61,7 +61,7 @@ TEST_F(PackedGemm, MatchesReferenceAroundPanelEdges) {
               const Tensor b = Tensor::from_vector<float>(trans_b ? Shape{n, k} : Shape{k, n},
                                                           pseudo(k * n, 2));
               std::vector<float> y(static_cast<size_t>(m * n + 64), kGuard);
-              ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, trans_b, a.data(),
+              ASSERT_TRUE(kernels::packed_matmul_f32(m, n, k, trans_b, a.data(),
                                                         b.data<float>(), b,
                                                         with_bias ? bias.data() : nullptr,
                                                         y.data(), threads));
@@ -79,7 +79,7 @@ TEST_F(PackedGemm, MatchesReferenceAroundPanelEdges) {
 }
 
 // Batched products with B new every call (attention): each slice gives bit for bit what
-// packed_matmul_f32 gives for it (same panels, same sums), for panel widths 16 and 64, B of one
+// kernels::packed_matmul_f32 gives for it (same panels, same sums), for panel widths 16 and 64, B of one
 // full 64-wide panel used in place or (misaligned) packed, K = 0, on 1-3 threads; a NaN stays in
 // its slice; nothing written outside y.
 TEST_F(PackedGemm, BatchedSlicesMatchOneProductEach) {
@@ -93,7 +93,7 @@ TEST_F(PackedGemm, BatchedSlicesMatchOneProductEach) {
               SCOPED_TRACE(::testing::Message() << "batch=" << batch << " m=" << m << " n=" << n << " k=" << k
                                                 << " threads=" << threads << " misalign=" << misalign);
               std::vector<float> a = pseudo(batch * m * k, 31);
-              // b at a 64-byte boundary (+ one float when misaligned) inside a LineBuffer-like vector.
+              // b at a 64-byte boundary (+ one float when misaligned) inside a kernels::LineBuffer-like vector.
               std::vector<float> b_store(static_cast<size_t>(batch * k * n + 32));
               float* b = b_store.data();
               while (reinterpret_cast<uintptr_t>(b) % 64 != 0) ++b;
@@ -102,12 +102,12 @@ TEST_F(PackedGemm, BatchedSlicesMatchOneProductEach) {
               std::copy(bv.begin(), bv.end(), b);
               if (batch > 1 && m * k > 0) a[static_cast<size_t>(m * k)] = std::nanf("");  // slice 1, row 0
               std::vector<float> y(static_cast<size_t>(batch * m * n + 64), kGuard);
-              ASSERT_TRUE(interp::nn::packed_batched_matmul_f32(batch, m, n, k, a.data(), b, y.data(), threads));
+              ASSERT_TRUE(kernels::packed_batched_matmul_f32(batch, m, n, k, a.data(), b, y.data(), threads));
               for (int64_t t = 0; t < batch; ++t) {
                 const Tensor bt = Tensor::from_vector<float>(
                     {k, n}, std::vector<float>(b + t * k * n, b + (t + 1) * k * n));
                 std::vector<float> want(static_cast<size_t>(m * n));
-                ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, false, a.data() + t * m * k, bt.data<float>(),
+                ASSERT_TRUE(kernels::packed_matmul_f32(m, n, k, false, a.data() + t * m * k, bt.data<float>(),
                                                           bt, nullptr, want.data(), 1));
                 ASSERT_EQ(std::memcmp(y.data() + t * m * n, want.data(), want.size() * sizeof(float)), 0)
                     << "slice " << t;
@@ -137,11 +137,11 @@ TEST_F(PackedGemm, RowBlocksGiveTheSameBitsAsOnePass) {
           // One pass: the same product row by row (each row is below any block size).
           std::vector<float> want(static_cast<size_t>(m * n));
           for (int64_t i = 0; i < m; ++i)
-            ASSERT_TRUE(interp::nn::packed_matmul_f32(1, n, k, trans_b, a.data() + i * k, b.data<float>(), b,
+            ASSERT_TRUE(kernels::packed_matmul_f32(1, n, k, trans_b, a.data() + i * k, b.data<float>(), b,
                                                       bias.data(), want.data() + i * n, 1));
           for (int threads : {1, 2, 3}) {
             std::vector<float> y(static_cast<size_t>(m * n + 64), kGuard);
-            ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, trans_b, a.data(), b.data<float>(), b,
+            ASSERT_TRUE(kernels::packed_matmul_f32(m, n, k, trans_b, a.data(), b.data<float>(), b,
                                                       bias.data(), y.data(), threads));
             for (size_t t = 0; t < want.size(); ++t) ASSERT_EQ(y[t], want[t]) << "threads " << threads << " at " << t;
             for (size_t t = want.size(); t < y.size(); ++t) ASSERT_EQ(y[t], kGuard) << "written past y at " << t;
@@ -163,9 +163,9 @@ TEST_F(PackedGemm, PackedRowsAreNotReusedAcrossCalls) {
         for (float& v : a) v = -v + 0.25f * static_cast<float>(round);
         std::vector<float> want(static_cast<size_t>(m * n)), y(want.size());
         for (int64_t i = 0; i < m; ++i)
-          ASSERT_TRUE(interp::nn::packed_matmul_f32(1, n, k, false, a.data() + i * k, b.data<float>(), b,
+          ASSERT_TRUE(kernels::packed_matmul_f32(1, n, k, false, a.data() + i * k, b.data<float>(), b,
                                                     nullptr, want.data() + i * n, 1));
-        ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b, nullptr,
+        ASSERT_TRUE(kernels::packed_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b, nullptr,
                                                   y.data(), threads));
         ASSERT_EQ(y, want);
       }
@@ -184,12 +184,12 @@ TEST_F(PackedGemm, Avx2VersionGivesTheSameBits) {
           const std::vector<float> a = pseudo(m * k, 7), bias = pseudo(n, 8);
           const Tensor b = Tensor::from_vector<float>(trans_b ? Shape{n, k} : Shape{k, n}, pseudo(k * n, 9));
           std::vector<float> best(static_cast<size_t>(m * n)), avx2(best.size());
-          ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, trans_b, a.data(), b.data<float>(), b,
+          ASSERT_TRUE(kernels::packed_matmul_f32(m, n, k, trans_b, a.data(), b.data<float>(), b,
                                                     bias.data(), best.data(), 1));
-          interp::nn::set_packed_matmul_force_avx2(true);
-          ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, trans_b, a.data(), b.data<float>(), b,
+          kernels::set_packed_matmul_force_avx2(true);
+          ASSERT_TRUE(kernels::packed_matmul_f32(m, n, k, trans_b, a.data(), b.data<float>(), b,
                                                     bias.data(), avx2.data(), 1));
-          interp::nn::set_packed_matmul_force_avx2(false);
+          kernels::set_packed_matmul_force_avx2(false);
           EXPECT_EQ(best, avx2);
         }
 }
@@ -212,10 +212,10 @@ TEST_F(PackedGemm, ManyRowsMatchTheReference) {
             SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " k=" << k
                                               << " avx2=" << force_avx2 << " threads=" << threads);
             std::vector<float> y(static_cast<size_t>(m * n + 16), 12345.f);
-            interp::nn::set_packed_matmul_force_avx2(force_avx2);
-            const bool ran = interp::nn::packed_matmul_f32(m, n, k, true, a.data(), b.data<float>(), b,
+            kernels::set_packed_matmul_force_avx2(force_avx2);
+            const bool ran = kernels::packed_matmul_f32(m, n, k, true, a.data(), b.data<float>(), b,
                                                            bias.data(), y.data(), threads);
-            interp::nn::set_packed_matmul_force_avx2(false);
+            kernels::set_packed_matmul_force_avx2(false);
             ASSERT_TRUE(ran);
             for (size_t i = 0; i < want.size(); ++i)  // float32 sums of <= 300 products <= 1
               ASSERT_NEAR(y[i], want[i], 2e-4) << "row " << i / n << " col " << i % n;
@@ -234,7 +234,7 @@ TEST_F(PackedGemm, NaNStaysInItsRowOrColumn) {
   const Tensor b = Tensor::from_vector<float>({n, k}, bv);
   std::vector<float> y(static_cast<size_t>(m * n));
   for (int threads : {1, 2}) {
-    ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, true, a.data(), b.data<float>(), b,
+    ASSERT_TRUE(kernels::packed_matmul_f32(m, n, k, true, a.data(), b.data<float>(), b,
                                               nullptr, y.data(), threads));
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
@@ -255,19 +255,19 @@ TEST_F(PackedGemm, MatMulRoutesConstantWeightsAndAgreesWithOneDnn) {
     const std::vector<float> a = pseudo(m * k, 8);
     const MatMulGeometry g{m, n, k, true};
     std::vector<float> ours(static_cast<size_t>(m * n)), dnnl(ours.size()), plain(ours.size());
-    uint64_t before = interp::nn::packed_matmul_runs();
+    uint64_t before = kernels::packed_matmul_runs();
     ASSERT_TRUE(interp::nn::dnnl_matmul_f32(g, a.data(), b.data<float>(), &b, bias.data(),
                                             ours.data(), 2).ok());
-    EXPECT_EQ(interp::nn::packed_matmul_runs() - before, 1u);
-    before = interp::nn::packed_matmul_runs();
+    EXPECT_EQ(kernels::packed_matmul_runs() - before, 1u);
+    before = kernels::packed_matmul_runs();
     ASSERT_TRUE(interp::nn::dnnl_matmul_f32(g, a.data(), b.data<float>(), nullptr, bias.data(),
                                             plain.data(), 2).ok());  // weights not constant
-    EXPECT_EQ(interp::nn::packed_matmul_runs(), before);
-    interp::nn::set_packed_matmul_enabled(false);
+    EXPECT_EQ(kernels::packed_matmul_runs(), before);
+    kernels::set_packed_matmul_enabled(false);
     ASSERT_TRUE(interp::nn::dnnl_matmul_f32(g, a.data(), b.data<float>(), &b, bias.data(),
                                             dnnl.data(), 2).ok());
-    interp::nn::set_packed_matmul_enabled(true);
-    EXPECT_EQ(interp::nn::packed_matmul_runs(), before);
+    kernels::set_packed_matmul_enabled(true);
+    EXPECT_EQ(kernels::packed_matmul_runs(), before);
     for (size_t t = 0; t < ours.size(); ++t) {
       ASSERT_NEAR(ours[t], dnnl[t], 1e-4) << t;
       ASSERT_NEAR(ours[t], plain[t], 1e-4) << t;
@@ -282,7 +282,7 @@ TEST_F(PackedGemm, EachWeightTensorKeepsItsOwnPanels) {
     for (int seed : {10, 11}) {
       const Tensor b = Tensor::from_vector<float>({k, n}, pseudo(k * n, seed));
       std::vector<float> y(static_cast<size_t>(m * n));
-      ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b,
+      ASSERT_TRUE(kernels::packed_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b,
                                                 nullptr, y.data(), 2));
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j)
@@ -302,17 +302,17 @@ TEST_F(PackedGemm, PanelsOfDroppedWeightsAreFreed) {
   size_t with_b = 0;
   {
     const Tensor b = Tensor::from_vector<float>({k, n}, pseudo(k * n, 13));
-    ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b,
+    ASSERT_TRUE(kernels::packed_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b,
                                               nullptr, y.data(), 1));
-    with_b = interp::nn::packed_panel_bytes();
+    with_b = kernels::packed_panel_bytes();
     EXPECT_GE(with_b, b_bytes);
   }
   const Tensor c = Tensor::from_vector<float>({k, 64}, pseudo(k * 64, 14));  // kept
-  ASSERT_TRUE(interp::nn::packed_matmul_f32(m, 64, k, false, a.data(), c.data<float>(), c,
+  ASSERT_TRUE(kernels::packed_matmul_f32(m, 64, k, false, a.data(), c.data<float>(), c,
                                             nullptr, y.data(), 1));
   // b's panels are gone, c's are in (each entry has up to 64 bytes of alignment slack).
-  EXPECT_LE(interp::nn::packed_panel_bytes(), with_b - b_bytes + c_bytes + 128);
-  EXPECT_GE(interp::nn::packed_panel_bytes(), c_bytes);
+  EXPECT_LE(kernels::packed_panel_bytes(), with_b - b_bytes + c_bytes + 128);
+  EXPECT_GE(kernels::packed_panel_bytes(), c_bytes);
 }
 
 // Long sums are added in blocks (K = 20000, values of one sign so nothing cancels): within 1e-6
@@ -324,7 +324,7 @@ TEST_F(PackedGemm, LongSumsStayCloseToFloat64) {
   for (size_t i = 0; i < bv.size(); ++i) bv[i] = 0.3f + 0.5f * static_cast<float>(i % 11) / 11.f;
   const Tensor b = Tensor::from_vector<float>({k, n}, bv);
   std::vector<float> y(static_cast<size_t>(m * n));
-  ASSERT_TRUE(interp::nn::packed_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b, nullptr,
+  ASSERT_TRUE(kernels::packed_matmul_f32(m, n, k, false, a.data(), b.data<float>(), b, nullptr,
                                             y.data(), 2));
   double worst = 0;
   for (int64_t i = 0; i < m; ++i)

@@ -1,4 +1,4 @@
-// nn::small_sgemm (interp/kernels/small_gemm.h) against a double-precision triple loop: every
+// kernels::small_sgemm (kernels/small_gemm.h) against a double-precision triple loop: every
 // transposition, sizes 0, 1, odd and past the 16- and 64-column blocks, padded leading dims,
 // alpha / beta (beta = 0 ignores NaN in C, as BLAS), K = 0, NaN and infinity in A.
 // Tolerance: 2e-6 * sum |a||b| per element (float32 sums of up to 1,024 terms in another order).
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "interp/kernels/small_gemm.h"
+#include "kernels/small_gemm.h"
 
 namespace tierjit::testing {
 namespace {
@@ -38,7 +38,7 @@ void check(const Case& cs, uint32_t seed, float a_special = 0.f, bool special = 
   for (float& x : c) x = cs.beta == 0.f ? std::numeric_limits<float>::quiet_NaN() : d(rng);
   if (special && ar * ac > 0) a[0] = a_special;  // A(0, 0)
   const std::vector<float> c0 = c;
-  interp::nn::small_sgemm(cs.ta, cs.tb, cs.m, cs.n, cs.k, cs.alpha, a.data(), lda, b.data(), ldb, cs.beta,
+  kernels::small_sgemm(cs.ta, cs.tb, cs.m, cs.n, cs.k, cs.alpha, a.data(), lda, b.data(), ldb, cs.beta,
                   c.data(), ldc);
   for (int64_t i = 0; i < cs.m; ++i)
     for (int64_t j = 0; j < cs.n; ++j) {

@@ -1,6 +1,6 @@
-// tier 0's float32 Softmax rows (vm::softmax_rows_f32: SLEEF's exp inlined, 16 lanes on AVX-512F
+// tier 0's float32 Softmax rows (kernels::softmax_rows_f32: SLEEF's exp inlined, 16 lanes on AVX-512F
 // CPUs, 8 otherwise) must equal, bit for bit, the 8-lane steps they replaced, kept here as the
-// reference: m = vm::max_f32(row), sum = vm::exp_shifted_sum_f32(row, m, y) (library SLEEF exp),
+// reference: m = kernels::max_f32(row), sum = kernels::exp_shifted_sum_f32(row, m, y) (library SLEEF exp),
 // y *= float(1.0 / sum). Row lengths 1..70, 1000, 100k; NaN (either sign, payloads), +-inf, huge
 // and tiny values, signed zeros; the kernel on every axis form that reaches these rows (opset 13
 // last axis, opset 11 coerced 2-D, axis == rank), size-0 dims, two threads. The inlined exp
@@ -11,7 +11,7 @@
 #include <limits>
 #include <random>
 
-#include "interp/kernels/vec_math.h"
+#include "kernels/vec_math.h"
 #include "reduction_test_util.h"
 
 namespace tierjit::testing {
@@ -19,7 +19,6 @@ namespace {
 
 using namespace red;  // NOLINT
 using ir::OpKind;
-namespace vm = interp::vm;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -31,8 +30,8 @@ void reference_rows(const float* x, float* y, int64_t rows, int64_t n) {
   for (int64_t o = 0; o < rows; ++o) {
     const float* xr = x + o * n;
     float* yr = y + o * n;
-    const float m = vm::max_f32(xr, n);
-    const float inv = static_cast<float>(1.0 / vm::exp_shifted_sum_f32(xr, m, yr, n));
+    const float m = kernels::max_f32(xr, n);
+    const float inv = static_cast<float>(1.0 / kernels::exp_shifted_sum_f32(xr, m, yr, n));
     for (int64_t r = 0; r < n; ++r) yr[r] = std::isnan(inv) ? inv : yr[r] * inv;
   }
 }
@@ -41,12 +40,12 @@ void reference_rows(const float* x, float* y, int64_t rows, int64_t n) {
 void check_rows(const std::vector<float>& x, int64_t rows, int64_t n, const std::string& what) {
   std::vector<float> want(x.size()), got(x.size());
   reference_rows(x.data(), want.data(), rows, n);
-  vm::softmax_rows_f32(x.data(), got.data(), rows, n);
+  kernels::softmax_rows_f32(x.data(), got.data(), rows, n);
   EXPECT_EQ(bit_mismatches(got.data(), want.data(), rows * n, what + " dispatch"), 0);
-  vm::softmax_rows_f32_avx2(x.data(), got.data(), rows, n);
+  kernels::softmax_rows_f32_avx2(x.data(), got.data(), rows, n);
   EXPECT_EQ(bit_mismatches(got.data(), want.data(), rows * n, what + " 8 lanes"), 0);
   got = x;
-  vm::softmax_rows_f32(got.data(), got.data(), rows, n);
+  kernels::softmax_rows_f32(got.data(), got.data(), rows, n);
   EXPECT_EQ(bit_mismatches(got.data(), want.data(), rows * n, what + " in place"), 0);
 }
 
@@ -166,9 +165,9 @@ TEST(SoftmaxFast, InlinedExpEqualsSleefOnASweepOfAllFloats) {
     int64_t n = 0;
     for (; n < kBlock && bits < (uint64_t{1} << 32); ++n, bits += 61)
       x[n] = std::bit_cast<float>(static_cast<uint32_t>(bits));
-    vm::exp_f32(x.data(), lib.data(), n);
-    vm::exp_f32_inline(x.data(), mine.data(), n);
-    vm::exp_f32_inline_avx2(x.data(), mine8.data(), n);
+    kernels::exp_f32(x.data(), lib.data(), n);
+    kernels::exp_f32_inline(x.data(), mine.data(), n);
+    kernels::exp_f32_inline_avx2(x.data(), mine8.data(), n);
     bad += bit_mismatches(mine.data(), lib.data(), n, "exp dispatch");
     bad += bit_mismatches(mine8.data(), lib.data(), n, "exp 8 lanes");
     if (bad > 10) break;

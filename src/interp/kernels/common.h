@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "interp/kernel.h"
-#include "interp/kernels/parallel_for.h"
+#include "kernels/parallel_for.h"
 #include "support/float16.h"
 
 namespace tierjit::interp {

@@ -14,7 +14,7 @@
 
 #include "interp/executor.h"
 #include "interp/kernels/conv_chain.h"
-#include "interp/kernels/parallel_for.h"
+#include "kernels/parallel_for.h"
 
 namespace tierjit::interp {
 namespace {
@@ -236,7 +236,7 @@ FiniteScan scan_finite(const float* x, int64_t n, int threads, ScanIsa isa) {
   if (n >= kScanParallel && threads > 1) {
     std::vector<uint32_t> part(static_cast<size_t>(threads), 0);
     const int64_t chunk = (n + threads - 1) / threads;
-    parallel_for_if(true, threads, threads, [&](int64_t t) {
+    kernels::parallel_for_if(true, threads, threads, [&](int64_t t) {
       const int64_t begin = std::min(n, t * chunk), end = std::min(n, begin + chunk);
       part[static_cast<size_t>(t)] = max_bits(x + begin, end - begin, level);
     });

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "interp/kernels/conv_chain_pool.h"
-#include "interp/kernels/cpu_features.h"
+#include "kernels/cpu_features.h"
 #include "interp/kernels/nn_common.h"
-#include "interp/kernels/parallel_for.h"
+#include "kernels/parallel_for.h"
 
 namespace tierjit::interp {
 namespace {
@@ -81,7 +81,7 @@ struct V {
 }  // namespace avx512
 #pragma GCC pop_options
 
-const bool kHasAvx512 = cpu_has_avx512f();
+const bool kHasAvx512 = kernels::cpu_has_avx512f();
 
 // In-bounds taps of each output position's window along one axis: coordinates
 // first[o] + k * dilation for k < count[o] (the in-bounds part of an arithmetic progression is
@@ -152,7 +152,7 @@ bool max_pool_channels_last_isa(bool use_avx512, const nn::Window& w, const Shap
   const int64_t work = rows * aw.out * shape_numel(w.kernel) * c;
   // Threads from 2^15 tap-channels (~1 us on one thread): 8x32x14x14 2x2 at 2 threads
   // 1.9 -> 1.55 us; 1x16x28x28 (12544) is faster on one (0.53 vs 0.82 us at 2^12).
-  parallel_for_if(work > (1 << 15), threads, rows, [&](int64_t r) {
+  kernels::parallel_for_if(work > (1 << 15), threads, rows, [&](int64_t r) {
     const int64_t n = r / out_rows, od = (r % out_rows) / ah.out, oh = r % ah.out;
     const int64_t nd = ad.count[od], nh = ah.count[oh], nrows = nd * nh;
     int64_t row_stack[kMaxStackTaps];

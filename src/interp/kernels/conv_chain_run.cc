@@ -13,10 +13,10 @@
 #include "interp/executor.h"
 #include "interp/kernels/conv_chain_bounds.h"
 #include "interp/kernels/conv_fusion.h"
-#include "interp/kernels/cpu_features.h"
+#include "kernels/cpu_features.h"
 #include "interp/kernels/direct_conv.h"
 #include "interp/kernels/nn_common.h"
-#include "interp/kernels/parallel_for.h"
+#include "kernels/parallel_for.h"
 #include "interp/kernels/tensor_internal.h"
 #include "interp/registry.h"
 #include "support/cpu_load.h"
@@ -202,7 +202,7 @@ std::optional<nn::MaxPoolAfter> pool_after(const nn::ConvGeometry& g, const nn::
 ActLayout chain_layout(const ConvChain& c, const std::vector<Shape>& shapes) {
   const int forced = g_forced_layout.load(std::memory_order_relaxed);
   const ActLayout want = forced >= 0          ? static_cast<ActLayout>(forced)
-                         : cpu_has_avx512f() ? ActLayout::kChannelsLast
+                         : kernels::cpu_has_avx512f() ? ActLayout::kChannelsLast
                                              : ActLayout::kBlocked8;
   if (want != ActLayout::kBlocked8) return ActLayout::kChannelsLast;
   std::vector<bool> converted(c.values.size(), false);
@@ -561,7 +561,7 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
   // 2^kPieceLog2 images and, for the rest, of the powers of two its count is made of (so a
   // chain creates one-thread primitives for 4 batch sizes at most, whatever the calls' sizes:
   // oneDNN's creation costs 0.1-0.6 ms per Conv and batch size); each piece runs on one thread,
-  // a thread taking the pieces of a late one's share it has not begun (parallel_for_stealing).
+  // a thread taking the pieces of a late one's share it has not begun (kernels::parallel_for_stealing).
   const int groups = image_groups(c, *resolved, threads);
   // piece[k]: the shapes of a piece of 2^k images, k <= kPieceLog2.
   std::shared_ptr<const ConvChain::Resolved> piece[kPieceLog2 + 1];
@@ -597,7 +597,7 @@ Expected<bool> run_conv_chain(const ConvChain& c, Frame& frame, const ExecOption
     const int64_t per_image = shape_numel(exit_shape) / exit_shape[0];
     std::vector<Status> status(pieces.size());
     // Each thread starts on its group's pieces, then takes those a late thread has not begun.
-    parallel_for_stealing(groups, static_cast<int64_t>(pieces.size()), [&](int64_t i) {
+    kernels::parallel_for_stealing(groups, static_cast<int64_t>(pieces.size()), [&](int64_t i) {
       const auto [b, k] = pieces[static_cast<size_t>(i)];
       const int64_t end = b + (int64_t{1} << k);
       std::vector<Slot> slots = make_slots(c, *piece[k], slices(b, end));

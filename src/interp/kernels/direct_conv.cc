@@ -15,10 +15,10 @@
 #include <tuple>
 #include <vector>
 
-#include "interp/kernels/cpu_features.h"
-#include "interp/kernels/line_buffer.h"
-#include "interp/kernels/parallel_for.h"
-#include "interp/kernels/weight_pack_cache.h"
+#include "kernels/cpu_features.h"
+#include "kernels/line_buffer.h"
+#include "kernels/parallel_for.h"
+#include "kernels/weight_pack_cache.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -26,7 +26,7 @@ namespace {
 std::atomic<bool> g_enabled{true};
 std::atomic<uint64_t> g_runs{0};
 std::atomic<uint64_t> g_pool_runs{0};
-const bool kHasAvx512 = cpu_has_avx512f();
+const bool kHasAvx512 = kernels::cpu_has_avx512f();
 
 constexpr int kTile = 6;         // output pixels per tile (x 2 blocks: 12 accumulators)
 constexpr int64_t kGroupOc = 16;  // output channels per group
@@ -46,7 +46,7 @@ constexpr int64_t kChunkTaps = 256;
 constexpr int64_t kPrefetchFloats = 1024;
 constexpr int64_t kPrefetchMaxPixels = 64;
 // One thread's time per multiply-add (ns) from which a call is split over threads
-// (worth_parallel): convnet_small's 16 -> 32 layer, 903K multiply-adds per image, took 20-24 us on
+// (kernels::worth_parallel): convnet_small's 16 -> 32 layer, 903K multiply-adds per image, took 20-24 us on
 // one core (tierjit_micro_bench conv.direct_conv2_16to32_14_1_t1).
 constexpr double kNsPerMac = 0.024;
 // Padded floats from which the padding of the images of a call is shared over threads.
@@ -57,7 +57,7 @@ constexpr int64_t kPoolBlockPixels = 256;
 
 // The packed weights of one convolution.
 struct PackedConv {
-  LineBuffer data;
+  kernels::LineBuffer data;
   Tensor keep;  // the constant weight tensor (its address stays ours while cached)
   size_t bytes() const { return data.size() * sizeof(float); }
   bool orphaned() const { return keep.storage_holders() == 1; }
@@ -85,7 +85,7 @@ size_t packed_floats(int64_t O, int64_t C, int64_t KH, int64_t KW) {
 
 // Packed weights of constant tensors by address and geometry (weight_pack_cache.h); past the
 // budget the caller packs per call.
-using PackCache = WeightPackCache<std::tuple<const float*, int64_t, int64_t, int64_t, int64_t, int64_t>, PackedConv>;
+using PackCache = kernels::WeightPackCache<std::tuple<const float*, int64_t, int64_t, int64_t, int64_t, int64_t>, PackedConv>;
 
 // (The budget of oneDNN's reordered weights, dnnl_common.cc: resnet18's are 45 MiB.)
 PackCache& pack_cache() {
@@ -387,7 +387,7 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
   if (keep) {
     wp = keep->data.data();
   } else {
-    thread_local LineBuffer scratch_w;
+    thread_local kernels::LineBuffer scratch_w;
     scratch_w.resize(packed_floats(O, C, KH, KW));
     pack_weights(w, O, C, KH, KW, cb, scratch_w.data());
     wp = scratch_w.data();
@@ -424,7 +424,7 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
   const int64_t group_w = C * KH * KW * kGroupOc, image_out = O * g.pixels;
   const int64_t image_pooled = O * PHo * PWo;
   const int64_t macs = N * image_out * C * KH * KW;
-  const int team = worth_parallel(threads, macs, kNsPerMac) ? threads : 1;
+  const int team = kernels::worth_parallel(threads, macs, kNsPerMac) ? threads : 1;
   // Pixel chunks: of about kTilesPerItem tiles, as even as whole tiles allow; with a pool, blocks
   // of whole pooled rows.
   int64_t pchunks = (g.pixels + kTile * kTilesPerItem - 1) / (kTile * kTilesPerItem);
@@ -444,7 +444,7 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
     const int64_t ob_count = std::min<int64_t>(2, (O - grp * kGroupOc) / 8);
     const float* wg = wp + grp * group_w;
     const float* bg = bias ? bias + grp * kGroupOc : nullptr;
-    thread_local LineBuffer part, block;
+    thread_local kernels::LineBuffer part, block;
     float* yg;
     if (pool) {
       block.resize(static_cast<size_t>(pchunk * kGroupOc));
@@ -468,10 +468,10 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
   };
   // Items of whole images when they share evenly (or are many), each padded by its thread.
   if (N >= team && (N % team == 0 || N >= 4 * team)) {
-    parallel_for_stealing(team, N, [&](int64_t n) {
+    kernels::parallel_for_stealing(team, N, [&](int64_t n) {
       const float* xi = x + n * image_in;
       if (padded) {
-        thread_local LineBuffer pad;
+        thread_local kernels::LineBuffer pad;
         pad.resize(static_cast<size_t>(image_pad));
         for (int64_t b = 0; b < nb; ++b) pad_block(xi, b, H, W, cb, pt, pb, pl, pr, pad.data());
         xi = pad.data();
@@ -486,16 +486,16 @@ void direct_conv_f32(const ConvGeometry& cg, const float* x, ActLayout x_layout,
   // small layers: the team's wake-up after the serial copy is what the items pay.)
   const float* xpad = x;
   if (padded) {
-    thread_local LineBuffer padded_all;
+    thread_local kernels::LineBuffer padded_all;
     padded_all.resize(static_cast<size_t>(N * image_pad));
     float* out = padded_all.data();  // (the team's own thread_local buffers are others)
-    parallel_for_if(team > 1 && N * image_pad >= kParallelPadFloats, team, N * nb, [&](int64_t nbk) {
+    kernels::parallel_for_if(team > 1 && N * image_pad >= kParallelPadFloats, team, N * nb, [&](int64_t nbk) {
       const int64_t n = nbk / nb;
       pad_block(x + n * image_in, nbk % nb, H, W, cb, pt, pb, pl, pr, out + n * image_pad);
     });
     xpad = out;
   }
-  parallel_for_stealing(team, N * groups * pchunks, [&](int64_t item) {
+  kernels::parallel_for_stealing(team, N * groups * pchunks, [&](int64_t item) {
     const int64_t n = item / (groups * pchunks), rest = item % (groups * pchunks);
     const int64_t grp = rest / pchunks, p0 = (rest % pchunks) * pchunk;
     run(xpad + n * image_pad, n, grp, p0, std::min(g.pixels, p0 + pchunk));

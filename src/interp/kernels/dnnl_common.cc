@@ -10,8 +10,8 @@
 
 #include "interp/kernels/dnnl_internal.h"
 #include "interp/kernels/dnnl_util.h"
-#include "interp/kernels/small_gemm.h"
-#include "interp/kernels/weight_pack_cache.h"
+#include "kernels/small_gemm.h"
+#include "kernels/weight_pack_cache.h"
 #include "support/cpu_load.h"
 
 namespace tierjit::interp::nn {
@@ -19,7 +19,7 @@ namespace dnnl_glue {
 namespace {
 
 // Reordered copies of constant weight tensors, keyed by weight data and target layout (shared
-// by every primitive, i.e. input shape, that wants the same layout): a WeightPackCache
+// by every primitive, i.e. input shape, that wants the same layout): a kernels::WeightPackCache
 // (weight_pack_cache.h), so each copy holds a handle to the weight tensor (its storage and
 // address cannot be reused while cached; only tensors the graph marks constant, initializers,
 // are cached), the total is bounded (a copy past the budget is made per call), and a copy whose
@@ -51,8 +51,8 @@ std::vector<int64_t> layout_key(const dnnl::memory::desc& md) {
   return k;
 }
 
-WeightPackCache<WeightKey, ReorderedWeights>& weight_cache() {
-  static WeightPackCache<WeightKey, ReorderedWeights> c(kWeightCacheBudget);
+kernels::WeightPackCache<WeightKey, ReorderedWeights>& weight_cache() {
+  static kernels::WeightPackCache<WeightKey, ReorderedWeights> c(kWeightCacheBudget);
   return c;
 }
 
@@ -175,8 +175,8 @@ Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
   // transposed from 3 rows oneDNN's kernels are faster (8x10x512: 0.59 against 0.95 us), but
   // that is 0.4 us per call against 3.3 ms once: mlp's first 8-row request took 3.3 ms with
   // them, 0.2 ms without.
-  if (m * n * k < kSmallGemmMacs) {
-    small_sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (m * n * k < kernels::kSmallGemmMacs) {
+    kernels::small_sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return Status();
   }
   // Small products run on the calling thread: an OpenMP team costs more than it saves there,

@@ -16,7 +16,7 @@
 
 #include "interp/kernels/dnnl_internal.h"
 #include "interp/kernels/dnnl_util.h"
-#include "interp/kernels/packed_gemm.h"
+#include "kernels/packed_gemm.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -166,7 +166,7 @@ Status dnnl_matmul_f32(const MatMulGeometry& g, const float* a, const float* b,
   const int used_threads = parallel_threads(g.m * g.n * g.k, threads);
   // Constant weights: our packed panels (packed_gemm.h: no kernel generation per row count).
   if (constant_b &&
-      packed_matmul_f32(g.m, g.n, g.k, g.trans_b, a, b, *constant_b, bias, y, used_threads))
+      kernels::packed_matmul_f32(g.m, g.n, g.k, g.trans_b, a, b, *constant_b, bias, y, used_threads))
     return Status();
   if (used_threads > 1 && g.m >= 2 * kSplitMinRows) {
     // oneDNN's brgemm matmul splits rows in large blocks, so below a few hundred rows one thread

@@ -147,7 +147,7 @@ bool contract2(const T* a, const T* b, T* out, const std::vector<int>& all,
   const int64_t nbatch = static_cast<int64_t>(ba.size()), m = static_cast<int64_t>(ma.size());
   const int64_t n = static_cast<int64_t>(nb.size()), kk = static_cast<int64_t>(ka.size());
   if (kk * n > memory_limit / static_cast<int64_t>(sizeof(A))) return false;  // packed B too big
-  parallel_for_if(nbatch * m * n * kk > 65536, threads, nbatch, [&](int64_t bi) {
+  kernels::parallel_for_if(nbatch * m * n * kk > 65536, threads, nbatch, [&](int64_t bi) {
     std::vector<A> bp(static_cast<size_t>(kk * n)), acc(static_cast<size_t>(n));
     for (int64_t p = 0; p < kk; ++p)
       for (int64_t j = 0; j < n; ++j) bp[p * n + j] = load<T>(b, bb[bi] + kb[p] + nb[j]);

@@ -1,16 +1,16 @@
 // The fused erf-form GELU chain (see gelu_fusion.h): matching in the graph, and the one-pass
 // kernel. The kernel's per-element operations and their order are those of the Div, Erf
-// (vm::erf_f32, position independent), Add and Mul kernels, so results are bit-identical.
+// (kernels::erf_f32, position independent), Add and Mul kernels, so results are bit-identical.
 #include "interp/kernels/gelu_fusion.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
 
-#include "interp/kernels/cpu_features.h"
+#include "kernels/cpu_features.h"
 #include "interp/kernels/fusion_match.h"
-#include "interp/kernels/parallel_for.h"
-#include "interp/kernels/vec_math.h"
+#include "kernels/parallel_for.h"
+#include "kernels/vec_math.h"
 
 namespace tierjit::interp {
 namespace {
@@ -28,7 +28,7 @@ constexpr int64_t kBlock = 1024;           // elements per pass of the fused loo
 // AVX2 (tierjit_micro_bench --benchmark_filter=elementwise.gelu_chain_128K, Zen 3).
 constexpr double kGeluNsPerElement = 0.8;
 
-const bool kHasAvx512 = cpu_has_avx512f();
+const bool kHasAvx512 = kernels::cpu_has_avx512f();
 
 // GCC 12 cannot see that the first loop of each block fills t[0, len) before erf reads it.
 #pragma GCC diagnostic push
@@ -43,7 +43,7 @@ void gelu_block_avx2(const float* xb, float* yb, float* t, int64_t len, float c1
   int64_t i = 0;
   for (; i + 8 <= len; i += 8) _mm256_store_ps(t + i, _mm256_div_ps(_mm256_loadu_ps(xb + i), v1));
   for (; i < len; ++i) t[i] = xb[i] / c1;
-  vm::erf_f32(t, t, len);
+  kernels::erf_f32(t, t, len);
   for (i = 0; i + 8 <= len; i += 8) {
     const __m256 a = _mm256_add_ps(_mm256_load_ps(t + i), v2);
     const __m256 m = _mm256_mul_ps(_mm256_loadu_ps(xb + i), a);
@@ -61,7 +61,7 @@ __attribute__((target("avx512f"))) void gelu_block_avx512(const float* xb, float
   int64_t i = 0;
   for (; i + 16 <= len; i += 16) _mm512_store_ps(t + i, _mm512_div_ps(_mm512_loadu_ps(xb + i), v1));
   for (; i < len; ++i) t[i] = xb[i] / c1;
-  vm::erf_f32(t, t, len);
+  kernels::erf_f32(t, t, len);
   for (i = 0; i + 16 <= len; i += 16) {
     const __m512 a = _mm512_add_ps(_mm512_load_ps(t + i), v2);
     const __m512 m = _mm512_mul_ps(_mm512_loadu_ps(xb + i), a);
@@ -107,8 +107,8 @@ Tensor run_gelu_chain(const GeluChain& c, const Tensor& x, int threads) {
   float* yp = y.data<float>();
   const int64_t n = x.numel(), blocks = (n + kBlock - 1) / kBlock;
   const float c1 = c.c1, c2 = c.c2, c3 = c.c3;
-  const int team = worth_parallel(threads, n, kGeluNsPerElement) ? threads : 1;
-  parallel_for_stealing(team, blocks, [&](int64_t b) {
+  const int team = kernels::worth_parallel(threads, n, kGeluNsPerElement) ? threads : 1;
+  kernels::parallel_for_stealing(team, blocks, [&](int64_t b) {
     const int64_t lo = b * kBlock, len = std::min(kBlock, n - lo);
     alignas(64) float t[kBlock];
     if (kHasAvx512) gelu_block_avx512(xp + lo, yp + lo, t, len, c1, c2, c3);

@@ -33,7 +33,7 @@ std::optional<GeluChain> match_gelu_chain(const ir::Node& div, const ir::Graph& 
 /// y = (x * (erf(x / c1) + c2)) * c3 elementwise for float32 x of any shape (size 0 included),
 /// y a new tensor of x's shape. The constants broadcast to x's shape (rank <= 1, one element;
 /// for a rank-0 x a rank-1 constant would change the shape, so the caller runs the nodes then).
-/// Threads: `threads` OpenMP threads from ~8 us of one-thread work (worth_parallel, about 8K
+/// Threads: `threads` OpenMP threads from ~8 us of one-thread work (kernels::worth_parallel, about 8K
 /// elements on AVX2), blocks of 1,024 elements shared by stealing (parallel_for.h).
 Tensor run_gelu_chain(const GeluChain& c, const Tensor& x, int threads);
 

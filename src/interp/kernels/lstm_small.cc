@@ -23,10 +23,10 @@
 #include <immintrin.h>
 #include <omp.h>
 
-#include "interp/kernels/cpu_features.h"
+#include "kernels/cpu_features.h"
 #include "interp/kernels/dnnl_util.h"
-#include "interp/kernels/line_buffer.h"
-#include "interp/kernels/weight_pack_cache.h"
+#include "kernels/line_buffer.h"
+#include "kernels/weight_pack_cache.h"
 
 // The 16-lane helpers pass vectors by value; they are always inlined into the two versions.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -78,7 +78,7 @@ std::atomic<bool> g_enabled{true};
 std::atomic<bool> g_force_avx2{false};
 std::atomic<uint64_t> g_runs{0}, g_two_thread_runs{0};
 
-const bool kHasAvx512 = cpu_has_avx512f();
+const bool kHasAvx512 = kernels::cpu_has_avx512f();
 
 template <class V>
 TJ_LSTM_INLINE V load(const float* p) {
@@ -569,10 +569,10 @@ void tanh_avx2(const float* x, float* y, int64_t n) { activation_body<V8, false>
 
 struct Packed {
   int64_t input = 0, hidden = 0, hp = 0, blocks = 0, dirs = 0;
-  LineBuffer wp, rp, bias;  // [D][blocks][4][I][16], [D][blocks][4][H][16], [D][blocks][64]
+  kernels::LineBuffer wp, rp, bias;  // [D][blocks][4][I][16], [D][blocks][4][H][16], [D][blocks][64]
   Tensor keep_w, keep_r, keep_b;    // constant tensors: their storage stays ours
   size_t bytes() const { return (wp.size() + rp.size() + bias.size()) * sizeof(float); }
-  // W or R held by nobody else: its model is gone (WeightPackCache).
+  // W or R held by nobody else: its model is gone (kernels::WeightPackCache).
   bool orphaned() const { return keep_w.storage_holders() == 1 || keep_r.storage_holders() == 1; }
 };
 
@@ -621,7 +621,7 @@ void pack(const RnnDnnlArgs& a, Packed& pk) {
 
 // Packed weights of constant tensors by their data pointers and sizes (weight_pack_cache.h);
 // past the budget the call packs per call (Scratch::packed).
-using PackCache = WeightPackCache<std::tuple<const float*, const float*, const float*, int64_t, int64_t, int64_t>, Packed>;
+using PackCache = kernels::WeightPackCache<std::tuple<const float*, const float*, const float*, int64_t, int64_t, int64_t>, Packed>;
 
 PackCache& pack_cache() {
   static PackCache cache(size_t{64} << 20);
@@ -630,7 +630,7 @@ PackCache& pack_cache() {
 
 // Per-thread reused buffers (no allocation per call once grown).
 struct Scratch {
-  LineBuffer proj, h, c;
+  kernels::LineBuffer proj, h, c;
   std::vector<const float*> rows;
   Packed packed;  // weights packed per call (not constant)
 };

@@ -8,7 +8,7 @@
 #include "interp/kernels/matmul_fusion.h"
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/nn_kernels.h"
-#include "interp/kernels/packed_gemm.h"
+#include "kernels/packed_gemm.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -115,7 +115,7 @@ Status run_f32(const KernelContext& ctx, const MatMulPlan& p, const float* a, co
   if (regular && !bias) {  // equal batch dims (attention): all the products in one call
     // Packed panels first (packed_gemm.h: no kernel generated per shape; oneDNN's batched
     // primitive cost bert_tiny ~18 ms on its first call and more on each new shape).
-    if (packed_batched_matmul_f32(nb, p.m, p.n, p.k, a, b, y, parallel_threads(macs, threads)))
+    if (kernels::packed_batched_matmul_f32(nb, p.m, p.n, p.k, a, b, y, parallel_threads(macs, threads)))
       return Status();
     if (macs >= kBatchedMinMacs) return dnnl_batched_matmul_f32(nb, {p.m, p.n, p.k, false}, a, b, y, threads);
   }

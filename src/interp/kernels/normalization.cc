@@ -9,7 +9,7 @@
 #include <immintrin.h>
 
 #include "interp/kernels/layer_norm_fusion.h"
-#include "interp/kernels/layer_norm_rows.h"
+#include "kernels/layer_norm_rows.h"
 #include "interp/kernels/reduce_util.h"
 
 namespace tierjit::interp {
@@ -259,12 +259,12 @@ Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
     const bool stats = mean_t || inv_t;
     std::vector<double> means(stats ? static_cast<size_t>(v.outer) : 0),
         invs(stats ? static_cast<size_t>(v.outer) : 0);
-    // Rows in blocks of kRowBlock: 8 rows by ln_rows::stats8 where the CPU has AVX-512F (float32),
+    // Rows in blocks of kRowBlock: 8 rows by kernels::ln_rows::stats8 where the CPU has AVX-512F (float32),
     // else 4 at a time by block_stats (it interleaves them), the rest one by one; the affine step
     // 16 lanes wide there too. Every path gives each row the same bits (layer_norm_rows.h).
-    constexpr int kRowBlock = ln_rows::kRows;
+    constexpr int kRowBlock = kernels::ln_rows::kRows;
     bool wide = false;
-    if constexpr (std::is_same_v<T, float>) wide = ln_rows::has_avx512();
+    if constexpr (std::is_same_v<T, float>) wide = kernels::ln_rows::has_avx512();
     auto block = [&](int64_t o0) {
       double mean[kRowBlock], var[kRowBlock];
       const int64_t nr = std::min<int64_t>(kRowBlock, v.outer - o0);
@@ -276,7 +276,7 @@ Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
             const float* rr = rp + (o * R) % rn;
             float* yr = yp + o * R;
             if (wide) {
-              ln_rows::add_row(rr, xr, yr, R);  // the residual first, as the loop below compiles
+              kernels::ln_rows::add_row(rr, xr, yr, R);  // the residual first, as the loop below compiles
               continue;
             }
 #pragma omp simd
@@ -288,7 +288,7 @@ Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
       int64_t k0 = 0;
       if constexpr (std::is_same_v<T, float>) {
         if (wide && nr == kRowBlock) {
-          ln_rows::stats8(src + o0 * R, R, mean, var);
+          kernels::ln_rows::stats8(src + o0 * R, R, mean, var);
           k0 = kRowBlock;
         }
       }
@@ -308,7 +308,7 @@ Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
         const C cm = static_cast<C>(mean[k]), ci = static_cast<C>(inv);
         if constexpr (std::is_same_v<T, float>) {
           if (wide) {
-            ln_rows::normalize_row(xr, yr, R, cm, ci, s, b);
+            kernels::ln_rows::normalize_row(xr, yr, R, cm, ci, s, b);
             continue;
           }
         }
@@ -319,8 +319,8 @@ Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
     };
     const int64_t blocks = (v.outer + kRowBlock - 1) / kRowBlock;
     const int threads = ctx.options().intra_op_threads;
-    const int team = worth_parallel(threads, v.outer * R, kLayerNormNsPerElement) ? threads : 1;
-    parallel_for_stealing(team, blocks, [&](int64_t j) { block(j * kRowBlock); });
+    const int team = kernels::worth_parallel(threads, v.outer * R, kLayerNormNsPerElement) ? threads : 1;
+    kernels::parallel_for_stealing(team, blocks, [&](int64_t j) { block(j * kRowBlock); });
     auto write_stats = [](Tensor* t, const std::vector<double>& vals) {
       if (!t) return;
       for (size_t i = 0; i < vals.size(); ++i) {
@@ -415,13 +415,13 @@ Status batch_norm_kernel(KernelContext& ctx) {
     const T* xp = x->data<T>();
     std::vector<double> bmean(mean), bvar(var);
     if (training && N * S > 0) {
-      parallel_for_if(x->numel() > kParallelWork, threads, C, [&](int64_t c) {
+      kernels::parallel_for_if(x->numel() > kParallelWork, threads, C, [&](int64_t c) {
         row_stats(xp + c * S, N, C * S, S, bmean[c], bvar[c]);
       });
     }
     TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, x->dtype(), x->shape()));
     T* yp = y->data<T>();
-    parallel_for_if(x->numel() > kParallelWork, threads, N * C, [&](int64_t nc) {
+    kernels::parallel_for_if(x->numel() > kParallelWork, threads, N * C, [&](int64_t nc) {
       const int64_t c = nc % C;
       const double a = scale[c] / std::sqrt(bvar[c] + eps);
       affine_row(xp + nc * S, yp + nc * S, S, static_cast<CT>(a),
@@ -463,7 +463,7 @@ Status instance_norm_kernel(KernelContext& ctx) {
     const T* xp = x->data<T>();
     T* yp = y->data<T>();
     if (S == 0) return Status();
-    parallel_for_if(x->numel() > kParallelWork, threads, N * C, [&](int64_t nc) {
+    kernels::parallel_for_if(x->numel() > kParallelWork, threads, N * C, [&](int64_t nc) {
       const int64_t c = nc % C;
       double m, v;
       row_stats(xp + nc * S, 1, 0, S, m, v);

@@ -35,7 +35,7 @@ Status lrn_kernel(KernelContext& ctx) {
     constexpr int64_t kBlock = 64;
     const int64_t blocks = (S + kBlock - 1) / kBlock;
     const int threads = ctx.options().intra_op_threads;
-    parallel_for_if(x->numel() * size > kParallelWork, threads, N * C * blocks, [&](int64_t task) {
+    kernels::parallel_for_if(x->numel() * size > kParallelWork, threads, N * C * blocks, [&](int64_t task) {
       const int64_t nc = task / blocks, n = nc / C, c = nc % C;
       const int64_t s0 = (task % blocks) * kBlock, sn = std::min(kBlock, S - s0);
       double sq[kBlock] = {};
@@ -92,7 +92,7 @@ Status mvn_kernel(KernelContext& ctx) {
     const T* xp = x->data<T>();
     T* yp = y->data<T>();
     const int64_t K = static_cast<int64_t>(koff.size()), R = static_cast<int64_t>(roff.size());
-    parallel_for_if(K * R > kParallelWork, ctx.options().intra_op_threads, K, [&](int64_t k) {
+    kernels::parallel_for_if(K * R > kParallelWork, ctx.options().intra_op_threads, K, [&](int64_t k) {
       const T* xb = xp + koff[k];
       double s = 0, q = 0;
       for (int64_t r = 0; r < R; ++r) s += load_as<double>(xb[roff[r]]);
@@ -129,7 +129,7 @@ Status lp_norm_kernel(KernelContext& ctx) {
     constexpr int64_t kBlock = 64;
     const int64_t blocks = (I + kBlock - 1) / kBlock;
     const int threads = ctx.options().intra_op_threads;
-    parallel_for_if(x->numel() > kParallelWork, threads, v.outer * blocks, [&](int64_t task) {
+    kernels::parallel_for_if(x->numel() > kParallelWork, threads, v.outer * blocks, [&](int64_t task) {
       const int64_t o = task / blocks, j0 = (task % blocks) * kBlock, jn = std::min(kBlock, I - j0);
       const int64_t base = o * R * I + j0;
       double acc[kBlock] = {};

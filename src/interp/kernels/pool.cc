@@ -11,7 +11,7 @@
 
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/nn_kernels.h"
-#include "interp/kernels/parallel_for.h"
+#include "kernels/parallel_for.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -256,7 +256,7 @@ void run_pool_2d(const KernelContext& ctx, bool is_max, const PoolSetup& s, cons
   // The whole plane in one call when no column is on the border and every window has a row.
   bool whole_plane = vec_row && j_lo == 0 && j_hi == ow;
   for (int64_t i = 0; i < oh && whole_plane; ++i) whole_plane = ah.begin[i] < ah.begin[i + 1];
-  parallel_for_if(work > (1 << 16), ctx.options().intra_op_threads, s.planes, [&](int64_t pl) {
+  kernels::parallel_for_if(work > (1 << 16), ctx.options().intra_op_threads, s.planes, [&](int64_t pl) {
     const T* xp = x + pl * ih * iw;
     T* yp = y + pl * oh * ow;
     if constexpr (std::is_same_v<T, float>) {
@@ -344,7 +344,7 @@ void run_pool(const KernelContext& ctx, PoolKind kind, const PoolSetup& s, const
   for (size_t d = 1; d < cs.size(); ++d) cs[d] = cs[d - 1] * s.in_spatial[d - 1];
   const int64_t is = shape_numel(s.in_spatial), os = shape_numel(s.win.out);
   const int64_t work = s.planes * os * shape_numel(s.win.kernel);
-  parallel_for_if(work > (1 << 16), ctx.options().intra_op_threads, s.planes, [&](int64_t pl) {
+  kernels::parallel_for_if(work > (1 << 16), ctx.options().intra_op_threads, s.planes, [&](int64_t pl) {
     const T* xp = x + pl * is;
     std::vector<int64_t> oidx(s.in_spatial.size(), 0);
     for (int64_t o = 0; o < os; ++o) {

@@ -227,7 +227,7 @@ void reduce_ori(const Op& op, const T* x, T* y, int64_t O, int64_t R, int64_t I,
     return;
   }
   if (I == 1) {
-    parallel_for_if(O * R > kParallelWork, threads, O, [&](int64_t o) {
+    kernels::parallel_for_if(O * R > kParallelWork, threads, O, [&](int64_t o) {
       const T* row = x + o * R;
       double m = kNoShift;
       if constexpr (Op::kNeedsMax) {
@@ -272,7 +272,7 @@ template <class Op, class T>
 void reduce_gather(const Op& op, const T* x, T* y, const std::vector<int64_t>& koff,
                    const std::vector<int64_t>& roff, int threads) {
   const int64_t K = static_cast<int64_t>(koff.size()), R = static_cast<int64_t>(roff.size());
-  parallel_for_if(K * R > kParallelWork, threads, K, [&](int64_t k) {
+  kernels::parallel_for_if(K * R > kParallelWork, threads, K, [&](int64_t k) {
     const T* base = x + koff[k];
     double m = 0;
     if constexpr (Op::kNeedsMax) {

@@ -98,7 +98,7 @@ inline constexpr int64_t kColumnBlock = 64;
 template <class F>
 inline void for_each_column_block(int64_t O, int64_t R, int64_t I, int threads, const F& body) {
   const int64_t blocks = (I + kColumnBlock - 1) / kColumnBlock;
-  parallel_for_if(O * R * I > kParallelWork, threads, O * blocks, [&](int64_t task) {
+  kernels::parallel_for_if(O * R * I > kParallelWork, threads, O * blocks, [&](int64_t task) {
     const int64_t o = task / blocks;
     const int64_t j0 = (task % blocks) * kColumnBlock;
     body(o, j0, std::min(kColumnBlock, I - j0));

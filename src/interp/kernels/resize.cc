@@ -144,7 +144,7 @@ std::vector<double> resize_axis(const ResizeParams& p, const std::vector<double>
   shape[axis] = out_w;
   std::vector<double> out(static_cast<size_t>(outer * out_w * inner));
   const int64_t rows = outer * out_w;
-  parallel_for_if(rows * inner * n > 65536, threads, rows, [&](int64_t q) {
+  kernels::parallel_for_if(rows * inner * n > 65536, threads, rows, [&](int64_t q) {
     const int64_t o = q / out_w, j = q % out_w;
     const double* src = in.data() + o * in_w * inner;
     double* dst = out.data() + q * inner;

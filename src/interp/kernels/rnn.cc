@@ -28,7 +28,7 @@
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/nn_kernels.h"
 #include "interp/kernels/rnn_dnnl.h"
-#include "interp/kernels/vec_math.h"
+#include "kernels/vec_math.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -45,8 +45,8 @@ template <class T>
 void apply(const Activation& a, T* v, int64_t n) {
   const T al = static_cast<T>(a.alpha), be = static_cast<T>(a.beta);
   if constexpr (std::is_same_v<T, float>) {  // the gate activations, 8 lanes at a time (SLEEF)
-    if (a.kind == Activation::kSigmoid) return vm::sigmoid_f32(v, v, n);
-    if (a.kind == Activation::kTanh) return vm::tanh_f32(v, v, n);
+    if (a.kind == Activation::kSigmoid) return kernels::sigmoid_f32(v, v, n);
+    if (a.kind == Activation::kTanh) return kernels::tanh_f32(v, v, n);
   }
   switch (a.kind) {
     case Activation::kSigmoid: for (int64_t i = 0; i < n; ++i) v[i] = T(1) / (T(1) + std::exp(-v[i])); break;

@@ -2,21 +2,21 @@
 // input is coerced to 2-D [prod(dims[:axis]), prod(dims[axis:])] (axis default 1) and each row
 // is normalized; from opset 13 one axis is normalized (default -1). The max is subtracted first
 // (no overflow on large inputs); sums accumulate in double; NaN propagates through the row.
-// float32 Softmax over the last axis runs on vm::softmax_rows_f32 (SLEEF's exp inlined, 1 ulp;
+// float32 Softmax over the last axis runs on kernels::softmax_rows_f32 (SLEEF's exp inlined, 1 ulp;
 // 16 lanes on AVX-512F CPUs, bit for bit the 8-lane steps it replaced).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "interp/kernels/reduce_util.h"
-#include "interp/kernels/vec_math.h"
+#include "kernels/vec_math.h"
 
 namespace tierjit::interp {
 namespace {
 
 enum class SoftKind { kSoftmax, kLogSoftmax, kHardmax };
 
-/// Elements per task of the float32 Softmax rows (vm::softmax_rows_f32), and one thread's time
+/// Elements per task of the float32 Softmax rows (kernels::softmax_rows_f32), and one thread's time
 /// per element: 33.5 us for 64x512 on AVX2 (tierjit_micro_bench
 /// --benchmark_filter=reduction.softmax_64x512/tier0, Zen 3).
 constexpr int64_t kSoftmaxChunk = 2048;
@@ -31,14 +31,14 @@ void soft_rows(const T* x, T* y, int64_t O, int64_t R, int threads) {
     // Chunks of rows, so that each task makes one call (dispatch, loop setup) for many short rows.
     const int64_t rows_per_task = std::max<int64_t>(1, kSoftmaxChunk / R);
     const int64_t tasks = (O + rows_per_task - 1) / rows_per_task;
-    const int team = worth_parallel(threads, O * R, kSoftmaxNsPerElement) ? threads : 1;
-    parallel_for_stealing(team, tasks, [&](int64_t t) {
+    const int team = kernels::worth_parallel(threads, O * R, kSoftmaxNsPerElement) ? threads : 1;
+    kernels::parallel_for_stealing(team, tasks, [&](int64_t t) {
       const int64_t o0 = t * rows_per_task, rows = std::min(rows_per_task, O - o0);
-      vm::softmax_rows_f32(x + o0 * R, y + o0 * R, rows, R);
+      kernels::softmax_rows_f32(x + o0 * R, y + o0 * R, rows, R);
     });
     return;
   }
-  parallel_for_if(O * R > kParallelWork, threads, O, [&](int64_t o) {
+  kernels::parallel_for_if(O * R > kParallelWork, threads, O, [&](int64_t o) {
     const T* xr = x + o * R;
     T* yr = y + o * R;
     if constexpr (K == SoftKind::kHardmax) {

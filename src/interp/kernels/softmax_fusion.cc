@@ -9,8 +9,8 @@
 #include <algorithm>
 
 #include "interp/kernels/fusion_match.h"
-#include "interp/kernels/parallel_for.h"
-#include "interp/kernels/vec_math.h"
+#include "kernels/parallel_for.h"
+#include "kernels/vec_math.h"
 
 namespace tierjit::interp {
 namespace {
@@ -165,8 +165,8 @@ std::optional<Tensor> run_softmax_chain(const SoftmaxChain& c, std::span<const T
   float* yp = y.data<float>();
   const int64_t rows_per_task = std::max<int64_t>(1, kChunk / R);
   const int64_t tasks = (O + rows_per_task - 1) / rows_per_task;
-  const int team = worth_parallel(threads, O * R, kNsPerElement) ? threads : 1;
-  parallel_for_stealing(team, tasks, [&](int64_t t) {
+  const int team = kernels::worth_parallel(threads, O * R, kNsPerElement) ? threads : 1;
+  kernels::parallel_for_stealing(team, tasks, [&](int64_t t) {
     const int64_t o0 = t * rows_per_task, rows = std::min(rows_per_task, O - o0);
     alignas(64) float scratch[kChunk];
     for (int64_t o = o0; o < o0 + rows; ++o) {
@@ -182,7 +182,7 @@ std::optional<Tensor> run_softmax_chain(const SoftmaxChain& c, std::span<const T
         s.fn(src, s.other + off, dst, R);
         src = dst;
       }
-      vm::softmax_rows_f32(dst, yp + o * R, 1, R);
+      kernels::softmax_rows_f32(dst, yp + o * R, 1, R);
     }
   });
   return y;

@@ -9,7 +9,7 @@
 // previous one's output (its only use) and any one other operand that broadcasts to the scores'
 // shape without widening it: a scalar, a per-row value, a mask over the last axis, a full tensor.
 // The fused kernel performs the nodes' float32 operations in their order on each element and
-// then the Softmax kernel's row function (vm::softmax_rows_f32) on the row, so results equal the
+// then the Softmax kernel's row function (kernels::softmax_rows_f32) on the row, so results equal the
 // kernels run one at a time bit for bit (NaN and infinities included).
 // Source: ONNX Add-14, Sub-14, Mul-14, Div-14, Softmax-13 (and Softmax-1/11 over the last axis).
 #pragma once
@@ -48,7 +48,7 @@ std::vector<const ir::Value*> softmax_chain_operands(const SoftmaxChain& c);
 /// dtype other than float32, an operand that would widen the shape (neither first input of the
 /// full shape, a later operand of higher rank or a dim other than 1 or the scores'), a Softmax
 /// axis other than the last, or no elements. Threads: `threads` OpenMP threads from ~8 us of
-/// one-thread work (worth_parallel), chunks of ~2,048 elements shared by stealing.
+/// one-thread work (kernels::worth_parallel), chunks of ~2,048 elements shared by stealing.
 std::optional<Tensor> run_softmax_chain(const SoftmaxChain& c, std::span<const Tensor* const> operands,
                                         int threads);
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "interp/kernels/parallel_for.h"
+#include "kernels/parallel_for.h"
 #include "interp/kernels/tensor_internal.h"
 
 namespace tierjit::interp {
@@ -247,7 +247,7 @@ int64_t nest_size(const Nest& nest) {
 template <class F>
 void split(bool parallel, int threads, int64_t items, const F& f) {
   const int64_t parts = parallel ? std::min<int64_t>(threads, items) : 1;
-  parallel_for_if(parts > 1, threads, parts, [&](int64_t t) {
+  kernels::parallel_for_if(parts > 1, threads, parts, [&](int64_t t) {
     f(items * t / parts, items * (t + 1) / parts);
   });
 }

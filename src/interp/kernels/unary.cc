@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "interp/kernels/elementwise_util.h"
-#include "interp/kernels/vec_math.h"
+#include "kernels/vec_math.h"
 
 namespace tierjit::interp {
 namespace {
@@ -138,8 +138,8 @@ void register_unary_kernels(KernelRegistry& r) {
   r.add(OpKind::Ceil, unary<CeilOp>);
   r.add(OpKind::Cos, unary<CosOp>);
   r.add(OpKind::Cosh, unary<CoshOp>);
-  r.add(OpKind::Erf, unary_vec<ErfOp, vm::erf_f32>);
-  r.add(OpKind::Exp, unary_vec<ExpOp, vm::exp_f32>);
+  r.add(OpKind::Erf, unary_vec<ErfOp, kernels::erf_f32>);
+  r.add(OpKind::Exp, unary_vec<ExpOp, kernels::exp_f32>);
   r.add(OpKind::Floor, unary<FloorOp>);
   r.add(OpKind::Log, unary<LogOp>);
   r.add(OpKind::Neg, unary<NegOp>);
@@ -150,7 +150,7 @@ void register_unary_kernels(KernelRegistry& r) {
   r.add(OpKind::Sinh, unary<SinhOp>);
   r.add(OpKind::Sqrt, unary<SqrtOp>);
   r.add(OpKind::Tan, unary<TanOp>);
-  r.add(OpKind::Tanh, unary_vec<TanhOp, vm::tanh_f32>);
+  r.add(OpKind::Tanh, unary_vec<TanhOp, kernels::tanh_f32>);
   r.add(OpKind::Not, predicate<NotOp>);
   r.add(OpKind::IsNaN, predicate<IsNaNOp>);
   r.add(OpKind::IsInf, is_inf);

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace tierjit::interp::nn {
+namespace tierjit::kernels {
 
 class LineBuffer {
  public:
@@ -30,4 +30,4 @@ class LineBuffer {
   size_t size_ = 0;
 };
 
-}  // namespace tierjit::interp::nn
+}  // namespace tierjit::kernels

@@ -25,7 +25,7 @@
 
 #include "tierjit/tensor.h"
 
-namespace tierjit::interp::nn {
+namespace tierjit::kernels {
 
 /// Whether packed_matmul_f32 is enabled (set_packed_matmul_enabled; tests and benchmarks compare
 /// with oneDNN's primitive). It runs on every CPU: AVX-512F code where the CPU has it, else AVX2
@@ -72,4 +72,4 @@ bool packed_matmul_f32(int64_t m, int64_t n, int64_t k, bool trans_b, const floa
 bool packed_batched_matmul_f32(int64_t batch, int64_t m, int64_t n, int64_t k, const float* a,
                                const float* b, float* y, int threads);
 
-}  // namespace tierjit::interp::nn
+}  // namespace tierjit::kernels

@@ -2,14 +2,14 @@
 // for the residual sum and the affine step; for the statistics, two rows per 8-double register
 // (lanes 0-3 the 4 partial sums of one row, 4-7 the next row's), so each add does the work of two
 // AVX2 adds in the same order. Compiled for AVX-512F per function; dispatched at run time.
-#include "interp/kernels/layer_norm_rows.h"
+#include "kernels/layer_norm_rows.h"
 
 #include <immintrin.h>
 
 #include <atomic>
 #include <cmath>
 
-#include "interp/kernels/cpu_features.h"
+#include "kernels/cpu_features.h"
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() (a self-initialized variable),
 // which -W(maybe-)uninitialized reports once inlined: a false positive.
@@ -18,7 +18,7 @@
 
 #define TJ_AVX512 __attribute__((target("avx512f,fma")))
 
-namespace tierjit::interp::ln_rows {
+namespace tierjit::kernels::ln_rows {
 namespace {
 
 constexpr int kPairs = kRows / 2;
@@ -205,4 +205,4 @@ TJ_AVX512 void normalize_row(const float* x, float* y, int64_t len, float mean, 
   }
 }
 
-}  // namespace tierjit::interp::ln_rows
+}  // namespace tierjit::kernels::ln_rows

@@ -4,19 +4,19 @@
 // lane sees the same operations in both: the same bits.
 // (Not target_clones: its ifunc resolvers run before ThreadSanitizer's runtime is up, and the
 // TSan build of the tests crashed at load.)
-#include "interp/kernels/small_gemm.h"
+#include "kernels/small_gemm.h"
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
-#include "interp/kernels/cpu_features.h"
+#include "kernels/cpu_features.h"
 
 // The 16-lane helpers below pass vectors by value; they are internal and always inlined into
 // the clones, so no call crosses an ABI boundary.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-namespace tierjit::interp::nn {
+namespace tierjit::kernels {
 namespace {
 
 typedef float V16 __attribute__((vector_size(64)));
@@ -281,4 +281,4 @@ void small_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
   }
 }
 
-}  // namespace tierjit::interp::nn
+}  // namespace tierjit::kernels

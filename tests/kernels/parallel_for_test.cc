@@ -1,9 +1,9 @@
-// The kernels' parallel loops (interp/kernels/parallel_for.h): parallel_for_if visits every index
-// once on both of its paths; parallel_for_stealing runs every
+// The kernels' parallel loops (kernels/parallel_for.h): kernels::parallel_for_if visits every index
+// once on both of its paths; kernels::parallel_for_stealing runs every
 // item exactly once for any item and thread count (more threads than items, none, a team
 // smaller than asked inside another parallel region), and a late thread's share is taken over
-// by the others; worth_parallel compares one thread's estimated time with kParallelMinNs.
-#include "interp/kernels/parallel_for.h"
+// by the others; kernels::worth_parallel compares one thread's estimated time with kernels::kParallelMinNs.
+#include "kernels/parallel_for.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace tierjit::interp {
+namespace tierjit::kernels {
 namespace {
 
 TEST(ParallelForIf, VisitsEveryIndexOnceOnEitherPath) {
@@ -21,7 +21,7 @@ TEST(ParallelForIf, VisitsEveryIndexOnceOnEitherPath) {
     for (int threads : {1, 2, 3})
       for (int64_t n : {0, 1, 7, 1000}) {
         std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
-        parallel_for_if(parallel, threads, n, [&](int64_t i) { seen[static_cast<size_t>(i)]++; });
+        kernels::parallel_for_if(parallel, threads, n, [&](int64_t i) { seen[static_cast<size_t>(i)]++; });
         int wrong = 0;
         for (auto& s : seen) wrong += s.load() != 1;
         EXPECT_EQ(wrong, 0) << "parallel " << parallel << ", " << threads << " threads, n " << n;
@@ -33,7 +33,7 @@ TEST(ParallelForStealing, RunsEveryItemOnce) {
     for (int threads : {0, 1, 2, 3, 8, 16, 17, 40}) {  // above 16: shares on the heap
       SCOPED_TRACE(::testing::Message() << "n=" << n << " threads=" << threads);
       std::vector<std::atomic<int>> runs(static_cast<size_t>(n));
-      parallel_for_stealing(threads, n, [&](int64_t i) { runs[static_cast<size_t>(i)]++; });
+      kernels::parallel_for_stealing(threads, n, [&](int64_t i) { runs[static_cast<size_t>(i)]++; });
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(runs[static_cast<size_t>(i)].load(), 1) << "item " << i;
     }
 }
@@ -46,7 +46,7 @@ TEST(ParallelForStealing, ATeamOfOneInsideAParallelRegionRunsEveryItem) {
 #pragma omp parallel num_threads(2)
   {
     const int64_t base = omp_get_thread_num() * kItems;
-    parallel_for_stealing(4, kItems, [&](int64_t i) { runs[static_cast<size_t>(base + i)]++; });
+    kernels::parallel_for_stealing(4, kItems, [&](int64_t i) { runs[static_cast<size_t>(base + i)]++; });
   }
   omp_set_max_active_levels(nested);
   for (size_t i = 0; i < runs.size(); ++i) ASSERT_EQ(runs[i].load(), 1) << "item " << i;
@@ -74,7 +74,7 @@ TEST(ParallelForStealing, ALateThreadsShareIsTakenOver) {
       std::this_thread::yield();
     }
   };
-  parallel_for_stealing(2, kItems, [&](int64_t i) {
+  kernels::parallel_for_stealing(2, kItems, [&](int64_t i) {
     const int t = omp_get_thread_num();
     team = omp_get_num_threads();
     if (team.load() > 1 && t == 0 && !first0.exchange(true))
@@ -95,12 +95,12 @@ TEST(ParallelForStealing, ALateThreadsShareIsTakenOver) {
 }
 
 TEST(WorthParallel, ComparesOneThreadsTimeWithTheMinimum) {
-  EXPECT_FALSE(worth_parallel(1, int64_t{1} << 30, 1.0));  // one thread: never
-  EXPECT_FALSE(worth_parallel(2, 7999, 1.0));
-  EXPECT_TRUE(worth_parallel(2, 8000, 1.0));
-  EXPECT_TRUE(worth_parallel(2, 30000, 0.32));
-  EXPECT_FALSE(worth_parallel(2, 0, 1.0));
+  EXPECT_FALSE(kernels::worth_parallel(1, int64_t{1} << 30, 1.0));  // one thread: never
+  EXPECT_FALSE(kernels::worth_parallel(2, 7999, 1.0));
+  EXPECT_TRUE(kernels::worth_parallel(2, 8000, 1.0));
+  EXPECT_TRUE(kernels::worth_parallel(2, 30000, 0.32));
+  EXPECT_FALSE(kernels::worth_parallel(2, 0, 1.0));
 }
 
 }  // namespace
-}  // namespace tierjit::interp
+}  // namespace tierjit::kernels

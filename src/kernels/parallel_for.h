@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <memory>
 
-namespace tierjit::interp {
+namespace tierjit::kernels {
 
 /// One thread's work (ns) from which a kernel that knows its cost per element splits it over
 /// the team: a parallel region costs 1-3 us on this 2-core machine when the team is still
@@ -81,4 +81,4 @@ inline void parallel_for_stealing(int threads, int64_t n, const F& body) {
   }
 }
 
-}  // namespace tierjit::interp
+}  // namespace tierjit::kernels

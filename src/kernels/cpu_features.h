@@ -2,7 +2,7 @@
 // else AVX2), checked once per process.
 #pragma once
 
-namespace tierjit::interp {
+namespace tierjit::kernels {
 
 /// True when the CPU has AVX-512F. Checked once (thread-safe); callable from static
 /// initializers (it initializes libgcc's CPU model itself).
@@ -14,4 +14,4 @@ inline bool cpu_has_avx512f() {
   return has;
 }
 
-}  // namespace tierjit::interp
+}  // namespace tierjit::kernels

@@ -4,7 +4,7 @@
 // The tail (n % 8 elements) goes through a padded 8-lane buffer: every element sees one function.
 // SLEEF's expf is also copied inline (exp8 / exp16, the Softmax rows and exp_f32_inline), 16
 // lanes on AVX-512F CPUs, with the same bits as the library.
-#include "interp/kernels/vec_math.h"
+#include "kernels/vec_math.h"
 
 #include <immintrin.h>
 #include <sleef.h>
@@ -13,9 +13,9 @@
 #include <cstring>
 #include <limits>
 
-#include "interp/kernels/cpu_features.h"
+#include "kernels/cpu_features.h"
 
-namespace tierjit::interp::vm {
+namespace tierjit::kernels {
 namespace {
 
 template <class F>
@@ -399,4 +399,4 @@ float max_f32(const float* x, int64_t n) {
   return r;
 }
 
-}  // namespace tierjit::interp::vm
+}  // namespace tierjit::kernels

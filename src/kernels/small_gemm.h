@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-namespace tierjit::interp::nn {
+namespace tierjit::kernels {
 
 /// Multiply-accumulates below which nn::sgemm runs small_sgemm. Steady state against
 /// dnnl_sgemm, one thread, median of 2,000 (us): 16x64x16 0.25 vs 0.38, 16x16x64 0.22 vs 0.36,
@@ -25,4 +25,4 @@ void small_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
                  const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                  int64_t ldc);
 
-}  // namespace tierjit::interp::nn
+}  // namespace tierjit::kernels

@@ -12,7 +12,7 @@
 #include <memory>
 #include <mutex>
 
-namespace tierjit::interp::nn {
+namespace tierjit::kernels {
 
 /// Entry: `size_t bytes() const` (its packed size) and `bool orphaned() const` (true when the
 /// cache holds the last reference to the tensors it was packed from).
@@ -60,4 +60,4 @@ class WeightPackCache {
   size_t bytes_ = 0;
 };
 
-}  // namespace tierjit::interp::nn
+}  // namespace tierjit::kernels

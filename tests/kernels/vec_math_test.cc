@@ -1,8 +1,8 @@
-// Tests of the tier-0 vectorized math (src/interp/kernels/vec_math.h): max ulp error of exp, erf
+// Tests of the tier-0 vectorized math (src/kernels/vec_math.h): max ulp error of exp, erf
 // and tanh over a dense sweep of float32 inputs against the double-precision libm result; special
 // values (NaN, +-inf, signed zeros, overflow / underflow); lengths 0, 1, 7, 8, 9, 17 (tails),
 // in place; and the Softmax helpers (max with NaN, exp of the shifted row with its sum).
-#include "interp/kernels/vec_math.h"
+#include "kernels/vec_math.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace tierjit::interp::vm {
+namespace tierjit::kernels {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -216,4 +216,4 @@ TEST(VecMath, MaxAndShiftedExpSum) {
 }
 
 }  // namespace
-}  // namespace tierjit::interp::vm
+}  // namespace tierjit::kernels

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-namespace tierjit::interp::vm {
+namespace tierjit::kernels {
 
 /// y[i] = exp(x[i]) for i < n (n >= 0); y may equal x (in place), other overlaps are not allowed.
 void exp_f32(const float* x, float* y, int64_t n);
@@ -48,4 +48,4 @@ void softmax_rows_f32_avx2(const float* x, float* y, int64_t rows, int64_t n);
 /// compare equal, so the sign of a zero maximum is unspecified.
 float max_f32(const float* x, int64_t n);
 
-}  // namespace tierjit::interp::vm
+}  // namespace tierjit::kernels

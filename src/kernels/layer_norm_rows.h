@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-namespace tierjit::interp::ln_rows {
+namespace tierjit::kernels::ln_rows {
 
 /// Rows per stats8 call.
 inline constexpr int kRows = 8;
@@ -31,4 +31,4 @@ void add_row(const float* a, const float* b, float* y, int64_t len);
 void normalize_row(const float* x, float* y, int64_t len, float mean, float inv, const float* s,
                    const float* b);
 
-}  // namespace tierjit::interp::ln_rows
+}  // namespace tierjit::kernels::ln_rows

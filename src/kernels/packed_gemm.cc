@@ -3,7 +3,7 @@
 // (rows x vectors independent sums, so the fused multiply-adds over k never wait on each other);
 // without AVX-512F, 6 rows x 16 columns in AVX2 accumulators, with the same bits, each panel
 // stored as 16-column slices (SliceLayout).
-#include "interp/kernels/packed_gemm.h"
+#include "kernels/packed_gemm.h"
 
 #include <immintrin.h>
 
@@ -14,12 +14,12 @@
 #include <tuple>
 #include <vector>
 
-#include "interp/kernels/cpu_features.h"
-#include "interp/kernels/line_buffer.h"
-#include "interp/kernels/parallel_for.h"
-#include "interp/kernels/weight_pack_cache.h"
+#include "kernels/cpu_features.h"
+#include "kernels/line_buffer.h"
+#include "kernels/parallel_for.h"
+#include "kernels/weight_pack_cache.h"
 
-namespace tierjit::interp::nn {
+namespace tierjit::kernels {
 namespace {
 
 // Panels are 64 columns (4 vectors of 16 lanes; 4 rows per step) when that wastes at most a
@@ -503,4 +503,4 @@ bool packed_batched_matmul_f32(int64_t batch, int64_t m, int64_t n, int64_t k, c
   return true;
 }
 
-}  // namespace tierjit::interp::nn
+}  // namespace tierjit::kernels
