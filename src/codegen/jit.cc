@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "codegen/codegen_internal.h"
+#include "kernels/microkernels.h"
 #include "support/cpu_load.h"
 
 // libgomp's entry for `#pragma omp parallel` (parallel For loops call it; see llvm_emit.cc).
@@ -57,15 +58,21 @@ Expected<Jit*> Jit::instance() {
       return llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(fn),
                                       llvm::JITSymbolFlags::Exported);
     };
-    llvm::orc::SymbolMap omp = {
+    llvm::orc::SymbolMap symbols = {
         {lljit->mangleAndIntern("GOMP_parallel"), sym(&GOMP_parallel)},
         {lljit->mangleAndIntern("omp_get_thread_num"), sym(&omp_get_thread_num)},
         {lljit->mangleAndIntern("omp_get_num_threads"), sym(&omp_get_num_threads)},
         {lljit->mangleAndIntern("tierjit_team_threads"), sym(&tierjit_team_threads)},
     };
+    // The kernel layer's microkernels (kernels/microkernels.def), by their registered addresses:
+    // compiled code never finds them through the process's symbol table.
+    for (const kernels::MicrokernelInfo& mk : kernels::microkernels())
+      symbols[lljit->mangleAndIntern(llvm::StringRef(mk.symbol.data(), mk.symbol.size()))] =
+          llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(mk.address),
+                                   llvm::JITSymbolFlags::Exported);
     if (llvm::Error err =
-            lljit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(omp)))) {
-      error = status_from(std::move(err), "defining the OpenMP symbols");
+            lljit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
+      error = status_from(std::move(err), "defining the OpenMP and microkernel symbols");
       return;
     }
     jit = new Jit(std::move(lljit));  // lives until exit: kernels may run in static destructors

@@ -374,9 +374,38 @@ class Emitter {
         buffers_.erase(a->buffer);
         return Status();
       }
+      case NodeKind::kCallKernel:
+        return call_kernel(*s->as<kir::CallKernel>());
       default:
         return unsupported("codegen: statement {}", kir::node_kind_name(s->kind));
     }
+  }
+
+  // A microkernel call: `void symbol(ptr..., i64...)`, the symbol defined in the JIT at the
+  // microkernel's address (jit.cc).
+  Status call_kernel(const kir::CallKernel& c) {
+    const kernels::MicrokernelInfo& info = kernels::microkernel_info(c.kernel);
+    auto* ptr_ty = llvm::PointerType::get(ctx_, 0);
+    std::vector<llvm::Type*> params;
+    std::vector<llvm::Value*> args;
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      TJ_ASSIGN_OR_RETURN(llvm::Value * v, expr(c.args[i]));
+      if (i < c.buffers.size()) {
+        auto it = buffers_.find(c.buffers[i]);
+        if (it == buffers_.end())
+          return internal_error("codegen: {}: unknown buffer '{}'", info.name, c.buffers[i]);
+        v = b_.CreateInBoundsGEP(scalar_type(it->second.dtype, true), it->second.ptr, v);
+        params.push_back(ptr_ty);
+      } else {
+        params.push_back(b_.getInt64Ty());
+      }
+      args.push_back(v);
+    }
+    llvm::FunctionCallee fn = m_.getOrInsertFunction(
+        info.symbol, llvm::FunctionType::get(b_.getVoidTy(), params, false));
+    llvm::CallInst* call = b_.CreateCall(fn, args);
+    call->setDoesNotThrow();
+    return Status();
   }
 
   // for (v = min; v < min + extent; ++v), emitted rotated: if (extent > 0) do { body } while (...).

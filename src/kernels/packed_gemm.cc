@@ -179,37 +179,47 @@ __attribute__((target("avx512f,fma"))) void panel_rows(int64_t k, const float* a
   } while (k0 < k);
 }
 
-// Rows [r0, r1) of panels [p0, p1), kRows rows at a time (the accumulators: kRows x V).
+// Rows [0, m) of one panel, kRows rows at a time (the accumulators: kRows x V); a's rows lda
+// floats apart, y's ldy.
+template <int V>
+__attribute__((target("avx512f,fma"))) void panel_block(int64_t m, int64_t k, const float* a,
+                                                        int64_t lda, const float* w,
+                                                        const float* bp, int64_t cols, float* y,
+                                                        int64_t ldy) {
+  constexpr int64_t kRows = V == 4 ? 4 : 8;
+  for (int64_t r = 0; r < m; r += kRows) {
+    const float* ar = a + r * lda;
+    float* yr = y + r * ldy;
+    switch (std::min<int64_t>(kRows, m - r)) {
+      case 1: panel_rows<1, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
+      case 2: panel_rows<2, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
+      case 3: panel_rows<3, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
+      case 4: panel_rows<4, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
+      default:
+        if constexpr (kRows == 8) {
+          switch (m - r) {
+            case 5: panel_rows<5, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
+            case 6: panel_rows<6, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
+            case 7: panel_rows<7, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
+            default: panel_rows<8, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
+          }
+        }
+        break;
+    }
+  }
+}
+
+// Rows [r0, r1) of panels [p0, p1).
 template <int V>
 __attribute__((target("avx512f,fma"))) void run_panels(int64_t p0, int64_t p1, int64_t r0,
                                                        int64_t r1, int64_t n, int64_t k,
                                                        const float* a, const float* packed,
                                                        const float* bias, float* y) {
-  constexpr int64_t width = 16 * V, kRows = V == 4 ? 4 : 8;
+  constexpr int64_t width = 16 * V;
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t c0 = p * width, cols = std::min(width, n - c0);
-    const float* w = packed + p * k * width;
-    const float* bp = bias ? bias + c0 : nullptr;
-    for (int64_t r = r0; r < r1; r += kRows) {
-      const float* ar = a + r * k;
-      float* yr = y + r * n + c0;
-      switch (std::min<int64_t>(kRows, r1 - r)) {
-        case 1: panel_rows<1, V>(k, ar, k, w, bp, cols, yr, n); break;
-        case 2: panel_rows<2, V>(k, ar, k, w, bp, cols, yr, n); break;
-        case 3: panel_rows<3, V>(k, ar, k, w, bp, cols, yr, n); break;
-        case 4: panel_rows<4, V>(k, ar, k, w, bp, cols, yr, n); break;
-        default:
-          if constexpr (kRows == 8) {
-            switch (r1 - r) {
-              case 5: panel_rows<5, V>(k, ar, k, w, bp, cols, yr, n); break;
-              case 6: panel_rows<6, V>(k, ar, k, w, bp, cols, yr, n); break;
-              case 7: panel_rows<7, V>(k, ar, k, w, bp, cols, yr, n); break;
-              default: panel_rows<8, V>(k, ar, k, w, bp, cols, yr, n); break;
-            }
-          }
-          break;
-      }
-    }
+    panel_block<V>(r1 - r0, k, a + r0 * k, k, packed + p * k * width, bias ? bias + c0 : nullptr,
+                   cols, y + r0 * n + c0, n);
   }
 }
 
@@ -292,19 +302,29 @@ constexpr int64_t kRowsAvx2 = 6;
 // core's L2, the panels passing over it take most of the rest.
 constexpr int64_t kRowBlockBytes = 128 << 10;
 
+// R (< 6) rows of one panel (`w`, laid out as `lay`) of `width` columns, `cols` of them valid;
+// a's rows lda floats apart, y's ldy; the bias (or null) of the panel's first column.
 template <int R>
-void rows_avx2(int64_t width, SliceLayout lay, int64_t p, int64_t k, int64_t n, const float* ar,
-               const float* packed, const float* bias, float* yr) {
+void tail_rows_avx2(int64_t width, SliceLayout lay, int64_t k, const float* ar, int64_t lda,
+                    const float* w, const float* bias, int64_t cols, float* yr, int64_t ldy) {
   constexpr int kCols = R == 1 ? 64 : R == 2 ? 32 : 16;
   const int64_t step = std::min<int64_t>(kCols, width);
   for (int64_t g = 0; g < width; g += step) {
-    const int64_t c0 = p * width + g, cols = std::min<int64_t>(step, n - c0);
-    if (cols <= 0) break;  // padding only
-    const float* w = packed + p * k * width + g / 16 * lay.slice_stride;
-    const float* bp = bias ? bias + c0 : nullptr;
-    if (step == kCols) group_rows_avx2<R, kCols / 8>(k, ar, k, w, lay, bp, cols, yr + c0, n);
-    else group_rows_avx2<R, 2>(k, ar, k, w, lay, bp, cols, yr + c0, n);
+    const int64_t c = std::min<int64_t>(step, cols - g);
+    if (c <= 0) break;  // padding only
+    const float* wg = w + g / 16 * lay.slice_stride;
+    const float* bp = bias ? bias + g : nullptr;
+    if (step == kCols) group_rows_avx2<R, kCols / 8>(k, ar, lda, wg, lay, bp, c, yr + g, ldy);
+    else group_rows_avx2<R, 2>(k, ar, lda, wg, lay, bp, c, yr + g, ldy);
   }
+}
+
+template <int R>
+void rows_avx2(int64_t width, SliceLayout lay, int64_t p, int64_t k, int64_t n, const float* ar,
+               const float* packed, const float* bias, float* yr) {
+  const int64_t c0 = p * width;
+  tail_rows_avx2<R>(width, lay, k, ar, k, packed + p * k * width, bias ? bias + c0 : nullptr,
+                    n - c0, yr + c0, n);
 }
 
 // One group of kRowsAvx2 (6) rows of a, `lda` apart, written k-major to out[K][6]: eight k's
@@ -501,6 +521,45 @@ bool packed_batched_matmul_f32(int64_t batch, int64_t m, int64_t n, int64_t k, c
               y + t * m * n);
   });
   return true;
+}
+
+int64_t gemm_panel_width(int64_t n) { return panel_width(n); }
+int64_t gemm_packed_floats(int64_t n, int64_t k) { return static_cast<int64_t>(panel_floats(n, k)); }
+
+void gemm_pack_b_f32(const float* b, float* out, int64_t n, int64_t k, int64_t trans_b) {
+  pack_into(out, n, k, trans_b != 0, b, sliced_packing());
+}
+
+void gemm_panel_rows_f32(const float* a, const float* panel, float* y, int64_t m, int64_t k,
+                         int64_t lda, int64_t width, int64_t cols, int64_t ldy) {
+  if (m <= 0 || cols <= 0) return;
+  const bool sliced = sliced_packing();
+  if (sliced || !kHasAvx512 || g_force_avx2.load(std::memory_order_relaxed)) {
+    const SliceLayout lay = slice_layout(sliced, width, k);
+    const int64_t full_end = m / kRowsAvx2 * kRowsAvx2;
+    const int64_t step = std::min<int64_t>(16, width);
+    for (int64_t g = 0; g < width && g < cols; g += step) {  // as run_panels_avx2
+      const float* w = panel + g / 16 * lay.slice_stride;
+      for (int64_t r = 0; r < full_end; r += kRowsAvx2)
+        group_rows_avx2<kRowsAvx2, 2>(k, a + r * lda, lda, w, lay, nullptr,
+                                      std::min<int64_t>(step, cols - g), y + r * ldy + g, ldy);
+    }
+    if (full_end < m) {
+      const float* ar = a + full_end * lda;
+      float* yr = y + full_end * ldy;
+      switch (m - full_end) {
+        case 1: tail_rows_avx2<1>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy); break;
+        case 2: tail_rows_avx2<2>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy); break;
+        case 3: tail_rows_avx2<3>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy); break;
+        case 4: tail_rows_avx2<4>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy); break;
+        default: tail_rows_avx2<5>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy); break;
+      }
+    }
+  } else if (width == kWide) {
+    panel_block<4>(m, k, a, lda, panel, nullptr, cols, y, ldy);
+  } else {
+    panel_block<1>(m, k, a, lda, panel, nullptr, cols, y, ldy);
+  }
 }
 
 }  // namespace tierjit::kernels

@@ -72,4 +72,32 @@ bool packed_matmul_f32(int64_t m, int64_t n, int64_t k, bool trans_b, const floa
 bool packed_batched_matmul_f32(int64_t batch, int64_t m, int64_t n, int64_t k, const float* a,
                                const float* b, float* y, int threads);
 
+// ---- Microkernels for compiled code (microkernels.def) ----
+// The same panels and register tiles, called by generated GEMM regions around their own loops
+// (kir CallKernel): the weight packed once into panels (gemm_pack_b_f32, at compile time for a
+// constant weight, per call into the workspace otherwise), then one panel x a block of rows per
+// call, the region's epilogue applied by the generated code while the block is in L1.
+
+/// Columns of each packed panel of a weight with `n` columns: 64, or 16 where 64-wide panels
+/// would be over a quarter padding (n = 10). n >= 1.
+int64_t gemm_panel_width(int64_t n);
+/// Floats of the packed weight: ceil(n / width) panels of k x width floats each (panel p starts
+/// p * k * width floats in). n >= 1, k >= 0.
+int64_t gemm_packed_floats(int64_t n, int64_t k);
+
+/// Packs b (float32, row-major [k, n], or [n, k] when trans_b != 0) into `out`
+/// (gemm_packed_floats(n, k) floats, 64-byte aligned; zeros past column n), in the layout
+/// gemm_panel_rows_f32 reads on this CPU (rows of a panel side by side with AVX-512F, 16-column
+/// slices one after another without). n >= 1, k >= 0.
+void gemm_pack_b_f32(const float* b, float* out, int64_t n, int64_t k, int64_t trans_b);
+
+/// y[r * ldy + c] = sum over kk < k of a[r * lda + kk] * B[kk, c] for r < m and c < cols, B the
+/// packed panel at `panel` (panel p of gemm_pack_b_f32's output: out + p * k * width, `width` =
+/// gemm_panel_width(n), cols = min(width, n - p * width)). The sum runs in order of kk in blocks
+/// of 256 with fused multiply-adds, the blocks' sums added in order: the same bits as
+/// packed_matmul_f32 without a bias. y must not overlap a or the panel; k = 0 writes zeros.
+/// Single-threaded. m, cols >= 0.
+void gemm_panel_rows_f32(const float* a, const float* panel, float* y, int64_t m, int64_t k,
+                         int64_t lda, int64_t width, int64_t cols, int64_t ldy);
+
 }  // namespace tierjit::kernels

@@ -65,4 +65,16 @@ Stmt allocate(std::string buffer, DType dtype, int64_t size, Stmt body) {
   return std::make_shared<Allocate>(std::move(buffer), dtype, size, std::move(body));
 }
 
+Stmt call_kernel(kernels::Microkernel k, std::vector<std::pair<std::string, Expr>> pointers,
+                 std::vector<Expr> ints) {
+  std::vector<std::string> buffers;
+  std::vector<Expr> args;
+  for (auto& [buffer, offset] : pointers) {
+    buffers.push_back(std::move(buffer));
+    args.push_back(std::move(offset));
+  }
+  for (Expr& e : ints) args.push_back(std::move(e));
+  return std::make_shared<CallKernel>(k, std::move(buffers), std::move(args));
+}
+
 }  // namespace tierjit::kir

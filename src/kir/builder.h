@@ -34,5 +34,9 @@ Stmt let(std::string var, Expr value, Stmt body);
 Stmt if_then_else(Expr cond, Stmt then_case, Stmt else_case = nullptr);
 Stmt block(std::vector<Stmt> stmts);
 Stmt allocate(std::string buffer, DType dtype, int64_t size, Stmt body);
+/// A microkernel call: pointer arguments `pointers[i].first + pointers[i].second` (buffer name,
+/// element offset), then the int64 arguments `ints`.
+Stmt call_kernel(kernels::Microkernel k, std::vector<std::pair<std::string, Expr>> pointers,
+                 std::vector<Expr> ints);
 
 }  // namespace tierjit::kir

@@ -179,6 +179,9 @@ void hash_field(Hasher& h, const F& f) {
     for (const auto& c : f) hash_node(h, c);
   } else if constexpr (std::is_same_v<F, std::string>) {
     h.add(f);
+  } else if constexpr (std::is_same_v<F, std::vector<std::string>>) {
+    h.add_u64(f.size());
+    for (const std::string& c : f) h.add(c);
   } else if constexpr (std::is_same_v<F, double>) {
     h.add_f64(f);
   } else {

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/microkernels.h"
 #include "support/status.h"
 #include "tierjit/dtype.h"
 
@@ -239,6 +240,19 @@ struct Allocate : StmtNode {
   Allocate(std::string buf, DType t, int64_t n, Stmt b)
       : StmtNode(kKind), buffer(std::move(buf)), dtype(t), size(n), body(std::move(b)) {}
   TJ_KIR_FIELDS(buffer, dtype, size, body)
+};
+/// A call of a kernel-layer microkernel (kernels/microkernels.def): its pointer arguments are
+/// `buffers[i]` + `args[i]` elements (int64 offsets), then its int64 arguments `args[buffers.size()
+/// ...]`. The microkernel may read and write those buffers as its documentation says; the
+/// generated code around it treats the call as an opaque statement (never vectorized across).
+struct CallKernel : StmtNode {
+  TJ_KIR_STMT_NODE(CallKernel)
+  kernels::Microkernel kernel;
+  std::vector<std::string> buffers;
+  std::vector<Expr> args;  ///< offsets (one per buffer), then the int64 arguments
+  CallKernel(kernels::Microkernel k, std::vector<std::string> bufs, std::vector<Expr> a)
+      : StmtNode(kKind), kernel(k), buffers(std::move(bufs)), args(std::move(a)) {}
+  TJ_KIR_FIELDS(kernel, buffers, args)
 };
 #undef TJ_KIR_EXPR_NODE
 #undef TJ_KIR_STMT_NODE

@@ -115,6 +115,17 @@ void print(std::string& out, const Stmt& s, int indent) {
       print(out, a->body, indent);
       return;
     }
+    case NodeKind::kCallKernel: {
+      const auto* c = s->as<CallKernel>();
+      std::string args;
+      for (size_t i = 0; i < c->args.size(); ++i) {
+        if (i) args += ", ";
+        args += i < c->buffers.size() ? fmt::format("&{}[{}]", c->buffers[i], print(c->args[i]))
+                                      : print(c->args[i]);
+      }
+      out += fmt::format("{}{}({});\n", pad, kernels::microkernel_info(c->kernel).name, args);
+      return;
+    }
     default:
       out += pad + "<?>;\n";
   }

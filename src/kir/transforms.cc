@@ -47,6 +47,11 @@ class StoreFinder : public Visitor {
     buffers.insert(node.buffer);
     Visitor::visit(node);
   }
+  // A microkernel may write any buffer it is given.
+  void visit(const CallKernel& node) override {
+    buffers.insert(node.buffers.begin(), node.buffers.end());
+    Visitor::visit(node);
+  }
   std::set<std::string> buffers;
 };
 

@@ -31,9 +31,14 @@ class BindingFinder : public Visitor {
     allocated.insert(node.buffer);
     Visitor::visit(node);
   }
+  void visit(const CallKernel& node) override {
+    has_call = true;
+    Visitor::visit(node);
+  }
   std::set<std::string> names;
   std::set<std::string> allocated;
   bool has_parallel = false;
+  bool has_call = false;  ///< a microkernel call: its accesses are not known to the analysis
 };
 
 // Every buffer access with its index, lets substituted (the index as a function of the loop
@@ -430,6 +435,8 @@ Expected<Stmt> parallelize(const Stmt& s, const std::string& loop_var) {
     if (b.has_parallel) {
       return unsupported("kir parallelize '{}': a loop inside is already parallel", loop_var);
     }
+    if (b.has_call)  // lowerings that call microkernels mark their parallel loops themselves
+      return unsupported("kir parallelize '{}': the body calls a microkernel", loop_var);
     AccessFinder a;
     a.visit(f.body);
     for (const auto& acc : a.accesses) {

@@ -203,6 +203,27 @@ class Verifier {
         buffers_.erase(a->buffer);
         return Status();
       }
+      case NodeKind::kCallKernel: {
+        const auto* c = s->as<CallKernel>();
+        const kernels::MicrokernelInfo& info = kernels::microkernel_info(c->kernel);
+        if (static_cast<int>(c->buffers.size()) != info.num_pointers() ||
+            static_cast<int>(c->args.size()) != info.num_pointers() + info.ints)
+          return fail("call of {} with {} buffers and {} arguments (wants {} and {})", info.name,
+                      c->buffers.size(), c->args.size(), info.num_pointers(),
+                      info.num_pointers() + info.ints);
+        for (int i = 0; i < info.num_pointers(); ++i) {
+          auto it = buffers_.find(c->buffers[i]);
+          if (it == buffers_.end()) return fail("{}: unknown buffer '{}'", info.name, c->buffers[i]);
+          if (it->second != info.pointer_dtype(i))
+            return fail("{}: buffer '{}' is {}, argument {} wants {}", info.name, c->buffers[i],
+                        dtype_name(it->second), i, dtype_name(info.pointer_dtype(i)));
+        }
+        for (const Expr& a : c->args) {
+          TJ_RETURN_IF_ERROR(expr(a));
+          if (!(a->type == i64())) return fail("{}: arguments must be scalar int64", info.name);
+        }
+        return Status();
+      }
       default:
         return fail("node of kind {} where a statement is expected", node_kind_name(s->kind));
     }
