@@ -7,6 +7,7 @@
 #include "interp/evaluate_node.h"
 #include "passes/shape_inference.h"
 #include "runtime/kernel_select.h"
+#include "runtime/region_exec.h"
 
 namespace tierjit::bench {
 
@@ -16,6 +17,7 @@ struct CompiledProgram::Step {
   std::vector<void*> buffers;
   std::vector<int64_t> dims;
   Tensor workspace;
+  std::vector<Tensor> prepared;  // constant inputs in prepared layouts
 };
 
 CompiledProgram::~CompiledProgram() = default;
@@ -98,6 +100,7 @@ Expected<std::unique_ptr<CompiledProgram>> CompiledProgram::make(Tier0Program pr
       kir::LowerOptions lo = lower_options(r, p->values_, options.tier, options.level);
       lo.tuning = options.tuning;
       lo.threads = options.threads;
+      lo.prepare_constant_inputs = true;  // as the runtime compiles (region_exec.cc)
       // Compiled outputs get their own buffers, so the reference values are not overwritten.
       std::vector<int> ids;
       for (const ir::Value* v : r.inputs) ids.push_back(v->id());
@@ -156,6 +159,15 @@ Expected<std::unique_ptr<CompiledProgram>> CompiledProgram::make(Tier0Program pr
         }
       }
       if (ok) {
+        // Constant inputs in the layouts the lowering asked for, made once (as the runtime's
+        // prepare_inputs does); the step keeps them alive.
+        auto prepared = runtime::prepare_inputs(r, lowered.input_layouts);
+        if (!prepared.ok()) return prepared.status();
+        for (size_t i = 0; i < prepared->size(); ++i)
+          if ((*prepared)[i].defined()) {
+            step.prepared.push_back((*prepared)[i]);
+            buffers[i] = step.prepared.back().raw_data();
+          }
         step.buffers = std::move(buffers);
         step.dims = std::move(dims);
         if (lowered.workspace_bytes > 0) {

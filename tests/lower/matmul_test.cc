@@ -182,7 +182,7 @@ TEST(LowerGemm, TransposesAlphaBetaAndCBroadcasts) {
 
 // A Linear layer's constant [N, K] weight is asked for transposed ([K, N]) at tier 2 unless the
 // code is for exactly one row; never at tier 1, never when the caller cannot prepare inputs.
-TEST(LowerGemm, ConstantTransposedWeightsArePreparedOnce) {
+TEST(LowerGemm, ConstantWeightsArePackedIntoPanelsOnce) {
   auto layouts = [](int64_t m, kir::ShapeLevel level, int tier, bool prepare) {
     GraphBuilder b;
     ir::Value* a = b.input("a", DType::kFloat32, dims({S("M"), C(40)}));
@@ -200,12 +200,14 @@ TEST(LowerGemm, ConstantTransposedWeightsArePreparedOnce) {
     return seen;
   };
   using L = kir::InputLayout;
-  const std::vector<L> prepared = {L::kAsIs, L::kTransposed, L::kAsIs}, as_is(3, L::kAsIs);
-  EXPECT_EQ(layouts(8, kir::ShapeLevel::kExact, 2, true), prepared);
-  EXPECT_EQ(layouts(8, kir::ShapeLevel::kGeneric, 2, true), prepared);
-  EXPECT_EQ(layouts(1, kir::ShapeLevel::kGeneric, 2, true), prepared);
-  EXPECT_EQ(layouts(1, kir::ShapeLevel::kExact, 2, true), as_is);  // one row: dot products
-  EXPECT_EQ(layouts(8, kir::ShapeLevel::kExact, 1, true), as_is);
+  // Every tier and level reads the weight ([N, K], transB) as the microkernel's panels, packed
+  // once per version from the constant; without prepared inputs it is read as it is.
+  const std::vector<L> panels = {L::kAsIs, L::kGemmPanelsTransposed, L::kAsIs}, as_is(3, L::kAsIs);
+  EXPECT_EQ(layouts(8, kir::ShapeLevel::kExact, 2, true), panels);
+  EXPECT_EQ(layouts(8, kir::ShapeLevel::kGeneric, 2, true), panels);
+  EXPECT_EQ(layouts(1, kir::ShapeLevel::kGeneric, 2, true), panels);
+  EXPECT_EQ(layouts(1, kir::ShapeLevel::kExact, 2, true), panels);
+  EXPECT_EQ(layouts(8, kir::ShapeLevel::kExact, 1, true), panels);
   EXPECT_EQ(layouts(8, kir::ShapeLevel::kExact, 2, false), as_is);
 }
 

@@ -1,9 +1,10 @@
 // lower_region(): checks the options against the region and dispatches on the region kind.
 #include "kir/lower/lower.h"
 
-#include "kir/lower/lower_internal.h"
-
 #include <cstring>
+
+#include "kernels/packed_gemm.h"
+#include "kir/lower/lower_internal.h"
 
 namespace tierjit::kir {
 
@@ -87,7 +88,18 @@ Expected<Tensor> prepare_input(InputLayout layout, const Tensor& t) {
     return copy;
   }
   if (t.rank() != 2)
-    return invalid_argument("a transposed input must be 2-D, got shape {}", shape_to_string(t.shape()));
+    return invalid_argument("a transposed or packed input must be 2-D, got shape {}",
+                            shape_to_string(t.shape()));
+  if (layout == InputLayout::kGemmPanels || layout == InputLayout::kGemmPanelsTransposed) {
+    const bool trans = layout == InputLayout::kGemmPanelsTransposed;
+    const int64_t k = trans ? t.dim(1) : t.dim(0), n = trans ? t.dim(0) : t.dim(1);
+    if (t.dtype() != DType::kFloat32 || n < 1)
+      return invalid_argument("GEMM panels need a float32 weight with N >= 1, got {} {}",
+                              dtype_name(t.dtype()), shape_to_string(t.shape()));
+    Tensor out = Tensor::empty(DType::kFloat32, {kernels::gemm_packed_floats(n, k)});
+    kernels::gemm_pack_b_f32(t.data<float>(), out.data<float>(), n, k, trans ? 1 : 0);
+    return out;
+  }
   const int64_t rows = t.dim(0), cols = t.dim(1);
   const size_t es = dtype_size(t.dtype());
   Tensor out = Tensor::empty(t.dtype(), {cols, rows});

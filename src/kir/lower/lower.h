@@ -59,6 +59,11 @@ struct LowerOptions {
 enum class InputLayout {
   kAsIs,        ///< the input's own contiguous row-major data
   kTransposed,  ///< a 2-D input [R, C] given as its transpose [C, R], row-major
+  /// a 2-D float32 weight [K, N] packed into the kernel layer's GEMM panels
+  /// (kernels::gemm_pack_b_f32: ceil(N / width) panels of K x width floats), 1-D
+  kGemmPanels,
+  /// the same for a weight given as [N, K] (Gemm's transB)
+  kGemmPanelsTransposed,
 };
 
 /// A lowered region. The kernel ABI (codegen::KernelFn `void fn(void* const* buffers, const

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "kir/lower/gemm_kernel.h"
+#include "kir/lower/gemm_panels.h"
 #include "kir/lower/lower_internal.h"
 #include "kir/lower/matmul_common.h"
 
@@ -110,6 +111,9 @@ bool only_reader(const passes::Region& region, const ir::Node* n, size_t index) 
   return true;
 }
 
+// Tier-3 candidates set tile knobs of the generated GEMM; the panel path has none.
+bool has_tuning_knobs(const LowerOptions& options) { return !options.tuning.empty(); }
+
 struct Problem {
   gemm::GemmSpec spec;
   Expr batches = imm(1);  // > 1: loop "t" over batches; spec offsets use var("t")
@@ -135,6 +139,10 @@ Expected<LoweredRegion> lower_matmul(const passes::Region& region, const LowerOp
   Expr t = var("t");
   float alpha = 1.f, beta = 0.f;
   int ic = -1, transposed_b = -1;
+  // A constant weight B (its only reader the anchor) may be packed once into the microkernel's
+  // panels (gemm_panels.h): panel_b is its region input, panel_trans whether it is [N, K].
+  int panel_b = -1;
+  bool panel_trans = false;
   if (n->op() == ir::OpKind::MatMul) {
     const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
     s.m = a_vec ? imm(1) : a[a.size() - 2];
@@ -159,6 +167,8 @@ Expected<LoweredRegion> lower_matmul(const passes::Region& region, const LowerOp
       s.a.offset = batch_offset(t, ba, batch, fold_mul(s.m, s.k));
       s.b.offset = batch_offset(t, bb, batch, fold_mul(s.k, s.n));
     }
+    if (b.size() == 2 && options.prepare_constant_inputs && only_reader(region, n, 1))
+      panel_b = ib;
     p.out_dims = batch;
     p.out_dims.push_back(a_vec ? imm(1) : s.m);
     if (bb.empty() && !a_vec) p.out_dims.back() = a[a.size() - 2];
@@ -177,6 +187,10 @@ Expected<LoweredRegion> lower_matmul(const passes::Region& region, const LowerOp
     // (One row known at compile time stays a dot product over B's rows: faster there.)
     const auto* rows = s.m->as<IntImm>();
     const bool few_rows = rows && rows->value <= 1;
+    if (!ta && options.prepare_constant_inputs && only_reader(region, n, 1)) {
+      panel_b = ib;
+      panel_trans = tb;
+    }
     if (tb && !few_rows && options.tier >= 2 && options.prepare_constant_inputs &&
         only_reader(region, n, 1)) {
       s.b = {"in" + std::to_string(ib), imm(0), b[0], imm(1)};
@@ -222,6 +236,20 @@ Expected<LoweredRegion> lower_matmul(const passes::Region& region, const LowerOp
   LoweredRegion out;
   Stmt body;
   int64_t ws = 0;
+  const bool plain_store = region.nodes.size() == 1 && alpha == 1.f && ic < 0;
+  if (panel_b >= 0 && !batched && gemm::panels_apply(s) && !has_tuning_knobs(options)) {
+    // The weight packed once into panels and the epilogue on L1 tiles, at every tier: the
+    // microkernel's speed does not depend on the tier's LLVM pipeline.
+    if (plain_store) s.store = nullptr;
+    body = gemm::gemm_panels(s, {"in" + std::to_string(panel_b), imm(0)});
+    TJ_RETURN_IF_ERROR(*error);
+    out.input_layouts.assign(region.inputs.size(), InputLayout::kAsIs);
+    out.input_layouts[panel_b] =
+        panel_trans ? InputLayout::kGemmPanelsTransposed : InputLayout::kGemmPanels;
+    out.notes.push_back(gemm::describe_panels(s));
+    out.fn = io.function(body, 0);
+    return out;
+  }
   if (options.tier >= 2) {
     body = gemm::gemm_packed(s);
     ws = gemm::workspace_floats(s);
