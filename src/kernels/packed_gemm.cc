@@ -131,7 +131,8 @@ constexpr int64_t kKBlock = 256;
 template <int R, int V>
 __attribute__((target("avx512f,fma"))) void panel_rows(int64_t k, const float* a, int64_t lda,
                                                        const float* w, const float* bias,
-                                                       int64_t cols, float* y, int64_t ldy) {
+                                                       int64_t cols, float* y, int64_t ldy,
+                                                       bool accumulate = false) {
   constexpr int64_t width = 16 * V;
   __mmask16 mask[V];
 #pragma GCC unroll 4
@@ -156,7 +157,7 @@ __attribute__((target("avx512f,fma"))) void panel_rows(int64_t k, const float* a
         for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(av, wv[v], acc[r][v]);
       }
     }
-    if (k0 > 0)  // the earlier blocks' sum, then this block's
+    if (k0 > 0 || accumulate)  // the earlier blocks' (or calls') sum, then this block's
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
@@ -185,23 +186,23 @@ template <int V>
 __attribute__((target("avx512f,fma"))) void panel_block(int64_t m, int64_t k, const float* a,
                                                         int64_t lda, const float* w,
                                                         const float* bp, int64_t cols, float* y,
-                                                        int64_t ldy) {
+                                                        int64_t ldy, bool acc = false) {
   constexpr int64_t kRows = V == 4 ? 4 : 8;
   for (int64_t r = 0; r < m; r += kRows) {
     const float* ar = a + r * lda;
     float* yr = y + r * ldy;
     switch (std::min<int64_t>(kRows, m - r)) {
-      case 1: panel_rows<1, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
-      case 2: panel_rows<2, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
-      case 3: panel_rows<3, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
-      case 4: panel_rows<4, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
+      case 1: panel_rows<1, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
+      case 2: panel_rows<2, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
+      case 3: panel_rows<3, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
+      case 4: panel_rows<4, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
       default:
         if constexpr (kRows == 8) {
           switch (m - r) {
-            case 5: panel_rows<5, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
-            case 6: panel_rows<6, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
-            case 7: panel_rows<7, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
-            default: panel_rows<8, V>(k, ar, lda, w, bp, cols, yr, ldy); break;
+            case 5: panel_rows<5, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
+            case 6: panel_rows<6, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
+            case 7: panel_rows<7, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
+            default: panel_rows<8, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
           }
         }
         break;
@@ -240,7 +241,8 @@ inline __m256i lanes8(int64_t valid) {
 // (pack_row_groups).
 template <int R, int G, int AK = 1>
 void group_rows_avx2(int64_t k, const float* a, int64_t lda, const float* w, SliceLayout lay,
-                     const float* bias, int64_t cols, float* y, int64_t ldy) {
+                     const float* bias, int64_t cols, float* y, int64_t ldy,
+                     bool accumulate = false) {
   const bool full = cols >= 8 * G;
   __m256i mask[G];
 #pragma GCC unroll 8
@@ -271,7 +273,7 @@ void group_rows_avx2(int64_t k, const float* a, int64_t lda, const float* w, Sli
     auto load = [&](const float* p, int h) {
       return full ? _mm256_loadu_ps(p + 8 * h) : _mm256_maskload_ps(p + 8 * h, mask[h]);
     };
-    if (k0 > 0)
+    if (k0 > 0 || accumulate)
 #pragma GCC unroll 6
       for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
@@ -306,7 +308,8 @@ constexpr int64_t kRowBlockBytes = 128 << 10;
 // a's rows lda floats apart, y's ldy; the bias (or null) of the panel's first column.
 template <int R>
 void tail_rows_avx2(int64_t width, SliceLayout lay, int64_t k, const float* ar, int64_t lda,
-                    const float* w, const float* bias, int64_t cols, float* yr, int64_t ldy) {
+                    const float* w, const float* bias, int64_t cols, float* yr, int64_t ldy,
+                    bool acc = false) {
   constexpr int kCols = R == 1 ? 64 : R == 2 ? 32 : 16;
   const int64_t step = std::min<int64_t>(kCols, width);
   for (int64_t g = 0; g < width; g += step) {
@@ -314,8 +317,8 @@ void tail_rows_avx2(int64_t width, SliceLayout lay, int64_t k, const float* ar, 
     if (c <= 0) break;  // padding only
     const float* wg = w + g / 16 * lay.slice_stride;
     const float* bp = bias ? bias + g : nullptr;
-    if (step == kCols) group_rows_avx2<R, kCols / 8>(k, ar, lda, wg, lay, bp, c, yr + g, ldy);
-    else group_rows_avx2<R, 2>(k, ar, lda, wg, lay, bp, c, yr + g, ldy);
+    if (step == kCols) group_rows_avx2<R, kCols / 8>(k, ar, lda, wg, lay, bp, c, yr + g, ldy, acc);
+    else group_rows_avx2<R, 2>(k, ar, lda, wg, lay, bp, c, yr + g, ldy, acc);
   }
 }
 
@@ -531,8 +534,10 @@ void gemm_pack_b_f32(const float* b, float* out, int64_t n, int64_t k, int64_t t
 }
 
 void gemm_panel_rows_f32(const float* a, const float* panel, float* y, int64_t m, int64_t k,
-                         int64_t lda, int64_t width, int64_t cols, int64_t ldy) {
+                         int64_t lda, int64_t width, int64_t cols, int64_t ldy,
+                         int64_t accumulate) {
   if (m <= 0 || cols <= 0) return;
+  const bool acc = accumulate != 0;
   const bool sliced = sliced_packing();
   if (sliced || !kHasAvx512 || g_force_avx2.load(std::memory_order_relaxed)) {
     const SliceLayout lay = slice_layout(sliced, width, k);
@@ -542,23 +547,23 @@ void gemm_panel_rows_f32(const float* a, const float* panel, float* y, int64_t m
       const float* w = panel + g / 16 * lay.slice_stride;
       for (int64_t r = 0; r < full_end; r += kRowsAvx2)
         group_rows_avx2<kRowsAvx2, 2>(k, a + r * lda, lda, w, lay, nullptr,
-                                      std::min<int64_t>(step, cols - g), y + r * ldy + g, ldy);
+                                      std::min<int64_t>(step, cols - g), y + r * ldy + g, ldy, acc);
     }
     if (full_end < m) {
       const float* ar = a + full_end * lda;
       float* yr = y + full_end * ldy;
       switch (m - full_end) {
-        case 1: tail_rows_avx2<1>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy); break;
-        case 2: tail_rows_avx2<2>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy); break;
-        case 3: tail_rows_avx2<3>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy); break;
-        case 4: tail_rows_avx2<4>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy); break;
-        default: tail_rows_avx2<5>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy); break;
+        case 1: tail_rows_avx2<1>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy, acc); break;
+        case 2: tail_rows_avx2<2>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy, acc); break;
+        case 3: tail_rows_avx2<3>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy, acc); break;
+        case 4: tail_rows_avx2<4>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy, acc); break;
+        default: tail_rows_avx2<5>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy, acc); break;
       }
     }
   } else if (width == kWide) {
-    panel_block<4>(m, k, a, lda, panel, nullptr, cols, y, ldy);
+    panel_block<4>(m, k, a, lda, panel, nullptr, cols, y, ldy, acc);
   } else {
-    panel_block<1>(m, k, a, lda, panel, nullptr, cols, y, ldy);
+    panel_block<1>(m, k, a, lda, panel, nullptr, cols, y, ldy, acc);
   }
 }
 

@@ -95,9 +95,11 @@ void gemm_pack_b_f32(const float* b, float* out, int64_t n, int64_t k, int64_t t
 /// packed panel at `panel` (panel p of gemm_pack_b_f32's output: out + p * k * width, `width` =
 /// gemm_panel_width(n), cols = min(width, n - p * width)). The sum runs in order of kk in blocks
 /// of 256 with fused multiply-adds, the blocks' sums added in order: the same bits as
-/// packed_matmul_f32 without a bias. y must not overlap a or the panel; k = 0 writes zeros.
-/// Single-threaded. m, cols >= 0.
+/// packed_matmul_f32 without a bias. accumulate != 0: y += the product instead (y's prior sum,
+/// then each block's, as a longer K continues; a K split at multiples of 256 gives one call's
+/// bits). y must not overlap a or the panel; k = 0 writes zeros (or leaves y). Single-threaded.
+/// m, cols >= 0.
 void gemm_panel_rows_f32(const float* a, const float* panel, float* y, int64_t m, int64_t k,
-                         int64_t lda, int64_t width, int64_t cols, int64_t ldy);
+                         int64_t lda, int64_t width, int64_t cols, int64_t ldy, int64_t accumulate);
 
 }  // namespace tierjit::kernels

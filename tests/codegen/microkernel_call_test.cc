@@ -36,7 +36,7 @@ Function gemm_by_panels(int64_t n, int64_t k) {
                             {"y", mul(p, imm(width))}},
                            {m, imm(k), imm(k), imm(width),
                             min(imm(width), sub(imm(n), mul(p, imm(width)))),
-                            imm(n)})),
+                            imm(n), imm(0)})),
   });
   Function f;
   f.name = "gemm_by_panels";

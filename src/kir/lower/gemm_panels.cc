@@ -97,7 +97,7 @@ Stmt gemm_panels(const GemmSpec &s, const PackedB &b) {
                        {{s.a.buffer, a_off},
                         {b.buffer, b_off},
                         {s.c, fold_add(s.c_offset, add(mul(r0, imm(n)), c0))}},
-                       {mb, imm(k), s.a.row_stride, imm(width), cols, imm(n)});
+                       {mb, imm(k), s.a.row_stride, imm(width), cols, imm(n), imm(0)});
   } else {
     const std::string tile = pre + "tile";
     const Expr r = var(pre + "r"), v = var(pre + "v"), c = var(pre + "c");
@@ -118,7 +118,7 @@ Stmt gemm_panels(const GemmSpec &s, const PackedB &b) {
         block({call_kernel(
                    kernels::Microkernel::kGemmPanelRowsF32,
                    {{s.a.buffer, a_off}, {b.buffer, b_off}, {tile, imm(0)}},
-                   {mb, imm(k), s.a.row_stride, imm(width), cols, imm(width)}),
+                   {mb, imm(k), s.a.row_stride, imm(width), cols, imm(width), imm(0)}),
                rows}));
   }
   Stmt body = let(

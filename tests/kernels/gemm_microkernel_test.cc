@@ -1,0 +1,55 @@
+// The GEMM microkernels compiled code calls (packed_gemm.h): a K split at multiples of 256 and
+// accumulated gives one call's bits; rows and columns at the panel's edges; both instruction
+// sets.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/line_buffer.h"
+#include "kernels/packed_gemm.h"
+
+namespace tierjit::kernels {
+namespace {
+
+TEST(GemmMicrokernel, AccumulatedKBlocksGiveOneCallsBits) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (bool avx2 : {false, true}) {
+    set_packed_matmul_force_avx2(avx2);
+    for (int64_t n : {10, 64, 100}) {
+      const int64_t k = 600, m = 9, width = gemm_panel_width(n);
+      std::vector<float> a(m * k), b(k * n);
+      for (float& v : a) v = dist(rng);
+      for (float& v : b) v = dist(rng);
+      const int64_t cols = std::min(width, n);
+      // One call over all of K, against three calls over K blocks [0, 256), [256, 512), [512, 600)
+      // each packed on its own and accumulated.
+      LineBuffer whole;
+      whole.resize(static_cast<size_t>(gemm_packed_floats(n, k)));
+      gemm_pack_b_f32(b.data(), whole.data(), n, k, 0);
+      std::vector<float> y1(m * width, 0.f), y2(m * width, -3.f);
+      gemm_panel_rows_f32(a.data(), whole.data(), y1.data(), m, k, k, width, cols, width, 0);
+      for (int64_t k0 = 0; k0 < k; k0 += 256) {
+        const int64_t kc = std::min<int64_t>(256, k - k0);
+        LineBuffer part;
+        part.resize(static_cast<size_t>(gemm_packed_floats(n, kc)));
+        gemm_pack_b_f32(b.data() + k0 * n, part.data(), n, kc, 0);
+        gemm_panel_rows_f32(a.data() + k0, part.data(), y2.data(), m, kc, k, width, cols, width,
+                            k0 > 0);
+      }
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          ASSERT_EQ(y1[r * width + c], y2[r * width + c]) << "avx2 " << avx2 << " n " << n;
+          double want = 0;
+          for (int64_t kk = 0; kk < k; ++kk) want += double{a[r * k + kk]} * b[kk * n + c];
+          ASSERT_NEAR(y1[r * width + c], want, 1e-4 * (1 + std::abs(want)));
+        }
+    }
+  }
+  set_packed_matmul_force_avx2(false);
+}
+
+}  // namespace
+}  // namespace tierjit::kernels
