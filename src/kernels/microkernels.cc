@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/conv_tiles.h"
 #include "kernels/packed_gemm.h"
 
 namespace tierjit::kernels {

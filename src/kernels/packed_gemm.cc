@@ -527,6 +527,7 @@ bool packed_batched_matmul_f32(int64_t batch, int64_t m, int64_t n, int64_t k, c
 }
 
 int64_t gemm_panel_width(int64_t n) { return panel_width(n); }
+bool gemm_panels_sliced() { return sliced_packing(); }
 int64_t gemm_packed_floats(int64_t n, int64_t k) { return static_cast<int64_t>(panel_floats(n, k)); }
 
 void gemm_pack_b_f32(const float* b, float* out, int64_t n, int64_t k, int64_t trans_b) {

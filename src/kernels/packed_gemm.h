@@ -85,6 +85,11 @@ int64_t gemm_panel_width(int64_t n);
 /// p * k * width floats in). n >= 1, k >= 0.
 int64_t gemm_packed_floats(int64_t n, int64_t k);
 
+/// True when panels are stored as 16-column slices one after another ([width / 16][k][16]; CPUs
+/// without AVX-512F), false when a panel's rows lie side by side ([k][width]). Packers of other
+/// operands (conv_tiles.h) lay their panels out the same way.
+bool gemm_panels_sliced();
+
 /// Packs b (float32, row-major [k, n], or [n, k] when trans_b != 0) into `out`
 /// (gemm_packed_floats(n, k) floats, 64-byte aligned; zeros past column n), in the layout
 /// gemm_panel_rows_f32 reads on this CPU (rows of a panel side by side with AVX-512F, 16-column

@@ -55,8 +55,11 @@ Specialization Specialization::shape_class(const Signature& sig, std::span<const
   return s;
 }
 
-Specialization Specialization::generic(const Signature& sig) {
-  return base(SpecLevel::kGeneric, sig);
+Specialization Specialization::generic(const Signature& sig, std::span<const uint8_t> pinned) {
+  Specialization s = base(SpecLevel::kGeneric, sig);
+  for (size_t f = 0; f < sig.num_dims(); ++f)
+    if (flag(pinned, f, false)) s.dims[f] = {DimKind::kExact, sig.flat_dim(f)};
+  return s;
 }
 
 uint64_t Specialization::key() const {

@@ -38,8 +38,9 @@ struct Specialization {
   /// Dims with dynamic[flat] != 0 constrained to their bucket, the other depended-on dims exact.
   static Specialization shape_class(const Signature& sig, std::span<const uint8_t> dynamic,
                                     std::span<const uint8_t> depends = {});
-  /// Dtypes and ranks only.
-  static Specialization generic(const Signature& sig);
+  /// Dtypes and ranks only, and the dims with pinned[flat] != 0 exact (the dims a region's code
+  /// needs as constants at every level, kir::constant_dims_required: a Conv's C/H/W).
+  static Specialization generic(const Signature& sig, std::span<const uint8_t> pinned = {});
 
   /// Key of this specialization (never 0). With full `depends`: exact(s).key() == s.exact_key(),
   /// shape_class(s, dyn).key() == s.class_key(dyn), generic(s).key() == s.generic_key().

@@ -18,8 +18,10 @@ namespace tierjit::runtime {
 
 namespace {
 
+// `constant`: dims the lowering needs as constants at every level (kir::constant_dims_required).
 kir::TensorSpec spec_of(const ir::Value& v, const std::vector<Shape>& shapes,
-                        const std::vector<DType>& dtypes, kir::ShapeLevel level) {
+                        const std::vector<DType>& dtypes, kir::ShapeLevel level,
+                        const std::vector<bool>& constant) {
   kir::TensorSpec s;
   const size_t id = static_cast<size_t>(v.id());
   s.dtype = dtypes[id];
@@ -31,7 +33,8 @@ kir::TensorSpec spec_of(const ir::Value& v, const std::vector<Shape>& shapes,
     bool graph_fixed = v.is_constant() ||
                        (sym && sym->size() == shape.size() && (*sym)[d].is_constant() &&
                         (*sym)[d].value == shape[d]);
-    if (level == kir::ShapeLevel::kExact || graph_fixed) s.dims[d] = shape[d];
+    const bool required = d < constant.size() && constant[d];
+    if (level == kir::ShapeLevel::kExact || graph_fixed || required) s.dims[d] = shape[d];
   }
   return s;
 }
@@ -66,9 +69,11 @@ kir::LowerOptions lower_options(const passes::Region& region, const std::vector<
   o.vector_lanes = request.vector_lanes;
   o.threads = request.threads;
   o.prepare_constant_inputs = true;  // compile_region prepares them; every caller binds them
-  for (const ir::Value* v : region.inputs) o.inputs.push_back(spec_of(*v, shapes, dtypes, o.level));
-  for (const ir::Value* v : region.outputs)
-    o.outputs.push_back(spec_of(*v, shapes, dtypes, o.level));
+  const kir::ConstantDims constant = kir::constant_dims_required(region);
+  for (size_t i = 0; i < region.inputs.size(); ++i)
+    o.inputs.push_back(spec_of(*region.inputs[i], shapes, dtypes, o.level, constant.inputs[i]));
+  for (size_t j = 0; j < region.outputs.size(); ++j)
+    o.outputs.push_back(spec_of(*region.outputs[j], shapes, dtypes, o.level, constant.outputs[j]));
   return o;
 }
 

@@ -46,6 +46,9 @@ Session::Impl::AdaptiveRegion::AdaptiveRegion(const passes::Region& r,
   info.kind = r.kind;
   info.conv_anchor = r.anchor && r.anchor->op() == ir::OpKind::Conv;
   info.size = static_cast<double>(r.nodes.size());
+  // The signature's flat dims are the region inputs' dims in order.
+  for (const std::vector<bool>& m : kir::constant_dims_required(r).inputs)
+    for (bool b : m) pinned_dims.push_back(b ? 1 : 0);
 }
 
 Session::Impl::~Impl() { queue.reset(); }  // before the tables and profiles its jobs touch
@@ -352,7 +355,7 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
     compile_us += static_cast<double>(c->kernel.compile_us + c->lower_us);
     runtime::Specialization spec = level == kir::ShapeLevel::kExact
                                        ? runtime::Specialization::exact(st.region_sig)
-                                       : runtime::Specialization::generic(st.region_sig);
+                                       : runtime::Specialization::generic(st.region_sig, a.pinned_dims);
     const int64_t us = c->kernel.compile_us + c->lower_us;
     const uint64_t key = spec.key();
     auto version = runtime::Version::make(to_tier, std::move(spec),

@@ -78,6 +78,9 @@ struct Session::Impl {
     runtime::VersionTable table;
     runtime::Profile profile;
     runtime::RegionInfo info;
+    /// Flat dims of the region's signature its code needs as constants even in the generic
+    /// version (kir::constant_dims_required; a Conv's C/H/W): pinned in that version's guard.
+    std::vector<uint8_t> pinned_dims;
     std::atomic<int> declined_tier{-1};   ///< tier whose declined decision was logged last
     /// A promotion whose payoff is still to be measured (TierPolicy::observe_compile).
     struct Pending {

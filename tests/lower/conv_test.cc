@@ -22,7 +22,7 @@ struct ConvCase {
   bool bias;
 };
 
-void check_conv(const ConvCase& k, int64_t batch, bool relu, bool residual) {
+void check_conv(const ConvCase& k, int64_t batch, bool relu, bool residual, int threads = 1) {
   SCOPED_TRACE("C=" + std::to_string(k.c) + " HxW=" + std::to_string(k.h) + "x" + std::to_string(k.w) +
                " M=" + std::to_string(k.m) + " k=" + std::to_string(k.kh) + "x" + std::to_string(k.kw) +
                " group=" + std::to_string(k.group) + " auto_pad=" + k.auto_pad);
@@ -55,6 +55,7 @@ void check_conv(const ConvCase& k, int64_t batch, bool relu, bool residual) {
   b.output(y);
   b.infer();
   DiffOptions o;
+  o.threads = threads;
   o.kinds = {passes::RegionKind::kMatMulEpilogue};
   const double kk = static_cast<double>(k.c / k.group * k.kh * k.kw);
   o.tol.rtol = 1e-4;
@@ -82,6 +83,23 @@ TEST(LowerConv, BatchSizesAndEpilogues) {
   for (int64_t n : {0, 1, 3}) check_conv(c, n, true, true);
   const ConvCase dw = {16, 9, 9, 16, 3, 3, 16, {2, 2}, {}, {1, 1, 1, 1}, "", true};
   check_conv(dw, 2, true, false);
+}
+
+// The kernel-layer paths' edges: K past one packed panel (partial sums in the output, then the
+// epilogue), items split over output channels, two threads (one workspace slice each), 5x5
+// depthwise with stride 2, odd pixel counts past one 64-pixel panel.
+TEST(LowerConv, KBlocksThreadsAndDepthwiseStrides) {
+  const ConvCase k_blocks = {64, 6, 5, 30, 3, 3, 1, {}, {}, {1, 1, 1, 1}, "", true};  // K = 576
+  const ConvCase wide = {3, 13, 11, 40, 3, 3, 1, {1, 1}, {}, {1, 1, 1, 1}, "", true};  // 143 px
+  const ConvCase dw5 = {12, 15, 14, 12, 5, 5, 12, {2, 2}, {}, {2, 2, 2, 2}, "", true};
+  const ConvCase dw3 = {8, 9, 9, 8, 3, 3, 8, {1, 1}, {2, 2}, {2, 2, 2, 2}, "", false};
+  for (int threads : {1, 2})
+    for (int64_t n : {1, 3}) {
+      check_conv(k_blocks, n, true, true, threads);
+      check_conv(wide, n, true, false, threads);
+      check_conv(dw5, n, true, true, threads);
+      check_conv(dw3, n, false, false, threads);
+    }
 }
 
 }  // namespace

@@ -207,6 +207,8 @@ inline int expect_regions_match_tier0(const ir::Graph& g, const std::vector<Tens
       workspace = Tensor::empty(DType::kUInt8, {lowered->workspace_bytes});
       buffers.push_back(workspace.raw_data());
     }
+    // TIERJIT_TEST_DUMP_KIR=1 prints each lowered kernel before it runs (a crash names its code).
+    if (getenv("TIERJIT_TEST_DUMP_KIR")) fprintf(stderr, "%s\n", kir::to_string(lowered->fn).c_str());
     (*kernel)(buffers.data(), dims.data());
     for (size_t i = 0; i < outs.size(); ++i)
       EXPECT_TRUE(close(outs[i], want[i], opts.tol, where + " output " + std::to_string(i)))

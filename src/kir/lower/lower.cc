@@ -111,6 +111,22 @@ Expected<Tensor> prepare_input(InputLayout layout, const Tensor& t) {
   return out;
 }
 
+ConstantDims constant_dims_required(const passes::Region& region) {
+  ConstantDims out;
+  const bool conv = region.kind == passes::RegionKind::kMatMulEpilogue && region.anchor &&
+                    region.anchor->op() == ir::OpKind::Conv;
+  auto mask = [&](const ir::Value* v) {
+    const size_t rank = v->type().shape ? v->type().shape->size() : 0;
+    std::vector<bool> m(rank, false);
+    if (conv && !v->is_constant())
+      for (size_t d = 1; d < rank; ++d) m[d] = true;
+    return m;
+  };
+  for (const ir::Value* v : region.inputs) out.inputs.push_back(mask(v));
+  for (const ir::Value* v : region.outputs) out.outputs.push_back(mask(v));
+  return out;
+}
+
 bool has_lowering(const passes::Region& region) {
   switch (region.kind) {
     case passes::RegionKind::kElementwise: return lowering::elementwise_supported(region);

@@ -105,6 +105,16 @@ Expected<LoweredRegion> lower_region(const passes::Region& region, const LowerOp
 std::vector<std::map<std::string, int64_t>> tuning_candidates(const passes::Region& region,
                                                               const LowerOptions& options);
 
+/// Dims the region's lowering needs as constants at every level, the generic one included: per
+/// region input, then per region output, one flag per dim (empty vectors: none). A Conv
+/// region's channels and spatial sizes (every dim but the batch, of every input and output):
+/// its code is built for one C/H/W, so its "generic" versions are generic over the batch only
+/// and their guards check the rest (DESIGN.md "Specialization"; docs/lowering.md).
+struct ConstantDims {
+  std::vector<std::vector<bool>> inputs, outputs;
+};
+ConstantDims constant_dims_required(const passes::Region& region);
+
 /// True when every node of `region` has a lowering for the dtypes the graph gives it (a cheap
 /// check for the tier policy; lower_region may still fail, e.g. on an attribute).
 bool has_lowering(const passes::Region& region);

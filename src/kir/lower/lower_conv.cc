@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "kir/lower/gemm_kernel.h"
+#include "kir/lower/lower_conv_internal.h"
 #include "kir/lower/lower_internal.h"
 #include "kir/lower/matmul_common.h"
 
@@ -15,10 +16,7 @@ namespace tierjit::kir::lowering {
 
 namespace {
 
-struct Geometry {
-  int64_t c = 0, h = 0, w = 0, m = 0, group = 1, kh = 0, kw = 0;
-  int64_t sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0, oh = 0, ow = 0;
-};
+using Geometry = ConvGeometry;
 
 std::vector<int64_t> ints_attr(const ir::Node& n, const char* name, std::vector<int64_t> dflt) {
   const ir::Attribute* a = n.attr(name);
@@ -137,6 +135,43 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
   };
   TJ_ASSIGN_OR_RETURN(Epilogue epi, Epilogue::make(region, io, out_dims, view));
 
+  std::optional<BroadcastIndex> bias;
+  if (ib >= 0) bias = BroadcastIndex({imm(g.m), imm(1)}, out_dims);
+  const std::string bias_buf = "in" + std::to_string(ib);
+  auto error = std::make_shared<Status>();
+  LoweredRegion out;
+  if (options.tuning.empty()) {
+    // The kernel layer's tiles (lower_conv_tiles.cc); tier-3 tile candidates take the
+    // generated GEMM below.
+    ConvIo cio;
+    cio.x = "in" + std::to_string(ix);
+    cio.w = "in" + std::to_string(iw);
+    cio.batch = batch;
+    cio.accumulator = epi.accumulator();
+    cio.lanes = lanes;
+    cio.threads = options.threads;
+    cio.store = [epi, bias, bias_buf, error](const Expr& v, const Expr& row, const Expr& col,
+                                            int l) -> Stmt {
+      Expr y = bias ? add(v, bias->load(bias_buf, DType::kFloat32, row, col, l)) : v;
+      auto st = epi.store(y, row, col, l);
+      if (st.ok()) return *st;
+      if (error->ok()) *error = st.status();
+      return block({});
+    };
+    int64_t ws = 0;
+    std::string note;
+    auto body = conv_tiles(g, cio, &ws, &note);
+    if (body.ok()) {
+      TJ_RETURN_IF_ERROR(*error);
+      out.fn = io.function(*body, ws);
+      out.workspace_bytes = ws * 4;
+      out.notes.push_back(std::move(note));
+      return out;
+    }
+    if (body.status().code() != StatusCode::kUnsupported) return body.status();
+    out.notes.push_back(body.status().message() + "; generated GEMM instead");
+  }
+
   Expr img = var("cv_n"), grp = var("cv_g");
   gemm::GemmSpec s;
   s.m = imm(mg);
@@ -165,10 +200,6 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
   Expr row_base = add(mul(img, imm(g.m)), mul(grp, imm(mg)));
   s.c = epi.accumulator();
   s.c_offset = mul(row_base, imm(os));
-  std::optional<BroadcastIndex> bias;
-  if (ib >= 0) bias = BroadcastIndex({imm(g.m), imm(1)}, out_dims);
-  const std::string bias_buf = "in" + std::to_string(ib);
-  auto error = std::make_shared<Status>();
   s.store = [epi, row_base, bias, bias_buf, error](const Expr& v, const Expr& row, const Expr& col,
                                                    int l) -> Stmt {
     Expr r = add(row_base, row);
@@ -179,7 +210,6 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
     return block({});
   };
 
-  LoweredRegion out;
   Stmt gemm_stmt = options.tier >= 2 ? gemm::gemm_packed(s) : gemm::gemm_loops(s);
   TJ_RETURN_IF_ERROR(*error);
   Stmt body = direct ? gemm_stmt : block({im2col(g, x, image_off, cg, col0, os_pad), gemm_stmt});
@@ -202,12 +232,10 @@ bool conv_supported(const passes::Region& region) {
     if (!v) continue;
     if (v->type().dtype != DType::kFloat32 || !v->type().shape) return false;
   }
+  // Channels and spatial sizes need not be fixed by the graph: the runtime compiles them as
+  // constants of each version (constant_dims_required) and guards on them.
   const auto& xs = n->input(0)->type().shape, &ws = n->input(1)->type().shape;
   if (xs->size() != 4 || ws->size() != 4) return false;
-  for (size_t d = 1; d < 4; ++d)
-    if (!(*xs)[d].is_constant()) return false;
-  for (const ir::Dim& d : *ws)
-    if (!d.is_constant()) return false;
   return Epilogue::supported(region);
 }
 
