@@ -169,8 +169,9 @@ int run_main(int argc, char** argv) {
   bench_cmd->add_option("--tier", bench.tier, "pin every region at tier N (0: interpreter; 1-3: compiled where a lowering exists)")
       ->check(integer_in(0, 3));
   auto non_empty = [](const std::string& v) { return v.empty() ? std::string("an empty path") : std::string(); };
-  bench_cmd->add_option("--json", bench.json_out, "write the results as one JSON object (docs/bench.md)")
-      ->check(non_empty);
+  CLI::Option* bench_json =
+      bench_cmd->add_option("--json", bench.json_out, "write the results as one JSON object (docs/bench.md)")
+          ->check(non_empty);
   bench_cmd->add_option("--chrome-trace", bench.chrome_trace_out, "write a Chrome trace-event JSON (opens in Perfetto)")
       ->check(non_empty);
   bench_cmd->add_option("--int-range", bench.int_ranges,
@@ -179,6 +180,11 @@ int run_main(int argc, char** argv) {
       ->check(integer_in(0, 1024));
   bench_cmd->add_option("--seed", bench.seed, "seed of the random inputs (default 0)")
       ->check(kNonNegative);
+  bench_cmd->add_option("--interp-share-requests", bench.interp_share_requests,
+                        "with --json: requests (the trace's first N) of the interpret-only replay that "
+                        "gives each region's share of time (default 1000; 0 = none)")
+      ->check(integer_in(int64_t{0}, int64_t{1} << 40))
+      ->needs(bench_json);
   bench_cmd->add_flag("--no-progress", bench.no_progress, "no progress bar (it is drawn only when stderr is a terminal)");
 
   if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "run" && std::string(argv[1]) != "onnx-test" &&
