@@ -100,6 +100,11 @@ struct Tolerance {
 std::optional<std::string> compare_tensors(const Tensor& got, const Tensor& expected,
                                            const Tolerance& tol);
 
+/// Parses a tolerance given on the command line (`--atol`, `--rtol`): a finite decimal number
+/// >= 0 such as "1e-5" or "0.001", nothing else around it. Returns std::nullopt for a negative
+/// value, NaN, an infinity, an empty string or text that is not a number.
+std::optional<double> parse_tolerance(const std::string& text);
+
 /// "[1, 2]" for flat index `flat` in `shape`.
 std::string index_to_string(const Shape& shape, int64_t flat);
 
@@ -131,6 +136,7 @@ struct OnnxTestOptions {
   int timeout_seconds = 300;  ///< per test; 0 = none. A test over it ends the run (exit 1).
   int tier = -1;        ///< --tier N: 0 interpret-only, 1-3 pinned; -1 adaptive
   bool verify = false;  ///< --verify: check each compiled version against tier 0
+  Tolerance tolerance;  ///< --atol / --rtol (defaults: the ONNX backend runner's 1e-7 / 1e-3)
 };
 /// `tierjit onnx-test`: 0 when every test passed, was skipped or failed as expected; 1 on an
 /// unexpected failure or an XPASS; 2 on bad usage (missing path, unreadable list).

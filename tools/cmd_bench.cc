@@ -22,6 +22,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "bench_regions.h"
 #include "bench_stats.h"
 #include "cli_util.h"
 #include "replay.h"
@@ -195,6 +196,19 @@ json compile_events_json(const std::vector<CompileEvent>& compiles) {
   return out;
 }
 
+double round6(double v) { return std::round(v * 1e6) / 1e6; }
+
+json regions_json(const std::vector<RegionMeasure>& regions) {
+  json out = json::array();
+  for (const RegionMeasure& r : regions)
+    out.push_back({{"region", r.region}, {"region_name", r.name}, {"kind", r.kind},
+                   {"interp_share", r.interp_share ? json(round6(*r.interp_share)) : json(nullptr)},
+                   {"final_tier", r.final_tier},
+                   {"compiled_fraction_last10", round6(r.compiled_fraction_last10)},
+                   {"payoff", r.payoff ? json(round6(*r.payoff)) : json(nullptr)}});
+  return out;
+}
+
 json tier_timeline_json(const std::vector<TierStep>& timeline) {
   json out = json::array();
   for (const TierStep& t : timeline)
@@ -221,6 +235,8 @@ void bench_impl(const BenchOptions& opts) {
   so.intra_op_threads = opts.threads;
   if (opts.mode == "interpret-only") so.mode = ExecutionMode::kInterpretOnly;
   apply_tier(opts.tier, so);
+  const bool measure_regions = !opts.json_out.empty();
+  so.count_region_calls = measure_regions;  // compiled calls per region (the last-10% window)
   const Clock::time_point t_origin = Clock::now();
   Session session(opts.model, so);
   const Clock::time_point t_created = Clock::now();
@@ -241,9 +257,14 @@ void bench_impl(const BenchOptions& opts) {
   // ---- The timed loop ----
   std::vector<double> latency(n), start_ms(n);
   ProgressBar progress(static_cast<int64_t>(n), !opts.no_progress);
+  // Compiled calls per region when the last 10% of the requests start (read between two
+  // requests: a relaxed load per region).
+  const RequestWindow window = last_tenth(n);
+  std::vector<uint64_t> compiled_at_window;
   const Clock::time_point t_loop = Clock::now();
   for (size_t i = 0; i < n; ++i) {
     progress.update(static_cast<int64_t>(i), key_of[i]);
+    if (measure_regions && i == window.first) compiled_at_window = session.region_compiled_calls();
     NamedTensors outputs;
     const Clock::time_point t0 = Clock::now();
     try {
@@ -260,6 +281,14 @@ void bench_impl(const BenchOptions& opts) {
   const double total_wall_ms = ms_between(t_loop, Clock::now());
   progress.update(static_cast<int64_t>(n), "");
   progress.finish();
+  // What the regions ran: read before the wait below, so a compile finishing after the last
+  // request does not count as installed.
+  std::vector<RegionReport> main_regions;
+  std::vector<uint64_t> compiled_at_end;
+  if (measure_regions) {
+    main_regions = session.region_reports();
+    compiled_at_end = session.region_compiled_calls();
+  }
   // Background compiles still running when the loop ended finish now (outside the timed loop), so
   // the compile events below are complete; they show as "after request n" in the tier timeline.
   if (!session.wait_for_compiles(kCompileWaitMs))
@@ -275,6 +304,26 @@ void bench_impl(const BenchOptions& opts) {
   BenchStats stats = compute_bench_stats(key_of, latency);
   const int threads = opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const std::string trace_name = opts.trace.empty() ? "shapes" : stem(opts.trace);
+
+  // ---- Regions: an interpret-only replay for the shares (after the timed loop), the rows ----
+  InterpShares shares;
+  std::vector<RegionMeasure> regions;
+  Coverage coverage;
+  const size_t share_requests = static_cast<size_t>(std::max<int64_t>(0, opts.interp_share_requests));
+  if (measure_regions) {
+    if (share_requests > 0) {
+      ProgressBar share_progress(1, !opts.no_progress);
+      share_progress.update(0, "interpret-only replay for interp_share");
+      shares = interp_shares(opts.model, so, replay, share_requests);
+      share_progress.finish();
+    }
+    regions = region_measures(shares.regions, main_regions, compiled_at_window, compiled_at_end, window.count);
+    coverage = compiled_coverage(regions);
+  }
+  const std::string share_note =
+      share_requests == 0 ? "not measured (--interp-share-requests 0)"
+      : shares.requests == n ? fmt::format("interpret-only replay of all {} requests", n)
+                             : fmt::format("interpret-only replay of the first {} of {} requests", shares.requests, n);
 
   // ---- Table ----
   size_t w = std::string("overall").size();
@@ -300,6 +349,7 @@ void bench_impl(const BenchOptions& opts) {
   fmt::print("\nsession_create_ms  {}\nfirst_run_ms       {}\ntotal_wall_ms      {}\n", fmt_ms(session_create_ms),
              fmt_ms(latency.front()), fmt_ms(total_wall_ms));
   print_compile_report(compiles, timeline, compile_ms_total, n);
+  if (measure_regions) print_region_report(regions, coverage, share_note, window);
 
   // ---- --json ----
   if (!opts.json_out.empty()) {
@@ -339,6 +389,18 @@ void bench_impl(const BenchOptions& opts) {
           {"compile_events", compile_events_json(compiles)},
           {"compile_ms_total", round_ms(compile_ms_total)},
           {"tier_timeline", tier_timeline_json(timeline)},
+          {"regions", regions_json(regions)},
+          {"compiled_coverage", share_requests > 0 ? json(round6(coverage.counted)) : json(nullptr)},
+          {"compiled_coverage_uncounted", share_requests > 0 ? json(round6(coverage.uncounted)) : json(nullptr)},
+          {"interp_share_run",
+           {{"requests", shares.requests},
+            {"of", n},
+            {"which", share_requests == 0         ? "none (--interp-share-requests 0)"
+                      : shares.requests == n      ? "all requests of the trace"
+                                                  : "the first requests of the trace"},
+            {"how", "a second Session after the timed loop, mode interpret-only with every region "
+                    "timed through its plan; one untimed call per distinct shape first"}}},
+          {"last10", {{"first_request", window.first + 1}, {"requests", window.count}}},
           {"latencies_ms", std::move(lat)},
           {"request_shape_index", stats.shape_index}}},
     };

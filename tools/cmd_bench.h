@@ -21,6 +21,9 @@ struct BenchOptions {
   int threads = 1;                      ///< SessionOptions::intra_op_threads (0 = all cores)
   uint64_t seed = 0;                    ///< seed of the random inputs
   bool no_progress = false;             ///< never draw the progress bar
+  /// --interp-share-requests: requests of the interpret-only replay that gives each region's
+  /// share of time (with --json; the first N of the trace, 0 = no such replay).
+  int64_t interp_share_requests = 1000;
 };
 
 /// `tierjit bench`: loads MODEL (timed: session_create_ms), validates every request of the trace
@@ -28,7 +31,9 @@ struct BenchOptions {
 /// requests one after the other through Session::run (each timed), and prints per-shape
 /// latency statistics, the totals, compile events and the tier timeline; --json and
 /// --chrome-trace write files. Returns 0, or 2 after printing one error line (bad options, trace
-/// or model; an error while running a request).
+/// or model; an error while running a request). With --json it also reports each region's share
+/// of time in an interpret-only replay, final tier, compiled fraction over the last 10% of
+/// requests and payoff, and the compiled coverage (bench_regions.h).
 int cmd_bench(const BenchOptions& opts);
 
 }  // namespace tierjit::cli

@@ -186,7 +186,8 @@ TestResult run_test_body(const TestCase& tc, const OnnxTestOptions& opts) {
       return {Outcome::kFail, fmt::format("{}model gave {} outputs, test data has {}", where, got.size(),
                                           expected.size())};
     for (size_t i = 0; i < got.size(); ++i) {
-      auto diff = compare_tensors(got[i].second, bfloat16_bits_as(got[i].second.dtype(), expected[i]), Tolerance{});
+      auto diff =
+          compare_tensors(got[i].second, bfloat16_bits_as(got[i].second.dtype(), expected[i]), opts.tolerance);
       if (diff) return {Outcome::kFail, fmt::format("{}output {} '{}': {}", where, i, got[i].first, *diff)};
     }
   }

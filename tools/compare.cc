@@ -1,7 +1,11 @@
 // Output comparison for `tierjit onnx-test` and the models test, following the ONNX backend
 // test runner (onnx/backend/test/runner: numpy.testing.assert_allclose with rtol 1e-3, atol 1e-7,
-// equal_nan; exact equality for strings). Integers and bools are compared exactly.
+// equal_nan; exact equality for strings). Integers and bools are compared exactly. onnx-test's
+// --atol / --rtol replace the two tolerances (parse_tolerance).
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "support/float16.h"
@@ -13,6 +17,16 @@ namespace {
 std::string format_value(double v) { return fmt::format("{:.7g}", v); }
 
 }  // namespace
+
+std::optional<double> parse_tolerance(const std::string& text) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE) return std::nullopt;
+  if (!std::isfinite(v) || v < 0) return std::nullopt;  // NaN fails `v < 0` but not isfinite
+  return v == 0 ? 0.0 : v;                                // "-0" is 0
+}
 
 std::string index_to_string(const Shape& shape, int64_t flat) {
   std::vector<int64_t> idx(shape.size(), 0);

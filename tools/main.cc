@@ -61,6 +61,15 @@ int run_main(int argc, char** argv) {
         "INT in [" + std::to_string(low) + " - " + std::to_string(high) + "]");
   };
 
+  // A tolerance (onnx-test --atol / --rtol): a finite decimal number >= 0 (cli::parse_tolerance).
+  const auto tolerance_into = [](std::string option, double& target) {
+    return [option, &target](const std::string& v) {
+      std::optional<double> parsed = cli::parse_tolerance(v);
+      if (!parsed) throw CLI::ValidationError(option + " '" + v + "': expected a finite number >= 0");
+      target = *parsed;
+    };
+  };
+
   // ---- run ----
   cli::RunOptions run;
   std::string memory_limit;
@@ -91,7 +100,8 @@ int run_main(int argc, char** argv) {
   cli::OnnxTestOptions test;
   CLI::App* test_cmd = app.add_subcommand(
       "onnx-test", "Run ONNX backend test folders (model.onnx + test_data_set_N/) and compare "
-                   "outputs (rtol 1e-3, atol 1e-7). Ends with 'N passed, N failed, N skipped'.");
+                   "outputs (|got - want| <= atol + rtol * |want|; default rtol 1e-3, atol 1e-7). "
+                   "Ends with 'N passed, N failed, N skipped'.");
   test_cmd->add_option("path", test.paths, "a test folder, or a folder of test folders")->required();
   test_cmd->add_option("--expected-failures", test.expected_failures,
                        "file of `test_name  # reason` lines: tests known to fail");
@@ -109,6 +119,11 @@ int run_main(int argc, char** argv) {
                        "lowering at that tier (others stay on tier 0); default adaptive")
       ->check(integer_in(0, 3));
   test_cmd->add_flag("--verify", test.verify, "check each compiled version against tier 0 on its first call");
+  test_cmd->add_option_function<std::string>("--atol", tolerance_into("--atol", test.tolerance.atol),
+                                             "absolute tolerance of float outputs (default 1e-7)");
+  test_cmd->add_option_function<std::string>("--rtol", tolerance_into("--rtol", test.tolerance.rtol),
+                                             "relative tolerance of float outputs, times |expected| "
+                                             "(default 1e-3)");
 
   // ---- explain ----
   cli::ExplainOptions explain;
@@ -154,8 +169,9 @@ int run_main(int argc, char** argv) {
   bench_cmd->add_option("--tier", bench.tier, "pin every region at tier N (0: interpreter; 1-3: compiled where a lowering exists)")
       ->check(integer_in(0, 3));
   auto non_empty = [](const std::string& v) { return v.empty() ? std::string("an empty path") : std::string(); };
-  bench_cmd->add_option("--json", bench.json_out, "write the results as one JSON object (docs/bench.md)")
-      ->check(non_empty);
+  CLI::Option* bench_json =
+      bench_cmd->add_option("--json", bench.json_out, "write the results as one JSON object (docs/bench.md)")
+          ->check(non_empty);
   bench_cmd->add_option("--chrome-trace", bench.chrome_trace_out, "write a Chrome trace-event JSON (opens in Perfetto)")
       ->check(non_empty);
   bench_cmd->add_option("--int-range", bench.int_ranges,
@@ -164,6 +180,11 @@ int run_main(int argc, char** argv) {
       ->check(integer_in(0, 1024));
   bench_cmd->add_option("--seed", bench.seed, "seed of the random inputs (default 0)")
       ->check(kNonNegative);
+  bench_cmd->add_option("--interp-share-requests", bench.interp_share_requests,
+                        "with --json: requests (the trace's first N) of the interpret-only replay that "
+                        "gives each region's share of time (default 1000; 0 = none)")
+      ->check(integer_in(int64_t{0}, int64_t{1} << 40))
+      ->needs(bench_json);
   bench_cmd->add_flag("--no-progress", bench.no_progress, "no progress bar (it is drawn only when stderr is a terminal)");
 
   if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "run" && std::string(argv[1]) != "onnx-test" &&

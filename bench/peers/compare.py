@@ -13,7 +13,12 @@ Standard library only; the systems run under their own interpreters (bench/peers
   compare.py --from-jsonl RESULTS.jsonl      # only rewrite the doc from saved results
 
 DIR (default: ../shared next to the repository) holds models/<m>.onnx, bench/traces/<m>.zipf.txt
-(500 requests; 60 for the image models) and bench/traces/long/<m>.<dist>.txt.
+(500 requests; 60 for the image models) and bench/traces/long/<m>.<dist>.txt. A model file named
+model.onnx (the ONNX test-folder layout) is named after its folder; where that folder holds
+test_data_set_*/, every run's outputs are checked against them (pass/fail per system in the
+printed line, the JSON and the doc; a failure never stops the run), e.g.
+  compare.py --only-traces --trace ../shared/models-extra/efficientnet_b0/model.onnx:\
+../shared/models-extra/efficientnet_b0/trace.zipf.txt
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 import report  # noqa: E402  (bench/peers/report.py: the markdown)
+from run_one import model_name  # noqa: E402  (a run's model name: stem, or folder of model.onnx)
 
 MODELS = ("mlp", "convnet_small", "resnet18", "mobilenet_v2", "bert_tiny", "lstm_small")
 SYSTEMS = ("tierjit", "onnxruntime", "torch-eager", "torchscript", "torch-compile")
@@ -163,6 +169,17 @@ def run_once(args, system, set_name, model, trace, rep):
     return {**rec, "error": err}
 
 
+def test_data_summary(rec):
+    """", test data pass (3 sets)" / ", test data FAIL (...)" for a run checked against the
+    test_data_set_* folders beside its model (run_one.py --verify); "" when there are none."""
+    td = (rec.get("verify") or {}).get("test_data")
+    if not td:
+        return ""
+    if td.get("ok"):
+        return f", test data pass ({td['sets']} sets, max abs diff {td['max_abs_diff']:.2g})"
+    return f", test data FAIL ({'; '.join(td.get('failed', []))[:300]})"
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.from_jsonl:
@@ -192,15 +209,16 @@ def main(argv=None):
                     if s in skip:
                         continue
                     rec = run_once(args, s, set_name, model, trace, rep)
-                    rec.setdefault("model", model.stem)
+                    rec.setdefault("model", model_name(str(model)))
                     rec.setdefault("trace", trace.stem)
                     rec.pop("trace_path_", None)
                     if "na" in rec or "error" in rec:
                         skip[s] = True
                     summary = rec.get("na") or rec.get("error") or (
                         f"create {rec['session_create_ms']:.1f} ms, loop {rec['total_wall_ms']:.1f} ms,"
-                        f" foreign cpu {100 * (rec['load']['foreign_cpu_frac'] or 0):.0f}%")
-                    print(f"[{set_name} {model.stem} {trace.stem} rep {rep + 1}/{args.reps}] {s}: "
+                        f" foreign cpu {100 * (rec['load']['foreign_cpu_frac'] or 0):.0f}%"
+                        + test_data_summary(rec))
+                    print(f"[{set_name} {rec['model']} {trace.stem} rep {rep + 1}/{args.reps}] {s}: "
                           f"{summary}", flush=True)
                     fh.write(json.dumps(rec) + "\n")
                     fh.flush()

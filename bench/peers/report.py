@@ -3,7 +3,8 @@
 Records are run_one.py's JSON objects plus compare.py's "set", "rep", "system", "cmd" (and "na" or
 "error" for a system that could not run), with {"meta": "start"|"end", ...} lines around them.
 Standard library only. Statistics: best and median over repetitions; per-shape steady state =
-nearest-rank p50 of a shape's latencies after its first 10 calls, best over repetitions.
+nearest-rank p50 of a shape's latencies after its first 10 calls, best over repetitions, for
+every shape with at least 20 calls, in every set of traces.
 """
 from __future__ import annotations
 
@@ -14,8 +15,7 @@ import statistics
 
 SYSTEM_ORDER = ("tierjit", "onnxruntime", "torch-eager", "torchscript", "torch-compile")
 WARM_SKIP = 10          # calls of a shape left out of its steady-state p50
-MIN_COUNT = 20          # shapes shown in the steady-state table occur at least this often
-MAX_BATCH = {"mlp": 8, "bert_tiny": 8}  # and, for these models, have batch (dim 0) <= 8
+MIN_COUNT = 20          # every shape that occurs at least this often has a steady-state row
 SET_TITLES = {"short": "Zipf traces (500 requests; 60 for the image models)",
               "long": "Long traces (../shared/bench/traces/long)", "extra": "Other traces"}
 
@@ -46,17 +46,6 @@ def _fmt(ms):
     if ms >= 1:
         return f"{ms:.2f}"
     return f"{ms:.3f}"
-
-
-def _batch_ok(model, shape_key):
-    limit = MAX_BATCH.get(model)
-    if limit is None:
-        return True
-    first = shape_key.split(";")[0].partition("=")[2]
-    try:
-        return int(first.split("x")[0]) <= limit
-    except ValueError:
-        return True
 
 
 def _group(records):
@@ -126,8 +115,7 @@ def render(records, jsonl=None, notes=()):
         out += [f"### {SET_TITLES[set_name]}", ""]
         out += _totals_table(sel, systems) + [""]
         out += _first_table(sel, systems) + [""]
-        if set_name != "short":
-            out += _steady_table(sel, systems) + [""]
+        out += _steady_table(sel, systems) + [""]
     out += _problems(groups, systems)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -217,9 +205,8 @@ def _steady_table(sel, systems):
     lines = [f"Steady state per shape: **p50** latency (ms) of a shape's calls after its first "
              f"{WARM_SKIP}, best over the repetitions, and in brackets the fastest of those calls "
              "(on a loaded machine the p50 can be mostly waiting for a core; the fastest call "
-             f"shows the cost without that); shapes with >= {MIN_COUNT} calls"
-             + "".join(f", batch <= {b} for {m}" for m, b in MAX_BATCH.items())
-             + ". Last column: tierjit ÷ ONNX Runtime.", "",
+             f"shows the cost without that); every shape with >= {MIN_COUNT} calls. "
+             "Last column: tierjit ÷ ONNX Runtime.", "",
              "| model / trace | shape | calls | " + " | ".join(systems) + " | tierjit ÷ ORT |",
              "| --- | --- | ---: | " + " | ".join("---:" for _ in systems) + " | ---: |"]
     for key, by_sys in sel.items():
@@ -227,8 +214,7 @@ def _steady_table(sel, systems):
         ref = next((_ok_runs(by_sys.get(s, [])) for s in systems if _ok_runs(by_sys.get(s, []))), [])
         if not ref:
             continue
-        shapes = [(i, sh) for i, sh in enumerate(ref[0]["shapes"])
-                  if sh["count"] >= MIN_COUNT and _batch_ok(key[1], sh["shape"])]
+        shapes = [(i, sh) for i, sh in enumerate(ref[0]["shapes"]) if sh["count"] >= MIN_COUNT]
         shapes.sort(key=lambda t: -t[1]["count"])
         for i, sh in shapes:
             cells, best = [], {}
@@ -283,6 +269,7 @@ def _problems(groups, systems):
         if len(digests) > 1:
             lines.append(f"- {key[1]} / {key[2]}: input arrays differ between systems "
                          f"({len(digests)} digests)!")
+    lines += _test_data_lines(groups, systems)
     checked = sum(1 for g in groups.values() for rs in g.values() for r in _ok_runs(rs)
                   if (r.get("verify") or {}).get("ref"))
     lines.append(f"- Outputs were checked after every timed loop (`run_one.py --verify`): "
@@ -290,4 +277,30 @@ def _problems(groups, systems):
                  "(|diff| <= 1e-4 + 1e-3·|ref|), torchscript and torch-compile also against "
                  "eager at every shape of the trace; only failures are listed above. Every run "
                  "of a (model, trace) got the same input arrays unless listed above.")
+    return lines
+
+
+def _test_data_lines(groups, systems):
+    """Per (model, trace) whose runs were checked against the test_data_set_* folders beside the
+    model (run_one.py --verify): pass/fail per system, with the first failure's reason."""
+    lines = []
+    for key, by_sys in groups.items():
+        parts = []
+        for s in systems:
+            checked = [r["verify"]["test_data"] for r in _ok_runs(by_sys.get(s, []))
+                       if (r.get("verify") or {}).get("test_data")]
+            if not checked:
+                continue
+            bad = [c for c in checked if not c.get("ok")]
+            if not bad:
+                parts.append(f"`{s}` pass ({len(checked)} runs, max abs diff "
+                             f"{max(c.get('max_abs_diff', 0) for c in checked):.2g})")
+            else:
+                reason = "; ".join(bad[0].get("failed", []))[:200]
+                parts.append(f"`{s}` **FAIL** in {len(bad)} of {len(checked)} runs ({reason})")
+        if parts:
+            sets = max(r["verify"]["test_data"]["sets"] for rs in by_sys.values() for r in _ok_runs(rs)
+                       if (r.get("verify") or {}).get("test_data"))
+            lines.append(f"- {key[1]} / {key[2]}: outputs against the model folder's {sets} "
+                         f"`test_data_set_*` (|diff| <= 1e-5 + 1e-3·|want|): " + ", ".join(parts))
     return lines

@@ -7,7 +7,8 @@ session_create_ms, first_run_ms, total_wall_ms, overall{p50_ms p90_ms p99_ms mea
 shapes[] {shape count first_ms p50_ms p90_ms p99_ms mean_ms max_ms mean_after_first_ms}, plus
 latencies_ms and request_shape_index (per request, trace order), inputs_digest (sha256 of every
 feed: equal digests = identical inputs across systems), load (foreign CPU use during the loop)
-and settings. Percentiles are nearest-rank; times in ms rounded to 1 us.
+and settings. Percentiles are nearest-rank; times in ms rounded to 1 us. `model` is the model
+file's stem, or its folder's name for a file named model.onnx (model_name).
 
 Systems (each needs its own interpreter; bench/peers/setup.sh installs them, README.md):
   tierjit        import tierjit (ONNX Runtime's API, docs/python.md), SessionOptions.intra_op_threads
@@ -64,8 +65,9 @@ def parse_args(argv):
     ap.add_argument("--threads", type=int, default=2, help="intra-op threads (default 2)")
     ap.add_argument("--seed", type=int, default=0, help="input seed (default 0)")
     ap.add_argument("--verify", action="store_true",
-                    help="after timing, check outputs against <model dir>/ref/<model>/ (if present)"
-                         " and, for torchscript/torch-compile, against eager at every shape")
+                    help="after timing, check outputs against <model dir>/ref/<model>/ and "
+                         "<model dir>/test_data_set_*/ (where present) and, for "
+                         "torchscript/torch-compile, against eager at every shape")
     ap.add_argument("--max-requests", type=int, default=0,
                     help="run only the first N requests of the trace (default 0: all)")
     ap.add_argument("--warm-inductor-cache", action="store_true",
@@ -76,6 +78,16 @@ def parse_args(argv):
     if args.threads < 1:
         ap.error("--threads must be >= 1")
     return args
+
+
+def model_name(path):
+    """A run's model name: the file's stem, or for `model.onnx` (the ONNX test-folder layout) its
+    folder's name, e.g. ../shared/models-extra/efficientnet_b0/model.onnx -> efficientnet_b0."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if stem == "model":
+        folder = os.path.basename(os.path.dirname(os.path.abspath(path)))
+        return folder or stem
+    return stem
 
 
 def parse_trace(path):
@@ -249,7 +261,7 @@ def main(argv=None):
             atexit.register(shutil.rmtree, cache_dir, True)
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
     import numpy as np
-    head = {"peer": args.system, "model": os.path.splitext(os.path.basename(args.model))[0],
+    head = {"peer": args.system, "model": model_name(args.model),
             "trace": os.path.splitext(os.path.basename(args.trace))[0]}
 
     def emit(obj):

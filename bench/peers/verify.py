@@ -6,13 +6,23 @@
 2. For torchscript and torch-compile: against the eager onnx2torch module at every distinct
    request shape of the trace (same tolerance), since a trace or a compiled graph may have baked in
    the shape it first saw.
+3. Against the ONNX backend-test data beside the model, when its folder has test_data_set_*/
+   (input_K.pb fed to the K-th model input, output_K.pb the expected K-th output; e.g.
+   ../shared/models-extra/*/): pass if |got - want| <= 1e-5 + 1e-3 * |want| elementwise, NaN
+   matching NaN (references made by another runtime differ from any float32 run by summation
+   order, ~1e-6 of the largest value).
+A mismatch or an error is reported in the result, never raised.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
+
+from tensor_pb import read_tensor  # bench/peers/tensor_pb.py
 
 ATOL, RTOL = 1e-4, 1e-3
+TEST_DATA_ATOL, TEST_DATA_RTOL = 1e-5, 1e-3
 
 
 def _as_numpy_list(np, out):
@@ -44,8 +54,81 @@ def _worst(np, got, want):
     return excess, diff
 
 
+def test_data_sets(model_path):
+    """The test_data_set_<N> folders beside `model_path`, by N (empty when there are none)."""
+    folder = os.path.dirname(os.path.abspath(model_path))
+    sets = []
+    for name in os.listdir(folder):
+        m = re.fullmatch(r"test_data_set_(\d+)", name)
+        if m and os.path.isdir(os.path.join(folder, name)):
+            sets.append((int(m.group(1)), os.path.join(folder, name)))
+    return [p for _, p in sorted(sets)]
+
+
+def _numbered(folder, prefix):
+    paths = []
+    while os.path.exists(os.path.join(folder, f"{prefix}{len(paths)}.pb")):
+        paths.append(os.path.join(folder, f"{prefix}{len(paths)}.pb"))
+    return paths
+
+
+def _compare(np, got, want):
+    """(max |got - want|, None when every element is within the TEST_DATA tolerances, else the
+    reason). NaN matches NaN and infinities must be equal; non-float outputs compare exactly."""
+    if got.shape != want.shape:
+        return float("inf"), f"shape {list(got.shape)}, expected {list(want.shape)}"
+    if want.size == 0:
+        return 0.0, None
+    if want.dtype.kind not in "fc":
+        bad = int(np.count_nonzero(got != want))
+        return (float("inf"), f"{bad} of {want.size} values differ") if bad else (0.0, None)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    same = (g == w) | (np.isnan(g) & np.isnan(w))
+    with np.errstate(invalid="ignore"):
+        d = np.where(same, 0.0, np.abs(g - w))
+    d = np.where(np.isnan(d), np.inf, d)  # NaN on one side, or opposite infinities
+    ok = same | (np.isfinite(d) & (d <= TEST_DATA_ATOL + TEST_DATA_RTOL * np.abs(w)))
+    worst = float(d.max())
+    if ok.all():
+        return worst, None
+    i = int(np.argmax(np.where(ok, -1.0, d)))
+    return worst, (f"{int((~ok).sum())} of {want.size} elements differ, max abs diff {worst:.3g}; "
+                   f"worst at flat index {i} (got {g.flat[i]:.7g}, expected {w.flat[i]:.7g})")
+
+
+def check_test_data(np, model_path, run, n_inputs, to_arg):
+    """{"sets", "ok", "tolerance", "max_abs_diff", "failed": [reasons]} for the test_data_set_*
+    folders beside the model, or None when there are none. Never raises."""
+    sets = test_data_sets(model_path)
+    if not sets:
+        return None
+    failed, worst = [], 0.0
+    for folder in sets:
+        where = os.path.basename(folder)
+        try:
+            ins = [read_tensor(np, p) for p in _numbered(folder, "input_")]
+            want = [read_tensor(np, p) for p in _numbered(folder, "output_")]
+            if len(ins) != n_inputs:
+                failed.append(f"{where}: {len(ins)} inputs, the model takes {n_inputs}")
+                continue
+            got = _as_numpy_list(np, run([to_arg(a) for a in ins]))
+            if len(got) != len(want):
+                failed.append(f"{where}: {len(got)} outputs, the test data has {len(want)}")
+                continue
+            for k, (g, w) in enumerate(zip(got, want)):
+                diff, reason = _compare(np, g, w)
+                worst = max(worst, diff)
+                if reason:
+                    failed.append(f"{where}: output {k}: {reason}")
+        except Exception as e:  # a failure here is a finding, reported, not a crash
+            failed.append(f"{where}: {type(e).__name__}: {' '.join(str(e).split())[:200]}")
+    return {"sets": len(sets), "ok": not failed, "max_abs_diff": worst,
+            "tolerance": f"|diff| <= {TEST_DATA_ATOL} + {TEST_DATA_RTOL}*|want|", "failed": failed[:5]}
+
+
 def verify_outputs(np, args, run, inputs, keys, arg_lists, eager, to_arg):
-    """Returns {"ref": {...} or reason, "vs_eager": {...} or None}; never raises for a mismatch."""
+    """Returns {"ref": {...} or reason, "vs_eager": {...} or None, "test_data": {...} or None};
+    never raises for a mismatch."""
     report = {"tolerance": f"|diff| <= {ATOL} + {RTOL}*|ref|"}
     name = os.path.splitext(os.path.basename(args.model))[0]
     ref_dir = os.path.join(os.path.dirname(os.path.abspath(args.model)), "ref", name)
@@ -80,4 +163,5 @@ def verify_outputs(np, args, run, inputs, keys, arg_lists, eager, to_arg):
                 bad.append(key)
         report["vs_eager"] = {"shapes_checked": len(keys), "max_abs_diff": worst_diff,
                               "ok": not bad, "bad_shapes": bad[:5]}
+    report["test_data"] = check_test_data(np, args.model, run, len(inputs), to_arg)
     return report

@@ -101,6 +101,18 @@ struct SessionOptions {
   /// unknown kind, a from_tier outside 0..2 or a speedup outside [1e-6, 1e6]: Session throws
   /// Error(kInvalidArgument) naming the seed.
   std::vector<SpeedupSeed> speedup_seeds;
+  /// Measuring tools (`tierjit bench --json`): count, per region, the calls that ran its compiled
+  /// code (RegionReport::compiled_calls, Session::region_compiled_calls()). Costs one relaxed
+  /// atomic increment per compiled region per call.
+  bool count_region_calls = false;
+  /// Measuring tools: time every region's step in every call (RegionReport::time_us and
+  /// timed_calls). In kInterpretOnly mode the calls then run through per-signature Plans with
+  /// every region at tier 0 (the same kernels, region by region) instead of the whole-graph
+  /// interpreter, so that each region's time can be read; the first call of each signature (the
+  /// recording run) and calls that fall back to the whole-graph interpreter are not timed. Costs
+  /// two clock reads per region per call, and tier 0 no longer runs consecutive regions as one
+  /// step: not for serving.
+  bool time_regions = false;
 };
 
 /// Counters of one Session (the adaptive runtime's detail is in metrics_json()).
@@ -132,6 +144,17 @@ struct RegionReport {
   /// "input 0 dim 0 in 65..128", "dtypes and ranks only".
   std::vector<std::string> guards;
   bool megamorphic = false;       ///< the region reached its version cap (SessionOptions::version_cap)
+  /// Calls that ran the region's compiled code (0 unless SessionOptions::count_region_calls).
+  uint64_t compiled_calls = 0;
+  /// Calls whose region step was timed, and their total wall time in µs (0 unless
+  /// SessionOptions::time_regions; merged tier-0 steps share their time out by bytes).
+  uint64_t timed_calls = 0;
+  double time_us = 0;
+  /// Adaptive mode: the speedup of the code of `tier` over tier 0 that the runtime measured
+  /// after promoting the region to it (tier-0 time over the new tier's, at the region's mean
+  /// bytes per call; the new tier timed over its first 8 calls after a warm-up call); -1 when
+  /// none was measured (tier 0, pinned tiers, a payoff not measured yet or dropped).
+  double payoff = -1;
 };
 
 /// Declared input or output: name, dtype and shape; symbolic dims are -1 with their name in
@@ -180,9 +203,14 @@ class Session {
   const std::vector<TensorInfo>& outputs() const;
   const std::string& model_path() const;
   /// Every region of the partition with its tier, versions and guards, in region order; empty
-  /// when the session does not partition (kInterpretOnly, or the partition failed: decision
-  /// log). Pinned-tier sessions list the versions the decision log still holds. Thread-safe.
+  /// when the session does not partition (kInterpretOnly without time_regions, or the partition
+  /// failed: decision log). Pinned-tier sessions list the versions the decision log still holds.
+  /// Thread-safe.
   std::vector<RegionReport> region_reports() const;
+  /// Per region (region order), RegionReport::compiled_calls so far: one relaxed load per region,
+  /// cheap enough to read between two calls of a timed loop. Empty unless
+  /// SessionOptions::count_region_calls and the session partitions. Thread-safe.
+  std::vector<uint64_t> region_compiled_calls() const;
 
   struct Impl;
 

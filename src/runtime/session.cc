@@ -153,20 +153,26 @@ NamedTensors Session::run(const NamedTensors& feeds) const {
     std::shared_ptr<const runtime::Plan> plan = impl.plans->find(sig, hash);
     if (plan) {
       impl.plan_hits.fetch_add(1, std::memory_order_relaxed);
+      thread_local std::vector<double> step_us;
+      double* su = nullptr;
       if (!impl.adaptive_on) {
-        result = impl.run_plan(*plan, ordered);
+        if (impl.options.time_regions && !plan->interpret_only()) {
+          step_us.resize(plan->steps().size());
+          su = step_us.data();
+        }
+        result = impl.run_plan(*plan, ordered, su);
       } else {
         // Adaptive: re-resolve after an install; time the steps while a region can still move up.
         if (plan->epoch() != impl.code_epoch.load(std::memory_order_acquire)) plan = impl.refresh_plan(plan);
-        thread_local std::vector<double> step_us;
-        double* su = nullptr;
-        if (impl.watching.load(std::memory_order_relaxed) > 0 && !plan->interpret_only()) {
+        if ((impl.watching.load(std::memory_order_relaxed) > 0 || impl.options.time_regions) &&
+            !plan->interpret_only()) {
           step_us.resize(plan->steps().size());
           su = step_us.data();
         }
         result = impl.run_plan(*plan, ordered, su);
         if (su && !plan->interpret_only()) impl.after_call(plan, su);
       }
+      if (impl.region_counters) impl.count_call(*plan, impl.options.time_regions ? su : nullptr);
     } else {
       // A new signature: validated once, then every call with it is known good.
       interp::validate_feeds(*impl.model.graph, ordered).with_prefix(impl.model.path).throw_if_error();
@@ -213,6 +219,21 @@ std::vector<Tensor> Session::Impl::run_plan(const runtime::Plan& plan,
     log.record(std::move(r));
   }
   return run_interpreted(feeds);
+}
+
+void Session::Impl::count_call(const runtime::Plan& plan, const double* step_us) {
+  if (plan.interpret_only()) return;  // this call ran the whole-graph interpreter (tier 0)
+  const auto& steps = plan.steps();
+  for (size_t s = 0; s < steps.size(); ++s) {
+    if (steps[s].region < 0) continue;
+    RegionCounters& c = region_counters[static_cast<size_t>(steps[s].region)];
+    if (options.count_region_calls && steps[s].kind == runtime::StepKind::kCompiled)
+      c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+    if (step_us) {
+      c.timed_calls.fetch_add(1, std::memory_order_relaxed);
+      c.time_us.fetch_add(step_us[s], std::memory_order_relaxed);
+    }
+  }
 }
 
 SessionStats Session::stats() const {

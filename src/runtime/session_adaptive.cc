@@ -573,6 +573,10 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
   };
   const double t_after = same_work(us_per_byte_after, t_after_call);
   const double t_before = same_work(a.profile.us_per_byte(p.from_tier), p.t_before_us);
+  // The new code's speedup over tier 0 at the same work (RegionReport::payoff).
+  const double t_tier0 = same_work(a.profile.us_per_byte(0), a.profile.mean_time_us(0));
+  if (t_tier0 > 0 && t_after > 0)
+    a.payoff_over_tier0[static_cast<size_t>(p.to_tier)].store(t_tier0 / t_after, std::memory_order_relaxed);
   if (t_before > 0 && t_after > 0) {
     runtime::ThresholdUpdate u = policy->observe_compile(a.info, p.from_tier, p.to_tier, t_before,
                                                          t_after, policy->expected_calls(a.profile),

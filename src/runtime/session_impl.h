@@ -4,6 +4,7 @@
 // (recording run, pinned-tier compiles, verification).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <limits>
 #include <memory>
@@ -51,6 +52,18 @@ struct Session::Impl {
 
   std::atomic<uint64_t> calls{0}, plan_hits{0}, plan_misses{0}, interpreted_calls{0};
   std::atomic<uint64_t> compiled_regions{0}, compile_failures{0};
+
+  /// Measuring tools (SessionOptions::count_region_calls, time_regions): per region, the calls
+  /// that ran its compiled code, the calls whose step was timed and their µs. Allocated (one per
+  /// region) only when one of the options is set and the session partitions.
+  struct RegionCounters {
+    std::atomic<uint64_t> compiled_calls{0}, timed_calls{0};
+    std::atomic<double> time_us{0};
+  };
+  std::unique_ptr<RegionCounters[]> region_counters;
+  /// Counts one call that ran `plan` (step_us: its steps' µs, or null when not timed); nothing
+  /// when the plan fell back to the whole-graph interpreter.
+  void count_call(const runtime::Plan& plan, const double* step_us);
 
   // Adaptive mode (session_adaptive.cc): per compiled-kind region its VersionTable, Profile and
   // tier; the TierPolicy; the code epoch (bumped by every install: plans re-resolve lazily).
@@ -105,6 +118,9 @@ struct Session::Impl {
     /// call leaving them on such a dim is a guard failure (demotion window).
     std::atomic<uint64_t> static_mask{~uint64_t{0}};
     std::atomic<int> compiles{0};          ///< versions this region tried to compile (budget)
+    /// Per tier: the measured speedup of its code over tier 0 (observe_payoff), 0 until measured
+    /// (RegionReport::payoff).
+    std::array<std::atomic<double>, runtime::kNumTiers> payoff_over_tier0{};
     std::atomic<bool> budget_logged{false};
   };
   bool adaptive_on = false;

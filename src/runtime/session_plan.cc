@@ -29,7 +29,8 @@ runtime::DecisionRecord region_record(const passes::Region& r, runtime::Decision
 void Session::Impl::init_runtime() {
   const codegen::CpuInfo& cpu = codegen::host_cpu();
   vector_lanes = cpu.has_avx512f ? 16 : 8;
-  if (options.mode == ExecutionMode::kInterpretOnly) return;
+  // Interpret-only runs the whole-graph interpreter, unless each region's time is asked for.
+  if (options.mode == ExecutionMode::kInterpretOnly && !options.time_regions) return;
   auto part = passes::partition_graph(*model.graph, passes::PartitionOptions{});
   if (!part.ok()) {
     runtime::DecisionRecord d;
@@ -39,6 +40,9 @@ void Session::Impl::init_runtime() {
   }
   partition = std::move(part.value());
   layout = runtime::make_layout(*model.graph, partition, exec);
+  if (options.time_regions) std::fill(layout.untimed.begin(), layout.untimed.end(), uint8_t{0});
+  if (options.count_region_calls || options.time_regions)
+    region_counters = std::make_unique<RegionCounters[]>(partition.regions.size());
   const size_t max_plans = static_cast<size_t>(std::max(1, options.max_plans));
   const size_t max_bytes = static_cast<size_t>(std::max<int64_t>(1, options.code_cache_bytes));
   plans = std::make_unique<runtime::PlanCache>(max_plans, max_bytes);
@@ -276,6 +280,7 @@ std::vector<Tensor> Session::Impl::build_plan_and_run(const runtime::Signature& 
     plan->mark_interpret_only();
     return std::move(rec.outputs);
   }
+  if (region_counters) count_call(*plan, nullptr);  // this call ran the compiled code
   return std::move(result.value());
 }
 

@@ -1,7 +1,9 @@
 // Session::region_reports(): what each region of a Session runs now — its ops, the highest tier
 // installed, every version (tier, specialization, guard) and whether it is megamorphic. Read-only
 // over Session::Impl (session_impl.h): the VersionTables of the adaptive runtime, or, for pinned
-// tiers (no tables), the compiles the decision log still holds. Used by `tierjit explain --trace`.
+// tiers (no tables), the compiles the decision log still holds; with the measuring options
+// (SessionOptions::count_region_calls, time_regions) the per-region counters and the measured
+// payoff. Used by `tierjit explain --trace` and `tierjit bench --json`.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -66,6 +68,10 @@ std::vector<RegionReport> Session::region_reports() const {
         rep.guards.push_back(std::move(g));
       }
       rep.megamorphic = a->table.megamorphic();
+      if (rep.tier > 0) {
+        const double p = a->payoff_over_tier0[static_cast<size_t>(rep.tier)].load(std::memory_order_relaxed);
+        if (p > 0) rep.payoff = p;
+      }
     }
     for (const runtime::DecisionRecord& d : compiled) {
       if (d.region != r.id) continue;
@@ -75,8 +81,23 @@ std::vector<RegionReport> Session::region_reports() const {
       rep.guards.push_back(d.level == runtime::SpecLevel::kExact ? "the plan's exact shapes"
                                                                  : "dtypes and ranks only");
     }
+    if (im.region_counters) {
+      const Impl::RegionCounters& c = im.region_counters[idx];
+      rep.compiled_calls = c.compiled_calls.load(std::memory_order_relaxed);
+      rep.timed_calls = c.timed_calls.load(std::memory_order_relaxed);
+      rep.time_us = c.time_us.load(std::memory_order_relaxed);
+    }
     out.push_back(std::move(rep));
   }
+  return out;
+}
+
+std::vector<uint64_t> Session::region_compiled_calls() const {
+  std::vector<uint64_t> out;
+  if (!impl_ || !impl_->region_counters || !impl_->options.count_region_calls) return out;
+  out.resize(impl_->partition.regions.size());
+  for (size_t r = 0; r < out.size(); ++r)
+    out[r] = impl_->region_counters[r].compiled_calls.load(std::memory_order_relaxed);
   return out;
 }
 

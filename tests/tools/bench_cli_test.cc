@@ -174,6 +174,116 @@ TEST_F(BenchCliTest, CompileEventsAdaptiveAreConsistent) {
   EXPECT_LE(t["tier_timeline"].size(), t["compile_events"].size());
 }
 
+/// The per-region fields of --json (docs/bench.md "Regions and compiled coverage"), checked for
+/// consistency: shares in [0, 1] summing to 1, fractions in [0, 1], the coverage sums recomputed
+/// from the rows.
+void check_regions(const json& t) {
+  ASSERT_TRUE(t["regions"].is_array()) << t.dump();
+  ASSERT_FALSE(t["regions"].empty()) << t.dump();
+  double shares = 0, counted = 0, uncounted = 0;
+  for (const json& r : t["regions"]) {
+    for (const char* k : {"region", "region_name", "kind", "interp_share", "final_tier", "compiled_fraction_last10",
+                          "payoff"})
+      EXPECT_TRUE(r.contains(k)) << k << " " << r.dump();
+    const double share = r["interp_share"].get<double>(), frac = r["compiled_fraction_last10"].get<double>();
+    EXPECT_GE(share, 0.0);
+    EXPECT_LE(share, 1.0);
+    EXPECT_GE(frac, 0.0);
+    EXPECT_LE(frac, 1.0);
+    shares += share;
+    (!r["payoff"].is_null() && r["payoff"].get<double>() >= 1.0 ? counted : uncounted) += share * frac;
+  }
+  EXPECT_NEAR(shares, 1.0, 1e-5);
+  EXPECT_NEAR(t["compiled_coverage"].get<double>(), counted, 1e-5);
+  EXPECT_NEAR(t["compiled_coverage_uncounted"].get<double>(), uncounted, 1e-5);
+}
+
+// Interpret-only: the demo's two regions (gemm_0, gemm_1) have their shares from the replay of
+// all 20 requests, run at tier 0 only: coverage 0.
+TEST_F(BenchCliTest, RegionsInterpretOnlyCoverZero) {
+  std::string trace = write("t20.txt", twenty_requests());
+  BenchResult r = run("'" + demo() + "' --trace '" + trace + "' --json '" + path("o.json") + "' --mode interpret-only");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("compiled coverage 0.0000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("interpret-only replay of all 20 requests"), std::string::npos) << r.out;
+  const json t = json::parse(slurp(path("o.json")))["tierjit"];
+  check_regions(t);
+  ASSERT_EQ(t["regions"].size(), 2u) << t["regions"].dump();
+  EXPECT_EQ(t["regions"][0]["region_name"], "gemm_0");
+  EXPECT_EQ(t["regions"][1]["region_name"], "gemm_1");
+  for (const json& g : t["regions"]) {
+    EXPECT_EQ(g["kind"], "matmul_epilogue");
+    EXPECT_EQ(g["final_tier"], 0);
+    EXPECT_EQ(g["compiled_fraction_last10"], 0.0);
+    EXPECT_TRUE(g["payoff"].is_null());
+    EXPECT_GT(g["interp_share"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(t["compiled_coverage"], 0.0);
+  EXPECT_EQ(t["compiled_coverage_uncounted"], 0.0);
+  EXPECT_EQ(t["interp_share_run"]["requests"], 20);
+  EXPECT_EQ(t["interp_share_run"]["of"], 20);
+  EXPECT_EQ(t["interp_share_run"]["which"], "all requests of the trace");
+  EXPECT_EQ(t["last10"]["first_request"], 19);  // requests 19 and 20
+  EXPECT_EQ(t["last10"]["requests"], 2);
+}
+
+// --tier 2 pins compiled code for both demo regions (each has a lowering): every call of the
+// window ran it, final tier 2. Pinned sessions measure no payoff, so nothing is counted and the
+// whole compiled share is in the uncounted sum. The replay covers the first 5 requests.
+TEST_F(BenchCliTest, RegionsPinnedTierRunCompiledCode) {
+  std::string trace = write("t20.txt", twenty_requests());
+  BenchResult r = run("'" + demo() + "' --trace '" + trace + "' --json '" + path("o.json") +
+                      "' --tier 2 --interp-share-requests 5");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json t = json::parse(slurp(path("o.json")))["tierjit"];
+  check_regions(t);
+  ASSERT_EQ(t["regions"].size(), 2u);
+  for (const json& g : t["regions"]) {
+    EXPECT_EQ(g["final_tier"], 2) << g.dump();
+    EXPECT_EQ(g["compiled_fraction_last10"], 1.0) << g.dump();
+    EXPECT_TRUE(g["payoff"].is_null());
+  }
+  EXPECT_EQ(t["compiled_coverage"], 0.0);
+  EXPECT_NEAR(t["compiled_coverage_uncounted"].get<double>(), 1.0, 1e-5);
+  EXPECT_EQ(t["interp_share_run"]["requests"], 5);
+  EXPECT_EQ(t["interp_share_run"]["which"], "the first requests of the trace");
+  EXPECT_NE(r.out.find("interpret-only replay of the first 5 of 20 requests"), std::string::npos) << r.out;
+}
+
+// Adaptive on the demo's Zipf trace: whatever compiled, the fields agree with each other.
+TEST_F(BenchCliTest, RegionsAdaptiveAreConsistent) {
+  BenchResult r = run("'" + demo() + "' --trace '" + std::string(TIERJIT_SOURCE_DIR) +
+                      "/models/demo_mlp.zipf.txt' --json '" + path("o.json") + "' --interp-share-requests 100");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json t = json::parse(slurp(path("o.json")))["tierjit"];
+  check_regions(t);
+  EXPECT_EQ(t["last10"]["first_request"], 451);
+  EXPECT_EQ(t["last10"]["requests"], 50);
+  for (const json& g : t["regions"]) {
+    if (!g["payoff"].is_null()) {
+      EXPECT_GT(g["payoff"].get<double>(), 0.0);
+    }
+  }
+}
+
+// --interp-share-requests 0: no replay, no shares, no coverage; the option needs --json.
+TEST_F(BenchCliTest, RegionsWithoutReplay) {
+  BenchResult r = run("'" + demo() + "' --shapes x=2x64 --requests 3 --json '" + path("o.json") +
+                      "' --tier 1 --interp-share-requests 0");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json t = json::parse(slurp(path("o.json")))["tierjit"];
+  ASSERT_EQ(t["regions"].size(), 2u);
+  EXPECT_TRUE(t["regions"][0]["interp_share"].is_null());
+  EXPECT_EQ(t["regions"][0]["compiled_fraction_last10"], 1.0);
+  EXPECT_TRUE(t["compiled_coverage"].is_null());
+  EXPECT_TRUE(t["compiled_coverage_uncounted"].is_null());
+  EXPECT_EQ(t["interp_share_run"]["requests"], 0);
+  expect_one_line_error(run("'" + demo() + "' --shapes x=2x64 --interp-share-requests 5"), "--json");
+  expect_one_line_error(run("'" + demo() + "' --shapes x=2x64 --json '" + path("p.json") +
+                            "' --interp-share-requests -1"),
+                        "--interp-share-requests");
+}
+
 TEST_F(BenchCliTest, Errors) {
   expect_one_line_error(run("'" + demo() + "' --trace '" + path("missing.txt") + "'"), "missing.txt: no such file");
   expect_one_line_error(run("'" + demo() + "' --trace '" + write("bad.txt", "x=1x64\n# c\nx=1xz64\n") + "'"),

@@ -87,5 +87,27 @@ TEST(Compare, IndexToString) {
   EXPECT_EQ(index_to_string({}, 0), "[]");
 }
 
+// --atol / --rtol values: finite decimal numbers >= 0, nothing else.
+TEST(Compare, ParseTolerance) {
+  EXPECT_EQ(parse_tolerance("1e-5"), 1e-5);
+  EXPECT_EQ(parse_tolerance("0.001"), 0.001);
+  EXPECT_EQ(parse_tolerance("0"), 0.0);
+  EXPECT_EQ(parse_tolerance("-0"), 0.0);
+  EXPECT_EQ(parse_tolerance("3"), 3.0);
+  for (std::string bad : {"", " 1", "1 ", "-1", "-1e-9", "nan", "NaN", "-nan", "inf", "infinity", "1e999",
+                          "abc", "1e-5x", "0x", "1,5"})
+    EXPECT_FALSE(parse_tolerance(bad)) << "'" << bad << "'";
+}
+
+TEST(Compare, ToleranceOptionsApply) {
+  // |1.1 - 1| = 0.1: atol 0.2 passes, atol 0.05 fails; rtol 0.15 passes with atol 0.
+  EXPECT_FALSE(compare_tensors(f32({1}, {1.1f}), f32({1}, {1.f}), Tolerance{0.0, 0.2}));
+  EXPECT_TRUE(compare_tensors(f32({1}, {1.1f}), f32({1}, {1.f}), Tolerance{0.0, 0.05}));
+  EXPECT_FALSE(compare_tensors(f32({1}, {1.1f}), f32({1}, {1.f}), Tolerance{0.15, 0.0}));
+  EXPECT_TRUE(compare_tensors(f32({1}, {1.1f}), f32({1}, {1.f}), Tolerance{0.05, 0.0}));
+  // NaN still matches NaN with zero tolerances.
+  EXPECT_FALSE(compare_tensors(f32({2}, {NAN, 1.f}), f32({2}, {NAN, 1.f}), Tolerance{0.0, 0.0}));
+}
+
 }  // namespace
 }  // namespace tierjit::cli

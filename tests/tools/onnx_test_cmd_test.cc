@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -145,6 +146,43 @@ TEST_F(OnnxTestCmd, WriteExpectedFailuresMergesOtherSuites) {
   EXPECT_EQ(text.find("test_good"), std::string::npos) << text;
   Result again = run(suite() + " --expected-failures '" + list + "'");
   EXPECT_EQ(again.rc, 0) << again.out;
+}
+
+// --atol / --rtol replace the default tolerances: |got - want| <= atol + rtol * |want|.
+TEST_F(OnnxTestCmd, AtolAndRtolOptions) {
+  // test_bad is off by 0.5 at one element (|want| < 1 there): atol 0.6 passes it, 0.4 does not.
+  Result loose = run(suite() + " --atol 0.6");
+  EXPECT_EQ(loose.rc, 0) << loose.out << loose.err;
+  EXPECT_EQ(loose.last_line(), "2 passed, 0 failed, 0 skipped") << loose.out;
+  Result tight = run(suite() + " --atol 0.4");
+  EXPECT_EQ(tight.rc, 1) << tight.out;
+  EXPECT_NE(tight.out.find("(rtol 0.001, atol 0.4)"), std::string::npos) << tight.out;
+
+  // Every expected value scaled by 1.01: off by 1% of |want| everywhere, so only rtol helps.
+  Tensor scaled = y_.clone();
+  for (int64_t i = 0; i < scaled.numel(); ++i) scaled.data<float>()[i] *= 1.01f;
+  make_test("test_scaled", {x_}, {scaled});
+  std::string one = "'" + (dir_ / "suite" / "test_scaled").string() + "'";
+  Result by_default = run(one);
+  EXPECT_EQ(by_default.rc, 1) << by_default.out;
+  Result rel = run(one + " --rtol 0.011");
+  EXPECT_EQ(rel.rc, 0) << rel.out << rel.err;
+  Result rel_tight = run(one + " --rtol 0.005 --atol 0");
+  EXPECT_EQ(rel_tight.rc, 1) << rel_tight.out;
+  EXPECT_NE(rel_tight.out.find("(rtol 0.005, atol 0)"), std::string::npos) << rel_tight.out;
+}
+
+TEST_F(OnnxTestCmd, BadToleranceIsOneLineError) {
+  for (std::string opt : {"--atol", "--rtol"}) {
+    for (std::string bad : {"-1", "-1e-5", "nan", "NaN", "inf", "abc", "1e-5x", "''"}) {
+      Result r = run(suite() + " " + opt + " " + bad);
+      EXPECT_EQ(r.rc, 2) << opt << " " << bad << ": " << r.out << r.err;
+      EXPECT_EQ(r.err.rfind("tierjit: error: ", 0), 0u) << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_NE(r.err.find(opt), std::string::npos) << r.err;
+      EXPECT_TRUE(r.out.empty()) << "no test runs on bad usage: " << r.out;
+    }
+  }
 }
 
 TEST_F(OnnxTestCmd, BrokenTestDataFailsThatTestOnly) {
