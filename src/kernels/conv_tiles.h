@@ -1,34 +1,41 @@
-// Convolution microkernels for compiled code (microkernels.def): the packing of a convolution's
-// input into GEMM panels (im2col of 64 output pixels at a time, for gemm_panel_rows_f32 with the
-// weights as its rows), and the depthwise convolution of one channel's output rows. Both are
-// single-threaded; the generated code around them chooses the items, runs them in parallel
-// and applies the bias and epilogue. Semantics: ONNX Conv (opset 1-22), 2-D, NCHW; taps in the
-// padding read 0.
+// Convolution microkernels for compiled code (microkernels.def): the packing of
+// a convolution's input into GEMM panels (im2col of 64 output pixels at a time,
+// for gemm_panel_rows_f32 with the weights as its rows), and the depthwise
+// convolution of one channel's output rows. Both are single-threaded; the
+// generated code around them chooses the items, runs them in parallel and
+// applies the bias and epilogue. Semantics: ONNX Conv (opset 1-22), 2-D, NCHW;
+// taps in the padding read 0.
 #pragma once
 
 #include <cstdint>
 
 namespace tierjit::kernels {
 
-/// Packs rows [k0, k0 + kc) of the im2col matrix of one image's Cg = `c` channels (x: [c, h, w]
-/// floats) for output pixels [pix0, pix0 + npix) (npix <= 64) into one GEMM panel of width 64
-/// (`panel`: kc x 64 floats, 64-byte aligned, in gemm_pack_b_f32's layout on this CPU; columns
-/// past npix are 0). Row k is (channel k / (kh kw), tap row (k / kw) % kh, tap column k % kw):
-/// panel[k - k0][j] = x[ci, oy * sh - ph + ky * dh, ox * sw - pw + kx * dw] for pixel
-/// pix0 + j = oy * ow + ox, or 0 outside the image. All sizes >= 1 except pads >= 0.
-void conv_pack_panel_f32(const float* x, float* panel, int64_t c, int64_t h, int64_t w,
-                         int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
-                         int64_t dh, int64_t dw, int64_t ow, int64_t pix0, int64_t npix,
-                         int64_t k0, int64_t kc);
+/// Packs rows [k0, k0 + kc) of the im2col matrix of one image's Cg = `c`
+/// channels (x: [c, h, w] floats) for output pixels [pix0, pix0 + npix) (npix
+/// <= width) into one GEMM panel of `width` = 64 or 16 columns
+/// (`panel`: kc x 64 floats, 64-byte aligned, in gemm_pack_b_f32's layout on
+/// this CPU; columns past npix are 0; with AVX-512F the 16 floats after the
+/// panel may be written too: give the panel that room). Row k is (channel k /
+/// (kh kw), tap row (k / kw) % kh, tap column k % kw): panel[k - k0][j] = x[ci,
+/// oy * sh - ph + ky * dh, ox * sw - pw + kx * dw] for pixel pix0 + j = oy * ow
+/// + ox, or 0 outside the image. All sizes >= 1 except pads >= 0.
+void conv_pack_panel_f32(const float *x, float *panel, int64_t c, int64_t h,
+                         int64_t w, int64_t kh, int64_t kw, int64_t sh,
+                         int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                         int64_t dw, int64_t ow, int64_t pix0, int64_t npix,
+                         int64_t k0, int64_t kc, int64_t width);
 
-/// Depthwise convolution of one channel: y[(oy - oh0) * ldy + ox] = sum over (ky, kx) in order
-/// of wt[ky * kw + kx] * x[oy * sh - ph + ky * dh, ox * sw - pw + kx * dw] (taps in the padding
-/// skipped; fused multiply-adds inside the image, separate ones at its edges) for output rows
-/// oh0 <= oy < oh1 and 0 <= ox < ow; x: one channel [h, w]; no bias. 16 columns at a time in
-/// registers with AVX-512F, else 8.
-void depthwise_conv_rows_f32(const float* x, const float* wt, float* y, int64_t h, int64_t w,
-                             int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph,
-                             int64_t pw, int64_t dh, int64_t dw, int64_t ow, int64_t oh0,
+/// Depthwise convolution of one channel: y[(oy - oh0) * ldy + ox] = sum over
+/// (ky, kx) in order of wt[ky * kw + kx] * x[oy * sh - ph + ky * dh, ox * sw -
+/// pw + kx * dw] (taps in the padding skipped; fused multiply-adds inside the
+/// image, separate ones at its edges) for output rows oh0 <= oy < oh1 and 0 <=
+/// ox < ow; x: one channel [h, w]; no bias. 16 columns at a time in registers
+/// with AVX-512F, else 8.
+void depthwise_conv_rows_f32(const float *x, const float *wt, float *y,
+                             int64_t h, int64_t w, int64_t kh, int64_t kw,
+                             int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                             int64_t dh, int64_t dw, int64_t ow, int64_t oh0,
                              int64_t oh1, int64_t ldy);
 
-}  // namespace tierjit::kernels
+} // namespace tierjit::kernels
