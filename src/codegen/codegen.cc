@@ -130,20 +130,6 @@ void log_llvm_diagnostic(const llvm::DiagnosticInfo& info, void* kernel_name) {
   else TJ_LOG_DEBUG("codegen: LLVM on kernel '{}': {}", name, message);
 }
 
-// True when `s` has a loop marked ForKind::kVectorized (a hint for LLVM's loop vectorizer).
-bool has_vectorized_loop(const kir::Stmt& s) {
-  struct Finder : kir::Visitor {
-    bool found = false;
-    using kir::Visitor::visit;
-    void visit(const kir::For& f) override {
-      found |= f.for_kind == kir::ForKind::kVectorized;
-      if (!found) kir::Visitor::visit(f);
-    }
-  } finder;
-  finder.visit(s);
-  return finder.found;
-}
-
 // Verified, optimized module for `f`.
 Expected<Built> build(const kir::Function& f, Tier tier, const std::string& symbol) {
   TJ_RETURN_IF_ERROR(kir::verify(f));
@@ -160,7 +146,7 @@ Expected<Built> build(const kir::Function& f, Tier tier, const std::string& symb
     return internal_error("codegen: kernel '{}' produced invalid LLVM IR: {}", f.name, os.str());
   }
   auto t0 = Clock::now();
-  run_pipeline(*out.module, *out.tm, tier, has_vectorized_loop(f.body));
+  run_pipeline(*out.module, *out.tm, tier);
   out.optimize_us = us_since(t0);
   return out;
 }

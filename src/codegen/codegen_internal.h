@@ -23,9 +23,8 @@ Expected<std::unique_ptr<llvm::Module>> emit_module(const kir::Function& f, llvm
                                                     llvm::TargetMachine& tm,
                                                     const std::string& symbol);
 
-/// Runs the tier's optimization pipeline on `m` (module passes; codegen is separate). Tier 1
-/// runs the loop vectorizer only when `loop_vectorize` (the kernel has a kVectorized loop).
-void run_pipeline(llvm::Module& m, llvm::TargetMachine& tm, Tier tier, bool loop_vectorize = true);
+/// Runs the tier's optimization pipeline on `m` (module passes; codegen is separate).
+void run_pipeline(llvm::Module& m, llvm::TargetMachine& tm, Tier tier);
 
 /// Vectorizable float32 math (scalar or vector of float), max errors in docs/codegen.md.
 llvm::Value* emit_exp_f32(llvm::IRBuilder<>& b, llvm::Value* x);

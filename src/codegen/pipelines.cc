@@ -17,7 +17,7 @@
 
 namespace tierjit::codegen {
 
-void run_pipeline(llvm::Module& m, llvm::TargetMachine& tm, Tier tier, bool loop_vectorize) {
+void run_pipeline(llvm::Module& m, llvm::TargetMachine& tm, Tier tier) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -45,9 +45,7 @@ void run_pipeline(llvm::Module& m, llvm::TargetMachine& tm, Tier tier, bool loop
     fpm.addPass(llvm::InstCombinePass());
     fpm.addPass(llvm::createFunctionToLoopPassAdaptor(llvm::LICMPass(llvm::LICMOptions()),
                                                       /*UseMemorySSA=*/true));
-    // Only where the lowering asked (ForKind::kVectorized): its other loops are vector code
-    // already or scalar tails, which the vectorizer would only spend compile time on.
-    if (loop_vectorize) fpm.addPass(llvm::LoopVectorizePass(llvm::LoopVectorizeOptions()));
+    fpm.addPass(llvm::LoopVectorizePass(llvm::LoopVectorizeOptions()));
     fpm.addPass(llvm::InstCombinePass());
     fpm.addPass(llvm::SimplifyCFGPass());
     mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
