@@ -5,6 +5,7 @@
 // reducing in lock-step); the outer loop over rows (flattened kept groups, rows in blocks when
 // they are short, parallel when the work is large). The per-anchor passes over a block of rows
 // are in lower_reduction_rows.cc.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -167,9 +168,26 @@ Expected<Stmt> Lowering::reduce_loops(const Point& row, const PointBody& body) {
         parts.push_back(for_loop(c, first, n, b));
       }
     }
-    if (!vector_tails_) {  // tier 1: the tail (E mod L elements) as a scalar loop: less code
-      const Expr tail_begin = mul_fold(chunks, imm(L));
-      const Expr tail_n = E->as<IntImm>() ? imm(E->as<IntImm>()->value % L) : sub(E, tail_begin);
+    if (!vector_tails_) {
+      // Tier 1: the tail (E mod L elements) as a loop of L/4-lane chunks and a scalar loop (two
+      // bodies instead of the four chunks of the vector tail: less code to compile).
+      Expr tail_begin = mul_fold(chunks, imm(L));
+      const int w = L / 4;
+      if (w > 1) {
+        const Expr end = mul_fold(div_fold(E, w), imm(w));
+        const Expr n = E->as<IntImm>() ? imm(E->as<IntImm>()->value % L / w) : div(sub(end, tail_begin), imm(w));
+        if (!is_const(n, 0)) {
+          std::string q = fresh("q");
+          Point pq = p;
+          pq.idx[g] = add_fold(tail_begin, mul(var(q), imm(w)));
+          pq.lanes = w;
+          pq.part = 0;
+          TJ_ASSIGN_OR_RETURN(Stmt b, nest(k + 1, pq));
+          parts.push_back(for_loop(q, imm(0), n, b));
+        }
+        tail_begin = end;
+      }
+      const Expr tail_n = E->as<IntImm>() ? imm(E->as<IntImm>()->value % std::max(w, 1)) : sub(E, tail_begin);
       if (!is_const(tail_n, 0)) {
         std::string t = fresh("t");
         Point pt = p;
