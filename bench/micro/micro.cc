@@ -43,10 +43,13 @@ ir::Attribute attr_ints(std::vector<int64_t> v) {
   return a;
 }
 
-ir::Value* GraphBuilder::feed(const std::string& name, const Shape& shape) {
+ir::Value* GraphBuilder::feed(const std::string& name, const Shape& shape, DType dtype,
+                              const std::vector<std::string>& symbols) {
   ir::SymShape sym;
-  for (int64_t d : shape) sym.push_back(ir::Dim::constant(d));
-  ir::Value* v = graph_->add_value(name, {DType::kFloat32, sym});
+  for (size_t k = 0; k < shape.size(); ++k)
+    sym.push_back(k < symbols.size() && !symbols[k].empty() ? ir::Dim::named(symbols[k])
+                                                            : ir::Dim::constant(shape[k]));
+  ir::Value* v = graph_->add_value(name, {dtype, sym});
   graph_->inputs().push_back(v);
   return v;
 }

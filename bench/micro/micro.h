@@ -38,8 +38,11 @@ ir::Attribute attr_ints(std::vector<int64_t> v);
 class GraphBuilder {
  public:
   GraphBuilder() : graph_(std::make_unique<ir::Graph>("bench")) {}
-  /// A fed graph input of float32 with a constant shape.
-  ir::Value* feed(const std::string& name, const Shape& shape);
+  /// A fed graph input of `dtype` (float32 unless given) with a constant shape; dims k with a
+  /// non-empty `symbols[k]` are declared symbolic instead (a model's dynamic batch or sequence:
+  /// generic-level code reads them at run time), `shape` still gives the fed tensor's dims.
+  ir::Value* feed(const std::string& name, const Shape& shape, DType dtype = DType::kFloat32,
+                  const std::vector<std::string>& symbols = {});
   /// An initializer holding `t`.
   ir::Value* constant(const std::string& name, Tensor t);
   /// Adds one node (opset 17 unless given) with one output; returns the output value.

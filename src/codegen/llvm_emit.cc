@@ -164,6 +164,16 @@ class Emitter {
       }
       case NodeKind::kCall:
         return call(*e->as<kir::Call>());
+      case NodeKind::kShuffle: {
+        const auto* sh = e->as<kir::Shuffle>();
+        TJ_ASSIGN_OR_RETURN(llvm::Value * v, expr(sh->vector));
+        if (t.lanes == 1) {
+          if (sh->vector->type.lanes == 1) return v;
+          return b_.CreateExtractElement(v, b_.getInt64(static_cast<uint64_t>(sh->indices[0])));
+        }
+        if (sh->vector->type.lanes == 1) return b_.CreateVectorSplat(t.lanes, v);
+        return b_.CreateShuffleVector(v, sh->indices);
+      }
       default:
         return unsupported("codegen: expression {}", kir::node_kind_name(e->kind));
     }

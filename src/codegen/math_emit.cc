@@ -6,6 +6,7 @@
 // NaN, log(inf) = inf. Maximum errors against glibc, measured in tests/codegen/math_test.cc, are
 // in docs/codegen.md. emit_intrinsic() lowers every kir math intrinsic.
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 #include "codegen/codegen_internal.h"
 
@@ -37,11 +38,14 @@ llvm::Value* call2(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id, llvm::Value* x,
   return b.CreateCall(llvm::Intrinsic::getDeclaration(m, id, {x->getType()}), {x, y});
 }
 
-// Horner: c[0]*x^(n-1) + ... + c[n-1].
+// Horner: c[0]*x^(n-1) + ... + c[n-1], each step an llvm.fmuladd (one FMA where the target has
+// it: half the instructions of the polynomials; the same on every lane and in scalar code).
 llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> c) {
   auto it = c.begin();
   llvm::Value* p = fconst(x, *it++);
-  for (; it != c.end(); ++it) p = b.CreateFAdd(b.CreateFMul(p, x), fconst(x, *it));
+  llvm::Module* m = b.GetInsertBlock()->getModule();
+  llvm::Function* fma = llvm::Intrinsic::getDeclaration(m, llvm::Intrinsic::fmuladd, {x->getType()});
+  for (; it != c.end(); ++it) p = b.CreateCall(fma, {p, x, fconst(x, *it)});
   return p;
 }
 
@@ -55,6 +59,26 @@ llvm::Value* pow2i(llvm::IRBuilder<>& b, llvm::Value* n, llvm::Type* float_t) {
 llvm::Value* intrinsic(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Intrinsic::ID id, llvm::Type* t,
                        std::vector<llvm::Value*> args) {
   return b.CreateCall(llvm::Intrinsic::getDeclaration(&m, id, {t}), args);
+}
+
+// y * 2^n (n integral) by AVX-512's vscalefps (rounds once, as y * 2^n1 * 2^n2 does) for
+// 16 float lanes (AVX-512F) or 8 and 4 (AVX-512VL) on the host CPU; else nullptr.
+llvm::Value* scalef_avx512(llvm::IRBuilder<>& b, llvm::Value* y, llvm::Value* n) {
+  const CpuInfo& cpu = host_cpu();
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(y->getType());
+  if (!cpu.has_avx512f || !vt) return nullptr;
+  const bool vl = cpu.features.find("+avx512vl") != std::string::npos;
+  llvm::Module* m = b.GetInsertBlock()->getModule();
+  const unsigned lanes = vt->getNumElements();
+  llvm::Value* undef = llvm::UndefValue::get(vt);
+  if (lanes == 16) {
+    auto* f = llvm::Intrinsic::getDeclaration(m, llvm::Intrinsic::x86_avx512_mask_scalef_ps_512);
+    return b.CreateCall(f, {y, n, undef, b.getInt16(0xffff), b.getInt32(4)});  // 4: current rounding
+  }
+  if (!vl || (lanes != 8 && lanes != 4)) return nullptr;
+  auto* f = llvm::Intrinsic::getDeclaration(m, lanes == 8 ? llvm::Intrinsic::x86_avx512_mask_scalef_ps_256
+                                                          : llvm::Intrinsic::x86_avx512_mask_scalef_ps_128);
+  return b.CreateCall(f, {y, n, undef, b.getInt8(0xff)});
 }
 
 }  // namespace
@@ -111,15 +135,18 @@ llvm::Value* emit_exp_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
                           call2(b, llvm::Intrinsic::minnum, x, fconst(x, 89.0)), fconst(x, -104.0));
   llvm::Value* n =
       call1(b, llvm::Intrinsic::roundeven, b.CreateFMul(xc, fconst(x, 1.44269504088896341)));
-  llvm::Value* r = b.CreateFSub(xc, b.CreateFMul(n, fconst(x, 0.693359375)));
-  r = b.CreateFSub(r, b.CreateFMul(n, fconst(x, -2.12194440e-4)));
+  llvm::Module* m = b.GetInsertBlock()->getModule();
+  llvm::Function* fma = llvm::Intrinsic::getDeclaration(m, llvm::Intrinsic::fmuladd, {x->getType()});
+  llvm::Value* r = b.CreateCall(fma, {n, fconst(x, -0.693359375), xc});
+  r = b.CreateCall(fma, {n, fconst(x, 2.12194440e-4), r});
   llvm::Value* p = horner(b, r,
                           {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
                            1.6666665459E-1, 5.0000001201E-1});
-  llvm::Value* y =
-      b.CreateFAdd(b.CreateFAdd(b.CreateFMul(p, b.CreateFMul(r, r)), r), fconst(x, 1.0));
-  // n in [-150, 129]: scale in two steps so each factor is a normal float and the product
-  // overflows to inf or rounds into denormals exactly once.
+  llvm::Value* y = b.CreateFAdd(b.CreateCall(fma, {p, b.CreateFMul(r, r), r}), fconst(x, 1.0));
+  // n in [-150, 129]: y * 2^n rounded once (overflow to inf, denormals rounded exactly once).
+  // AVX-512: one vscalefps does it. Else in two steps, so each factor is a normal float.
+  if (llvm::Value* scaled = scalef_avx512(b, y, n))
+    return b.CreateSelect(b.CreateFCmpUNO(x, x), x, scaled);
   llvm::Type* it = int_like(b, x);
   llvm::Value* ni = b.CreateFPToSI(n, it);
   llvm::Value* n1 = b.CreateAShr(ni, iconst(it, 1));

@@ -46,6 +46,16 @@ Expr call(Intrinsic op, std::vector<Expr> args) {
   Type t = args.empty() ? Type{} : type_of(args[0]);
   return std::make_shared<Call>(t, op, std::move(args));
 }
+Expr shuffle(Expr vector, std::vector<int> indices) {
+  Type t = type_of(vector).with_lanes(static_cast<int>(indices.size()));
+  return std::make_shared<Shuffle>(t, std::move(vector), std::move(indices));
+}
+Expr slice(Expr vector, int begin, int lanes) {
+  if (begin == 0 && type_of(vector).lanes == lanes) return vector;
+  std::vector<int> idx;
+  for (int k = 0; k < lanes; ++k) idx.push_back(begin + k);
+  return shuffle(std::move(vector), std::move(idx));
+}
 
 Stmt for_loop(std::string var, Expr min, Expr extent, Stmt body, ForKind kind) {
   return std::make_shared<For>(std::move(var), std::move(min), std::move(extent), kind,

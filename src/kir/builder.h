@@ -26,6 +26,9 @@ Expr load(Type t, std::string buffer, Expr index);
 Expr broadcast(Expr scalar, int lanes);
 Expr ramp(Expr base, Expr stride, int lanes);
 Expr call(Intrinsic op, std::vector<Expr> args);  ///< type of args[0]
+Expr shuffle(Expr vector, std::vector<int> indices);  ///< element type of vector, indices.size() lanes
+/// Lanes [begin, begin + lanes) of `vector` (the vector itself when that is all of it).
+Expr slice(Expr vector, int begin, int lanes);
 
 // Statements.
 Stmt for_loop(std::string var, Expr min, Expr extent, Stmt body, ForKind kind = ForKind::kSerial);

@@ -182,6 +182,9 @@ void hash_field(Hasher& h, const F& f) {
   } else if constexpr (std::is_same_v<F, std::vector<std::string>>) {
     h.add_u64(f.size());
     for (const std::string& c : f) h.add(c);
+  } else if constexpr (std::is_same_v<F, std::vector<int>>) {
+    h.add_u64(f.size());
+    for (int c : f) h.add_i64(c);
   } else if constexpr (std::is_same_v<F, double>) {
     h.add_f64(f);
   } else {

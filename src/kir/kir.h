@@ -184,6 +184,17 @@ struct Call : ExprNode {
   Call(Type t, Intrinsic o, std::vector<Expr> a) : ExprNode(kKind, t), op(o), args(std::move(a)) {}
   TJ_KIR_FIELDS(op, args)
 };
+/// Lanes of `vector` picked by constant indices: result lane k = vector lane indices[k]
+/// (0 <= indices[k] < vector lanes; result lanes = indices.size(), 1 gives a scalar). Used to
+/// take halves of a vector for tree reductions (LLVM shufflevector / extractelement).
+struct Shuffle : ExprNode {
+  TJ_KIR_EXPR_NODE(Shuffle)
+  Expr vector;
+  std::vector<int> indices;
+  Shuffle(Type t, Expr v, std::vector<int> i)
+      : ExprNode(kKind, t), vector(std::move(v)), indices(std::move(i)) {}
+  TJ_KIR_FIELDS(vector, indices)
+};
 
 struct For : StmtNode {
   TJ_KIR_STMT_NODE(For)

@@ -61,6 +61,12 @@ std::string print(const Expr& e) {
       for (size_t i = 0; i < c->args.size(); ++i) s += (i ? ", " : "") + print(c->args[i]);
       return s + ")";
     }
+    case NodeKind::kShuffle: {
+      const auto* sh = e->as<Shuffle>();
+      std::string s = fmt::format("shuffle({}, [", print(sh->vector));
+      for (size_t i = 0; i < sh->indices.size(); ++i) s += (i ? ", " : "") + std::to_string(sh->indices[i]);
+      return s + "])";
+    }
     default:
       return "<?>";
   }

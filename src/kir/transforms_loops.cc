@@ -247,6 +247,11 @@ class LoopHoister {
         }
         return changed ? std::make_shared<Call>(e->type, c->op, std::move(args)) : e;
       }
+      case NodeKind::kShuffle: {
+        const auto* sh = e->as<Shuffle>();
+        Expr v = expr(sh->vector);
+        return v == sh->vector ? e : std::make_shared<Shuffle>(e->type, v, sh->indices);
+      }
       default:
         return e;
     }

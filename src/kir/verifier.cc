@@ -91,6 +91,17 @@ class Verifier {
           return fail("select arms differ in {}", to_string(e));
         return Status();
       }
+      case NodeKind::kShuffle: {
+        const auto* sh = e->as<Shuffle>();
+        TJ_RETURN_IF_ERROR(expr(sh->vector));
+        const Type& vt = sh->vector->type;
+        if (sh->indices.empty() || static_cast<int>(sh->indices.size()) != t.lanes ||
+            !(vt.element() == t.element()))
+          return fail("shuffle type does not match its indices in {}", to_string(e));
+        for (int i : sh->indices)
+          if (i < 0 || i >= vt.lanes) return fail("shuffle index {} out of range in {}", i, to_string(e));
+        return Status();
+      }
       case NodeKind::kCast: {
         const auto* c = e->as<Cast>();
         TJ_RETURN_IF_ERROR(expr(c->value));

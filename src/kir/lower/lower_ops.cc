@@ -493,4 +493,16 @@ Expected<Expr> lower_elementwise_op(const ir::Node& node, const std::vector<Expr
   return out;
 }
 
+// The constant value of a one-element constant input as an immediate, else nullptr.
+Expr scalar_constant(const ir::Value* v) {
+  if (!v->is_constant() || v->constant().numel() != 1) return nullptr;
+  const Tensor& t = v->constant();
+  const DType d = t.dtype();
+  if (d == DType::kFloat32 || d == DType::kFloat64) return fimm(t.value_as_double(0), Type{d, 1});
+  if (d == DType::kBool || d == DType::kInt8 || d == DType::kInt16 || d == DType::kInt32 ||
+      d == DType::kInt64 || d == DType::kUInt8 || d == DType::kUInt16 || d == DType::kUInt32)
+    return imm(t.value_as_int64(0), Type{d, 1});
+  return nullptr;  // uint64 beyond int64 would not survive value_as_int64
+}
+
 }  // namespace tierjit::kir::lowering

@@ -57,5 +57,10 @@ Expected<Expr> lower_elementwise_op(const ir::Node& node, const std::vector<Expr
 /// Mod of floats (fmod=1: no frem in kir); Pow with an integer base; PRelu-1/6 channel slopes.
 bool elementwise_op_supported(const ir::Node& node);
 
+/// The value of a one-element constant (an initializer) as an immediate of its dtype, else
+/// nullptr (not constant, several elements, uint64). Code that embeds it depends on the value:
+/// the cache key hashes the kernel IR, immediates included.
+Expr scalar_constant(const ir::Value* v);
+
 
 }  // namespace tierjit::kir::lowering

@@ -7,9 +7,10 @@
 // the input space, epilogue values and outputs in the output space, which for Reduce drops or
 // zeroes the reduced dims). Adjacent dims that every tensor indexes alike are coalesced into
 // groups. If the last group is reduced, each output row is a "row" reduction vectorized along it
-// (vector accumulators plus a scalar tail); else the last kept group is split into vector
-// "columns" that reduce in lock-step. Outer kept groups are flattened into one loop that runs in
-// parallel at tier 2 when threads > 1 and the work is large. Prologue ops are inlined where the
+// (vector accumulators plus a tail; tier 2: short rows in blocks of 4, docs/lowering.md
+// "Reduction rows"); else the last kept group is split into vector "columns" that reduce in
+// lock-step. Outer kept groups are flattened into one loop that runs in parallel when
+// threads > 1 and the work is large. Prologue ops are inlined where the
 // data is read; Softmax/LogSoftmax/LayerNorm keep the prologue result (or exp) in an output
 // buffer between passes when one has the right shape and dtype, else recompute it.
 //
@@ -177,7 +178,12 @@ Expected<LoweredRegion> Lowering::run() {
   // Explicit vectors at tier 1 too: its pipeline does not vectorize the float64 and max
   // reductions of scalar loops (tier 1 was 4x slower than tier 0 on softmax 64x512).
   vec_lanes_ = std::max(1, opt_.vector_lanes);
-  unroll_ = opt_.tier >= 2 && vec_lanes_ > 1 ? 2 : 1;  // two accumulator chains per row
+  // Tier 2: two accumulator chains per row, short rows in blocks of 4 (their passes
+  // interleaved), tails in vector chunks. Tier 1 keeps one of each (the code of a row block is
+  // 4x larger, of vector tails 4 more chunks: generic softmax compiled in 20-60 ms that way).
+  unroll_ = opt_.tier >= 2 && vec_lanes_ > 1 ? 2 : 1;
+  block_rows_ = opt_.tier >= 2 && vec_lanes_ > 1 ? 4 : 1;
+  vector_tails_ = opt_.tier >= 2;
   if (vec_lanes_ & (vec_lanes_ - 1))
     return invalid_argument("region '{}': vector_lanes {} is not a power of two", region_.name,
                             opt_.vector_lanes);

@@ -45,6 +45,40 @@ struct Group {
   bool reduced = false;
 };
 
+/// A reduction accumulator in a stack scratch of `size` elements (kir has no mutable scalars;
+/// LLVM promotes the scratch to registers). Values used more than once (the new element in a
+/// select, partial results of the final combine) are let-bound, so no expression tree repeats.
+struct Acc {
+  std::string buf;
+  DType dt = DType::kFloat32;
+  int size = 1;
+  bool horizontal = false;  ///< row mode: lanes are partial results combined at the end
+  double init = 0;          ///< the identity of `step` (0, -inf, +inf)
+  std::function<Expr(Expr, Expr)> step;  ///< (accumulated, new) -> accumulated; also combines
+  int part_lanes = 1;       ///< row mode: lanes of one slice (the vector width)
+  mutable int names = 0;
+
+  std::string temp() const { return buf + "_" + std::to_string(names++); }
+  Stmt init_stmt() const;
+  /// Folds x into the accumulator slice `part` (lanes of x starting at part * lanes). A vector
+  /// narrower than a slice (a row's tail) is padded with the identity and folded into slice 0.
+  Stmt update(const Expr& x, int part = 0) const;
+  /// let out = (the accumulated value; in row mode its lanes combined) in body.
+  Stmt finish(const std::string& out, Stmt body) const;
+  /// allocate(buf) { init; loops; rest }
+  Stmt wrap(Stmt loops, Stmt rest) const;
+};
+
+Expr add_step(Expr a, Expr x);
+/// Tier 0's softmax max: x > a ? x : a (a NaN is skipped and reaches the sum through exp).
+Expr gt_max_step(Expr a, Expr x);
+/// Tier 0's NaN-sticky max/min: (x > a || x != x) ? x : a.
+Expr nan_max_step(Expr a, Expr x);
+Expr nan_min_step(Expr a, Expr x);
+Expr widen(const Expr& e, int lanes);
+Expr to_f64(const Expr& x);
+Expr to_f32(const Expr& x);
+
 /// Lowers one reduction region. Built once per lower_reduction() call.
 class Lowering {
  public:
@@ -87,17 +121,26 @@ class Lowering {
   std::string fresh(const std::string& base);
   using PointBody = std::function<Expected<Stmt>(const Point&)>;
   /// Loops over the reduced groups around `body`, at the kept indices of `row` (row mode: the
-  /// last group vectorized with a scalar tail; column mode: serial, lanes of `row`).
+  /// last group vectorized, its tail in chunks of halving width L/2 ... 1 chosen by the bits of
+  /// the extent; column mode: serial, lanes of `row`). `body` gets reduced indices only: map
+  /// them onto a row with on_row().
   Expected<Stmt> reduce_loops(const Point& row, const PointBody& body);
-  /// One output row (row mode: lanes 1) or column chunk (column mode) of the anchor.
-  Expected<Stmt> row_body(const Point& row);
-  Expected<Stmt> reduce_row(const Point& row);
-  Expected<Stmt> softmax_row(const Point& row);
-  Expected<Stmt> layernorm_row(const Point& row);
+  /// p with the kept-group indices of `row` (p's reduced indices, lanes and part unchanged).
+  Point on_row(const Point& p, const Point& row) const;
+  /// A block of output rows (row mode: lanes 1, each pass interleaved over the rows, so short
+  /// rows overlap their latency chains) or one column chunk (column mode) of the anchor.
+  Expected<Stmt> row_body(const std::vector<Point>& rows);
+  Expected<Stmt> reduce_row(const std::vector<Point>& rows);
+  Expected<Stmt> softmax_row(const std::vector<Point>& rows);
+  Expected<Stmt> layernorm_row(const std::vector<Point>& rows);
   /// Stores every region output (except LayerNorm statistics) at p; y = anchor output 0 there.
   Expected<Stmt> store_outputs(const Point& p, const Expr& y);
-  /// The outer loop nest (flattened kept groups, parallel or not) around row_body.
-  Expected<Stmt> outer_loops(bool parallel);
+  /// The outer loop nest (flattened kept groups, parallel or not) around row_body, rows in
+  /// blocks of `rows_per_block` (row mode) and the remainder one at a time.
+  Expected<Stmt> outer_loops(bool parallel, int rows_per_block);
+  /// A new accumulator for the rows of this lowering (its size from the mode and lanes).
+  Acc make_acc(const std::string& base, DType dt, double init, std::function<Expr(Expr, Expr)> step,
+               int row_lanes);
   /// Index of a region output usable as float32 scratch over the whole space, or -1.
   int scratch_output() const;
   /// The scratch a multi-pass row (Softmax, LayerNormalization) keeps between its passes.
@@ -141,6 +184,8 @@ class Lowering {
   std::vector<std::vector<Stride>> grouped_;  ///< per access, per group
   int vec_lanes_ = 1;   ///< lanes of the vectorized loops
   int unroll_ = 1;      ///< row mode: vector chunks per iteration, each with its accumulators
+  int block_rows_ = 1;  ///< row mode: rows interleaved per block when rows are short
+  bool vector_tails_ = false;  ///< row mode: the tail in vector chunks (else a scalar loop)
   int name_counter_ = 0;
 };
 

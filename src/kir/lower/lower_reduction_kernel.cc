@@ -1,9 +1,11 @@
-// Loop nests of the reduction lowering (lower_reduction.cc): the outer loop over rows (flattened
-// kept groups; parallel at tier 2), the reduce loops (row mode: vectorized along the last group
-// with a scalar tail; column mode: vector columns reducing in lock-step), accumulators in small
-// stack scratch buffers (kir has no mutable scalars; LLVM promotes them to registers), and the
-// per-anchor passes: Reduce (1 pass), Softmax/LogSoftmax (max, sum of exp, write), LayerNorm
-// (sum, sum of squared deviations, write).
+// Loop nests of the reduction lowering (lower_reduction.cc): accumulators in small stack
+// scratch buffers (kir has no mutable scalars; LLVM promotes them to registers) combined at the
+// end of a row by a tree of vector halves; the reduce loops (row mode: vectorized along the last
+// group, the tail in chunks of halving width, no scalar loop; column mode: vector columns
+// reducing in lock-step); the outer loop over rows (flattened kept groups, rows in blocks when
+// they are short, parallel when the work is large). The per-anchor passes over a block of rows
+// are in lower_reduction_rows.cc.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -15,6 +17,10 @@ namespace {
 
 /// Work (elements) above which the outer loop runs in parallel (tier 0's kParallelWork).
 constexpr int64_t kParallelWork = 32768;
+/// Rows are blocked (Lowering::block_rows_) when a row has at most this many elements. Longer
+/// rows are throughput bound and would cycle several rows' scratch through the caches between
+/// passes.
+constexpr int64_t kBlockRowMax = 1024;
 
 Expr div_fold(const Expr& a, int64_t b) {
   if (b == 1) return a;
@@ -22,35 +28,55 @@ Expr div_fold(const Expr& a, int64_t b) {
   return div(a, imm(b));
 }
 
-Expr widen(const Expr& e, int lanes) { return e->type.lanes == lanes ? e : broadcast(e, lanes); }
-
 Expr lane_index(int lanes) { return lanes == 1 ? imm(0) : ramp(imm(0), imm(1), lanes); }
 
-/// A reduction accumulator in a stack scratch of `size` elements. Values used more than once
-/// (the new element in a select, partial results of the final combine) are let-bound, so no
-/// expression tree is repeated.
-struct Acc {
-  std::string buf;
-  DType dt = DType::kFloat32;
-  int size = 1;
-  bool horizontal = false;  ///< row mode: lanes are partial results combined at the end
-  double init = 0;
-  std::function<Expr(Expr, Expr)> step;  ///< (accumulated, new) -> accumulated; also combines
-  mutable int names = 0;
+}  // namespace
 
-  std::string temp() const { return buf + "_" + std::to_string(names++); }
-  Stmt init_stmt() const { return store(buf, lane_index(size), widen(fimm(init, Type{dt, 1}), size)); }
-  /// Folds x into the accumulator slice `part` (lanes of x starting at part * lanes).
-  Stmt update(const Expr& x, int part = 0) const {
-    const int lanes = x->type.lanes;
-    const Expr idx = lanes == 1 ? imm(0) : ramp(imm(int64_t{part} * lanes), imm(1), lanes);
-    const std::string v = temp();
-    return let(v, x, store(buf, idx, step(load(Type{dt, lanes}, buf, idx), var(v, x->type))));
+Expr widen(const Expr& e, int lanes) { return e->type.lanes == lanes ? e : broadcast(e, lanes); }
+Expr to_f64(const Expr& x) { return cast(f64(x->type.lanes), x); }
+Expr to_f32(const Expr& x) { return x->type.dtype == DType::kFloat32 ? x : cast(f32(x->type.lanes), x); }
+
+Expr add_step(Expr a, Expr x) { return add(std::move(a), std::move(x)); }
+Expr gt_max_step(Expr a, Expr x) { return select(compare(CmpOp::kGt, x, a), x, a); }
+Expr nan_max_step(Expr a, Expr x) {
+  Expr take = binary(BinaryOp::kOr, compare(CmpOp::kGt, x, a), compare(CmpOp::kNe, x, x));
+  return select(take, x, a);
+}
+Expr nan_min_step(Expr a, Expr x) {
+  Expr take = binary(BinaryOp::kOr, compare(CmpOp::kLt, x, a), compare(CmpOp::kNe, x, x));
+  return select(take, x, a);
+}
+
+Stmt Acc::init_stmt() const { return store(buf, lane_index(size), widen(fimm(init, Type{dt, 1}), size)); }
+
+Stmt Acc::update(const Expr& x, int part) const {
+  const int lanes = x->type.lanes;
+  const std::string v = temp();
+  if (horizontal && lanes > 1 && lanes < part_lanes) {
+    // [x, identity...]: lanes of x, then lane 0 repeated and replaced by the identity.
+    std::vector<int> idx(static_cast<size_t>(part_lanes), 0);
+    for (int k = 0; k < lanes; ++k) idx[static_cast<size_t>(k)] = k;
+    const Expr in_x = compare(CmpOp::kLt, ramp(imm(0), imm(1), part_lanes), broadcast(imm(lanes), part_lanes));
+    const Expr padded = select(in_x, shuffle(var(v, x->type), idx), widen(fimm(init, Type{dt, 1}), part_lanes));
+    const Expr at = lane_index(part_lanes);
+    return let(v, x, store(buf, at, step(load(Type{dt, part_lanes}, buf, at), padded)));
   }
-  /// let out = (the accumulated value: lanes combined pairwise in row mode) in body.
-  Stmt finish(const std::string& out, Stmt body) const {
-    if (!horizontal || size == 1) return let(out, load(Type{dt, size}, buf, lane_index(size)), body);
-    std::vector<std::pair<std::string, Expr>> lets;
+  const Expr idx = lanes == 1 ? imm(0) : ramp(imm(int64_t{part} * lanes), imm(1), lanes);
+  return let(v, x, store(buf, idx, step(load(Type{dt, lanes}, buf, idx), var(v, x->type))));
+}
+
+Stmt Acc::finish(const std::string& out, Stmt body) const {
+  if (!horizontal || size == 1) return let(out, load(Type{dt, size}, buf, lane_index(size)), body);
+  std::vector<std::pair<std::string, Expr>> lets;
+  if ((size & (size - 1)) == 0) {  // lanes k and k + h combined, h = size/2, ..., 1
+    std::string v = temp();
+    lets.push_back({v, load(Type{dt, size}, buf, lane_index(size))});
+    for (int h = size / 2; h >= 1; h /= 2) {
+      const Expr whole = var(v, Type{dt, 2 * h});
+      v = h == 1 ? out : temp();
+      lets.push_back({v, step(slice(whole, 0, h), slice(whole, h, h))});
+    }
+  } else {
     std::vector<Expr> parts;
     for (int k = 0; k < size; ++k) parts.push_back(load(Type{dt, 1}, buf, imm(k)));
     while (parts.size() > 1) {  // pairwise
@@ -63,50 +89,35 @@ struct Acc {
       if (parts.size() % 2) next.push_back(parts.back());
       parts = std::move(next);
     }
-    for (auto it = lets.rbegin(); it != lets.rend(); ++it) body = let(it->first, it->second, body);
-    return body;
   }
-  /// allocate(buf) { init; loops; rest }
-  Stmt wrap(Stmt loops, Stmt rest) const {
-    return allocate(buf, dt, size, block({init_stmt(), std::move(loops), std::move(rest)}));
-  }
-};
-
-Expr add_step(Expr a, Expr x) { return add(std::move(a), std::move(x)); }
-// Tier 0's softmax max: x > a ? x : a (a NaN is skipped here and reaches the sum through exp).
-Expr gt_max_step(Expr a, Expr x) { return select(compare(CmpOp::kGt, x, a), x, a); }
-// Tier 0's NaN-sticky max/min: (x > a || x != x) ? x : a.
-Expr nan_max_step(Expr a, Expr x) {
-  Expr take = binary(BinaryOp::kOr, compare(CmpOp::kGt, x, a), compare(CmpOp::kNe, x, x));
-  return select(take, x, a);
-}
-Expr nan_min_step(Expr a, Expr x) {
-  Expr take = binary(BinaryOp::kOr, compare(CmpOp::kLt, x, a), compare(CmpOp::kNe, x, x));
-  return select(take, x, a);
+  for (auto it = lets.rbegin(); it != lets.rend(); ++it) body = let(it->first, it->second, body);
+  return body;
 }
 
-Expr to_f64(const Expr& x) { return cast(f64(x->type.lanes), x); }
-Expr to_f32(const Expr& x) { return x->type.dtype == DType::kFloat32 ? x : cast(f32(x->type.lanes), x); }
-
-}  // namespace
+Stmt Acc::wrap(Stmt loops, Stmt rest) const {
+  return allocate(buf, dt, size, block({init_stmt(), std::move(loops), std::move(rest)}));
+}
 
 std::string Lowering::fresh(const std::string& base) { return base + std::to_string(name_counter_++); }
 
-int Lowering::scratch_output() const {
-  if (op_ == AnchorOp::kSum || op_ == AnchorOp::kMean || op_ == AnchorOp::kMax || op_ == AnchorOp::kMin)
-    return -1;
-  for (size_t j = 0; j < region_.outputs.size(); ++j) {
-    const ir::Value* v = region_.outputs[j];
-    if (opt_.outputs[j].dtype != DType::kFloat32) continue;
-    auto it = access_index_.find({v, SpaceKind::kOut});
-    if (it == access_index_.end()) continue;
-    const auto& s = grouped_[static_cast<size_t>(it->second)];
-    bool ok = true;
-    for (const Stride& x : s) ok &= x.kind == Stride::kPlain;
-    if (!s.empty()) ok &= s.back().unit;
-    if (ok) return static_cast<int>(j);
-  }
-  return -1;
+Acc Lowering::make_acc(const std::string& base, DType dt, double init,
+                       std::function<Expr(Expr, Expr)> step, int row_lanes) {
+  Acc a;
+  a.buf = fresh(base);
+  a.dt = dt;
+  a.horizontal = row_mode_;
+  a.size = row_mode_ ? vec_lanes_ * unroll_ : row_lanes;
+  a.part_lanes = row_mode_ ? vec_lanes_ : row_lanes;
+  a.init = init;
+  a.step = std::move(step);
+  return a;
+}
+
+Point Lowering::on_row(const Point& p, const Point& row) const {
+  Point q = p;
+  for (size_t g = 0; g < groups_.size(); ++g)
+    if (!groups_[g].reduced) q.idx[g] = row.idx[g];
+  return q;
 }
 
 Expected<Stmt> Lowering::reduce_loops(const Point& row, const PointBody& body) {
@@ -157,222 +168,60 @@ Expected<Stmt> Lowering::reduce_loops(const Point& row, const PointBody& body) {
         parts.push_back(for_loop(c, first, n, b));
       }
     }
-    const Expr tail_begin = mul_fold(chunks, imm(L));
-    Expr tail_n = E->as<IntImm>() ? imm(E->as<IntImm>()->value % L) : sub(E, tail_begin);
-    if (!is_const(tail_n, 0)) {
-      std::string t = fresh("t");
-      Point pt = p;
-      pt.idx[g] = var(t);
-      pt.lanes = 1;
-      TJ_ASSIGN_OR_RETURN(Stmt b, nest(k + 1, pt));
-      parts.push_back(for_loop(t, tail_begin, tail_n, b));
+    if (!vector_tails_) {
+      // Tier 1: the tail (E mod L elements) as a loop of L/4-lane chunks and a scalar loop (two
+      // bodies instead of the four chunks of the vector tail: less code to compile).
+      Expr tail_begin = mul_fold(chunks, imm(L));
+      const int w = L / 4;
+      if (w > 1) {
+        const Expr end = mul_fold(div_fold(E, w), imm(w));
+        const Expr n = E->as<IntImm>() ? imm(E->as<IntImm>()->value % L / w) : div(sub(end, tail_begin), imm(w));
+        if (!is_const(n, 0)) {
+          std::string q = fresh("q");
+          Point pq = p;
+          pq.idx[g] = add_fold(tail_begin, mul(var(q), imm(w)));
+          pq.lanes = w;
+          pq.part = 0;
+          TJ_ASSIGN_OR_RETURN(Stmt b, nest(k + 1, pq));
+          parts.push_back(for_loop(q, imm(0), n, b));
+        }
+        tail_begin = end;
+      }
+      const Expr tail_n = E->as<IntImm>() ? imm(E->as<IntImm>()->value % std::max(w, 1)) : sub(E, tail_begin);
+      if (!is_const(tail_n, 0)) {
+        std::string t = fresh("t");
+        Point pt = p;
+        pt.idx[g] = var(t);
+        pt.lanes = 1;
+        pt.part = 0;
+        TJ_ASSIGN_OR_RETURN(Stmt b, nest(k + 1, pt));
+        parts.push_back(for_loop(t, tail_begin, tail_n, b));
+      }
     }
+    // The tail (E mod L elements): one chunk of w lanes for each bit w = L/2, ..., 1 set in E,
+    // at E rounded down to a multiple of 2w. No loop: straight-line vector code.
+    for (int w = L / 2; vector_tails_ && w >= 1; w /= 2) {
+      Point pt = p;
+      pt.lanes = w;
+      pt.part = 0;
+      if (const auto* c = E->as<IntImm>()) {
+        if ((c->value & w) == 0) continue;
+        pt.idx[g] = imm(c->value / (2 * w) * (2 * w));
+        TJ_ASSIGN_OR_RETURN(Stmt b, nest(k + 1, pt));
+        parts.push_back(b);
+        continue;
+      }
+      pt.idx[g] = mul(div(E, imm(2 * w)), imm(2 * w));
+      TJ_ASSIGN_OR_RETURN(Stmt b, nest(k + 1, pt));
+      parts.push_back(if_then_else(compare(CmpOp::kGe, mod(E, imm(2 * w)), imm(w)), b));
+    }
+    if (parts.empty()) return block({});
     return parts.size() == 1 ? parts[0] : block(parts);
   };
   return nest(0, row);
 }
 
-Expected<Stmt> Lowering::store_outputs(const Point& p, const Expr& y) {
-  std::vector<Stmt> stores;
-  for (size_t j = 0; j < region_.outputs.size(); ++j) {
-    const ir::Value* v = region_.outputs[j];
-    if (v->producer() == anchor_ && v != anchor_->output(0)) continue;  // statistics
-    TJ_ASSIGN_OR_RETURN(Expr val, value_at(v, SpaceKind::kOut, p, y));
-    const DType dt = opt_.outputs[j].dtype;
-    if (val->type.dtype != dt) val = cast(Type{dt, val->type.lanes}, val);
-    const int a = access_index_.at({v, SpaceKind::kOut});
-    stores.push_back(store_at("out" + std::to_string(j), grouped_[static_cast<size_t>(a)], p, val));
-  }
-  return block(stores);
-}
-
-Expected<Stmt> Lowering::reduce_row(const Point& row) {
-  Acc acc;
-  acc.buf = fresh("acc");
-  acc.horizontal = row_mode_;
-  acc.size = row_mode_ ? vec_lanes_ * unroll_ : row.lanes;
-  switch (op_) {
-    case AnchorOp::kSum:
-    case AnchorOp::kMean:
-      acc.dt = DType::kFloat64;
-      acc.init = 0;
-      acc.step = add_step;
-      break;
-    case AnchorOp::kMax:
-      acc.init = -std::numeric_limits<double>::infinity();
-      acc.step = nan_max_step;
-      break;
-    default:
-      acc.init = std::numeric_limits<double>::infinity();
-      acc.step = nan_min_step;
-      break;
-  }
-  const bool wide = acc.dt == DType::kFloat64;
-  TJ_ASSIGN_OR_RETURN(Stmt loops, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
-    TJ_ASSIGN_OR_RETURN(Expr x, value_at(anchor_->input(0), SpaceKind::kIn, p, nullptr));
-    x = to_f32(x);
-    return acc.update(wide ? to_f64(x) : x, p.part);
-  }));
-  const std::string total = fresh("total");
-  const Type tt{acc.dt, row_mode_ ? 1 : acc.size};
-  Expr r = var(total, tt);
-  if (op_ == AnchorOp::kMean) {
-    std::vector<Expr> rd;
-    for (int d = 0; d < rank_; ++d)
-      if (reduced_[static_cast<size_t>(d)]) rd.push_back(space_dims_[static_cast<size_t>(d)]);
-    r = div(r, widen(cast(f64(), product(rd)), r->type.lanes));
-  }
-  if (wide) r = to_f32(r);
-  const std::string y = fresh("y");
-  TJ_ASSIGN_OR_RETURN(Stmt st, store_outputs(row, var(y, r->type)));
-  return acc.wrap(loops, acc.finish(total, let(y, r, st)));
-}
-
-Lowering::RowScratch Lowering::row_scratch(const ir::Value* data) const {
-  RowScratch rs;
-  rs.output = scratch_output();
-  if (rs.output < 0) return rs;
-  rs.store_x = !input_index_.count(data);
-  rs.buffer = "out" + std::to_string(rs.output);
-  rs.access = &grouped_[static_cast<size_t>(
-      access_index_.at({region_.outputs[static_cast<size_t>(rs.output)], SpaceKind::kOut}))];
-  return rs;
-}
-
-Expected<Expr> Lowering::read_row_value(const RowScratch& rs, const ir::Value* data, const Point& p,
-                                        bool from_scratch) {
-  if (from_scratch) return load_at(rs.buffer, DType::kFloat32, *rs.access, p);
-  TJ_ASSIGN_OR_RETURN(Expr x, value_at(data, SpaceKind::kIn, p, nullptr));
-  return to_f32(x);
-}
-
-Expected<Stmt> Lowering::softmax_row(const Point& row) {
-  const bool log_softmax = op_ == AnchorOp::kLogSoftmax;
-  const ir::Value* data = anchor_->input(0);
-  const RowScratch rs = row_scratch(data);
-  const int scratch = rs.output;
-  const bool store_x = rs.store_x;
-  const std::string& sbuf = rs.buffer;
-  const std::vector<Stride>* sacc = rs.access;
-  auto read_x = [&](const Point& p, bool from_scratch) { return read_row_value(rs, data, p, from_scratch); };
-  const int size = row_mode_ ? vec_lanes_ * unroll_ : row.lanes;
-  Acc am{fresh("accm"), DType::kFloat32, size, row_mode_, -std::numeric_limits<double>::infinity(), gt_max_step};
-  Acc as{fresh("accs"), DType::kFloat64, size, row_mode_, 0.0, add_step};
-  const std::string m = fresh("m"), s = fresh("s"), k = fresh(log_softmax ? "logs" : "inv");
-  // Pass 1: max (NaN needs no flag: it reaches the sum through exp and every output is NaN).
-  TJ_ASSIGN_OR_RETURN(Stmt pass1, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
-    TJ_ASSIGN_OR_RETURN(Expr x, read_x(p, false));
-    if (!store_x) return am.update(x, p.part);
-    return block({store_at(sbuf, *sacc, p, x), am.update(load_at(sbuf, DType::kFloat32, *sacc, p), p.part)});
-  }));
-  const Type mt = f32(size == 1 || row_mode_ ? 1 : size);
-  // Pass 2: sum of exp(x - m) in float64; Softmax keeps exp in the scratch.
-  TJ_ASSIGN_OR_RETURN(Stmt pass2, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
-    TJ_ASSIGN_OR_RETURN(Expr x, read_x(p, store_x));
-    Expr e = call(Intrinsic::kExp, {sub(x, widen(var(m, mt), p.lanes))});
-    if (scratch >= 0 && !log_softmax) {
-      return block({store_at(sbuf, *sacc, p, e),
-                    as.update(to_f64(load_at(sbuf, DType::kFloat32, *sacc, p)), p.part)});
-    }
-    return as.update(to_f64(e), p.part);
-  }));
-  // Pass 3: write.
-  TJ_ASSIGN_OR_RETURN(Stmt pass3, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
-    Expr y;
-    if (log_softmax) {
-      TJ_ASSIGN_OR_RETURN(Expr x, read_x(p, store_x));
-      y = sub(sub(x, widen(var(m, mt), p.lanes)), widen(var(k, mt), p.lanes));
-    } else if (scratch >= 0) {
-      y = mul(load_at(sbuf, DType::kFloat32, *sacc, p), widen(var(k, mt), p.lanes));
-    } else {
-      TJ_ASSIGN_OR_RETURN(Expr x, read_x(p, false));
-      y = mul(call(Intrinsic::kExp, {sub(x, widen(var(m, mt), p.lanes))}), widen(var(k, mt), p.lanes));
-    }
-    const std::string yv = fresh("y");
-    TJ_ASSIGN_OR_RETURN(Stmt st, store_outputs(p, var(yv, y->type)));
-    return let(yv, y, st);
-  }));
-  Expr sv = var(s, f64(mt.lanes));
-  Expr kval = log_softmax ? to_f32(call(Intrinsic::kLog, {sv}))
-                          : to_f32(div(widen(fimm(1.0, f64()), mt.lanes), sv));
-  Stmt tail = let(k, kval, pass3);
-  Stmt after_max = as.wrap(pass2, as.finish(s, tail));
-  return am.wrap(pass1, am.finish(m, after_max));
-}
-
-Expected<Stmt> Lowering::layernorm_row(const Point& row) {
-  const ir::Value* data = anchor_->input(0);
-  const RowScratch rs = row_scratch(data);
-  const bool store_x = rs.store_x;
-  const std::string& sbuf = rs.buffer;
-  const std::vector<Stride>* sacc = rs.access;
-  auto read_x = [&](const Point& p, bool from_scratch) { return read_row_value(rs, data, p, from_scratch); };
-  const int size = row_mode_ ? vec_lanes_ * unroll_ : row.lanes;
-  const int rl = row_mode_ ? 1 : size;  // lanes of the row statistics
-  Acc a1{fresh("accs"), DType::kFloat64, size, row_mode_, 0.0, add_step};
-  Acc a2{fresh("accv"), DType::kFloat64, size, row_mode_, 0.0, add_step};
-  const std::string mean = fresh("mean"), inv = fresh("inv"), cm = fresh("cm"), ci = fresh("ci");
-  std::vector<Expr> rd;
-  for (int d = 0; d < rank_; ++d)
-    if (reduced_[static_cast<size_t>(d)]) rd.push_back(space_dims_[static_cast<size_t>(d)]);
-  const Expr n = widen(cast(f64(), product(rd)), rl);
-  TJ_ASSIGN_OR_RETURN(Stmt pass1, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
-    TJ_ASSIGN_OR_RETURN(Expr x, read_x(p, false));
-    if (!store_x) return a1.update(to_f64(x), p.part);
-    return block({store_at(sbuf, *sacc, p, x), a1.update(to_f64(load_at(sbuf, DType::kFloat32, *sacc, p)), p.part)});
-  }));
-  const Expr mean_v = var(mean, f64(rl));
-  TJ_ASSIGN_OR_RETURN(Stmt pass2, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
-    TJ_ASSIGN_OR_RETURN(Expr x, read_x(p, store_x));
-    Expr d = sub(to_f64(x), widen(mean_v, p.lanes));
-    return a2.update(mul(d, d), p.part);
-  }));
-  TJ_ASSIGN_OR_RETURN(Stmt pass3, reduce_loops(row, [&](const Point& p) -> Expected<Stmt> {
-    TJ_ASSIGN_OR_RETURN(Expr x, read_x(p, store_x));
-    TJ_ASSIGN_OR_RETURN(Expr s, value_at(anchor_->input(1), SpaceKind::kIn, p, nullptr));
-    Expr y = mul(mul(sub(x, widen(var(cm, f32(rl)), p.lanes)), widen(var(ci, f32(rl)), p.lanes)), to_f32(s));
-    if (const ir::Value* b = anchor_->input(2)) {
-      TJ_ASSIGN_OR_RETURN(Expr bv, value_at(b, SpaceKind::kIn, p, nullptr));
-      y = add(y, to_f32(bv));
-    }
-    const std::string yv = fresh("y");
-    TJ_ASSIGN_OR_RETURN(Stmt st, store_outputs(p, var(yv, y->type)));
-    return let(yv, y, st);
-  }));
-  // Statistics outputs (Mean, InvStdDev) at the row.
-  std::vector<Stmt> stats;
-  for (size_t k = 1; k <= 2; ++k) {
-    const ir::Value* v = anchor_->output(k);
-    if (!v || !output_index_.count(v)) continue;
-    const int j = output_index_.at(v);
-    const int a = access_index_.at({v, SpaceKind::kIn});
-    Expr val = var(k == 1 ? mean : inv, f64(rl));
-    if (opt_.outputs[static_cast<size_t>(j)].dtype == DType::kFloat32) val = to_f32(val);
-    stats.push_back(store_at("out" + std::to_string(j), grouped_[static_cast<size_t>(a)], row, val));
-  }
-  Stmt write = let(cm, to_f32(mean_v), let(ci, to_f32(var(inv, f64(rl))), pass3));
-  if (!stats.empty()) {
-    stats.push_back(write);
-    write = block(stats);
-  }
-  const std::string sum1 = fresh("sum"), sum2 = fresh("sumsq");
-  const Expr var_v = div(var(sum2, f64(rl)), n);
-  const Expr inv_v = div(widen(fimm(1.0, f64()), rl),
-                         call(Intrinsic::kSqrt, {add(var_v, widen(fimm(epsilon_, f64()), rl))}));
-  Stmt after_mean = a2.wrap(pass2, a2.finish(sum2, let(inv, inv_v, write)));
-  return a1.wrap(pass1, a1.finish(sum1, let(mean, div(var(sum1, f64(rl)), n), after_mean)));
-}
-
-Expected<Stmt> Lowering::row_body(const Point& row) {
-  switch (op_) {
-    case AnchorOp::kSoftmax:
-    case AnchorOp::kLogSoftmax: return softmax_row(row);
-    case AnchorOp::kLayerNorm: return layernorm_row(row);
-    default: return reduce_row(row);
-  }
-}
-
-Expected<Stmt> Lowering::outer_loops(bool parallel) {
+Expected<Stmt> Lowering::outer_loops(bool parallel, int rows_per_block) {
   const size_t G = groups_.size();
   std::vector<size_t> outer;
   for (size_t g = 0; g < G; ++g)
@@ -380,22 +229,29 @@ Expected<Stmt> Lowering::outer_loops(bool parallel) {
   std::vector<Expr> ext;
   for (size_t g : outer) ext.push_back(groups_[g].extent);
   const Expr O = product(ext);
-  // let i_k = (flat / ...) % ext_k for the outer groups (last group fastest) around body(row).
-  auto at_row = [&](const Expr& flat, const std::function<Expected<Stmt>(const Point&)>& body)
-      -> Expected<Stmt> {
+  using RowsBody = std::function<Expected<Stmt>(const std::vector<Point>&)>;
+  // let i_k = (flat / ...) % ext_k for the outer groups (last group fastest) of each row in
+  // `flats`, around body(rows).
+  std::function<Expected<Stmt>(const std::vector<Expr>&, std::vector<Point>, const RowsBody&)> at_rows =
+      [&](const std::vector<Expr>& flats, std::vector<Point> rows, const RowsBody& body) -> Expected<Stmt> {
+    if (rows.size() == flats.size()) return body(rows);
     Point row;
     row.idx.assign(G, imm(0));
     std::vector<std::pair<std::string, Expr>> lets;
-    Expr rest = flat;
+    Expr rest = flats[rows.size()];
     for (size_t k = outer.size(); k-- > 0;) {
       const std::string v = fresh("i");
       lets.push_back({v, k == 0 ? rest : mod(rest, ext[k])});
       row.idx[outer[k]] = var(v);
       if (k > 0) rest = div(rest, ext[k]);
     }
-    TJ_ASSIGN_OR_RETURN(Stmt s, body(row));
-    for (const auto& [v, e] : lets) s = let(v, e, s);  // each reads only `flat`
+    rows.push_back(row);
+    TJ_ASSIGN_OR_RETURN(Stmt s, at_rows(flats, rows, body));
+    for (const auto& [v, e] : lets) s = let(v, e, s);  // each reads only its flat index
     return s;
+  };
+  auto at_row = [&](const Expr& flat, const std::function<Expected<Stmt>(const Point&)>& body) {
+    return at_rows({flat}, {}, [&](const std::vector<Point>& rows) { return body(rows[0]); });
   };
   auto loop_rows = [&](const std::function<Expected<Stmt>(const Point&)>& body,
                        bool par) -> Expected<Stmt> {
@@ -404,7 +260,30 @@ Expected<Stmt> Lowering::outer_loops(bool parallel) {
     TJ_ASSIGN_OR_RETURN(Stmt s, at_row(var(o), body));
     return for_loop(o, imm(0), O, s, par ? ForKind::kParallel : ForKind::kSerial);
   };
-  if (row_mode_ || G == 0) return loop_rows([&](const Point& row) { return row_body(row); }, parallel);
+  auto one_row = [&](const Point& row) { return row_body({row}); };
+  if ((row_mode_ || G == 0) && rows_per_block > 1 && !is_const(O, 1)) {
+    // Blocks of R rows (in parallel when asked), then the remaining rows one at a time.
+    const int64_t R = rows_per_block;
+    const Expr blocks = div_fold(O, R);
+    std::vector<Stmt> parts;
+    if (!is_const(blocks, 0)) {
+      const std::string b = fresh("blk");
+      std::vector<Expr> flats;
+      for (int64_t r = 0; r < R; ++r) flats.push_back(add_fold(mul(var(b), imm(R)), imm(r)));
+      TJ_ASSIGN_OR_RETURN(Stmt s, at_rows(flats, {}, [&](const std::vector<Point>& rows) { return row_body(rows); }));
+      parts.push_back(for_loop(b, imm(0), blocks, s, parallel ? ForKind::kParallel : ForKind::kSerial));
+    }
+    const Expr first = mul_fold(blocks, imm(R));
+    const Expr n = O->as<IntImm>() ? imm(O->as<IntImm>()->value % R) : sub(O, first);
+    if (!is_const(n, 0)) {
+      const std::string o = fresh("o");
+      TJ_ASSIGN_OR_RETURN(Stmt s, at_row(var(o), one_row));
+      parts.push_back(for_loop(o, first, n, s));
+    }
+    if (parts.empty()) return block({});
+    return parts.size() == 1 ? parts[0] : block(parts);
+  }
+  if (row_mode_ || G == 0) return loop_rows(one_row, parallel);
 
   // Column mode: vector chunks of the last group, then a scalar tail.
   const int L = vec_lanes_;
@@ -414,7 +293,7 @@ Expected<Stmt> Lowering::outer_loops(bool parallel) {
     Point p = row;
     p.idx[G - 1] = mul_fold(c, imm(L));
     p.lanes = L;
-    return row_body(p);
+    return row_body({p});
   };
   auto tail = [&](const Point& row) -> Expected<Stmt> {
     const Expr begin = L > 1 ? mul_fold(chunks, imm(L)) : imm(0);
@@ -423,7 +302,7 @@ Expected<Stmt> Lowering::outer_loops(bool parallel) {
     const std::string j = fresh("j");
     Point p = row;
     p.idx[G - 1] = var(j);
-    TJ_ASSIGN_OR_RETURN(Stmt b, row_body(p));
+    TJ_ASSIGN_OR_RETURN(Stmt b, row_body({p}));
     return for_loop(j, begin, n, b, L == 1 ? ForKind::kVectorized : ForKind::kSerial);
   };
   std::vector<Stmt> parts;
@@ -456,18 +335,37 @@ Expected<Stmt> Lowering::build_body() {
   for (const Group& g : groups_) shape += std::string(shape.empty() ? "" : ", ") + (g.reduced ? "R" : "K") + to_string(g.extent);
   notes_.push_back(std::string(ir::op_name(anchor_->op())) + ": groups [" + shape + "], " +
                    (row_mode_ ? "rows" : "columns") + " vectorized by " + std::to_string(vec_lanes_));
-  const bool may_parallel = opt_.tier >= 2 && opt_.threads > 1;
-  if (!may_parallel) return outer_loops(false);
+  // Row length (elements reduced per output row) decides the row blocking.
+  std::vector<Expr> red;
+  for (const Group& g : groups_)
+    if (g.reduced) red.push_back(g.extent);
+  const Expr row_len = product(red);
   std::vector<Expr> all;
   for (const Group& g : groups_) all.push_back(g.extent);
   const Expr work = product(all);
+  const bool may_parallel = opt_.threads > 1;
+  // One nest per (parallel, blocked) choice the code needs; run-time ifs pick among them.
+  auto nest = [&](bool par, bool blocked) {
+    return outer_loops(par, blocked && row_mode_ ? block_rows_ : 1);
+  };
+  auto by_length = [&](bool par) -> Expected<Stmt> {
+    if (!row_mode_ || block_rows_ == 1) return nest(par, false);
+    if (const auto* c = row_len->as<IntImm>()) return nest(par, c->value <= kBlockRowMax);
+    TJ_ASSIGN_OR_RETURN(Stmt blocked, nest(par, true));
+    TJ_ASSIGN_OR_RETURN(Stmt plain, nest(par, false));
+    return if_then_else(compare(CmpOp::kLe, row_len, imm(kBlockRowMax)), blocked, plain);
+  };
+  if (row_mode_ && block_rows_ > 1)
+    notes_.push_back("rows in blocks of " + std::to_string(block_rows_) + " up to " +
+                     std::to_string(kBlockRowMax) + " elements per row");
+  if (!may_parallel) return by_length(false);
   if (const auto* w = work->as<IntImm>()) {
     const bool par = w->value > kParallelWork;
     if (par) notes_.push_back("outer loop parallel");
-    return outer_loops(par);
+    return by_length(par);
   }
-  TJ_ASSIGN_OR_RETURN(Stmt par, outer_loops(true));
-  TJ_ASSIGN_OR_RETURN(Stmt ser, outer_loops(false));
+  TJ_ASSIGN_OR_RETURN(Stmt par, by_length(true));
+  TJ_ASSIGN_OR_RETURN(Stmt ser, by_length(false));
   notes_.push_back("outer loop parallel when the work exceeds " + std::to_string(kParallelWork));
   return if_then_else(compare(CmpOp::kGt, work, imm(kParallelWork)), par, ser);
 }
