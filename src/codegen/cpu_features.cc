@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "support/isa.h"
+
 namespace tierjit::codegen {
 
 namespace {
@@ -18,6 +20,9 @@ CpuInfo detect() {
   info.host_cpu = llvm::sys::getHostCPUName().str();
   llvm::StringMap<bool> map;
   llvm::sys::getHostCPUFeatures(map);
+  if (!support::avx512_allowed())  // TIERJIT_ISA=avx2: code for a CPU without AVX-512
+    for (auto& kv : map)
+      if (kv.first().startswith("avx512") || kv.first().startswith("amx")) kv.second = false;
   std::vector<std::string> feats;
   for (const auto& kv : map) feats.push_back((kv.second ? "+" : "-") + kv.first().str());
   std::sort(feats.begin(), feats.end(),
@@ -32,6 +37,7 @@ CpuInfo detect() {
   info.has_fma = has("fma");
   info.vector_bits = info.has_avx512f ? 512 : info.has_avx2 ? 256 : 128;
   info.cpu = info.host_cpu;
+  if (!support::avx512_allowed() && info.triple.rfind("x86_64", 0) == 0) info.cpu = "generic";
   if ((info.cpu == "generic" || info.cpu.empty()) && info.triple.rfind("x86_64", 0) == 0) {
     bool v4 = info.has_avx512f && has("avx512bw") && has("avx512dq") && has("avx512vl");
     info.cpu = v4 ? "x86-64-v4" : info.has_avx2 && info.has_fma ? "x86-64-v3" : "x86-64-v2";

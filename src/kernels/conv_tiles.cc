@@ -2,16 +2,17 @@
 // straight into a GEMM panel, 16 floats at a time (vec16.h); the padding is
 // resolved per run of pixels, not per element. Depthwise tiles:
 // depthwise_tiles.cc.
+#include "kernels/conv_tiles.h"
+
 #include <algorithm>
 
-#include "kernels/conv_tiles.h"
 #include "kernels/cpu_features.h"
 #include "kernels/packed_gemm.h"
 #include "kernels/vec16.h"
 
 namespace tierjit::kernels {
 
-#pragma GCC diagnostic ignored "-Wpsabi" // vec16.h
+#pragma GCC diagnostic ignored "-Wpsabi"  // vec16.h
 
 namespace {
 
@@ -36,33 +37,27 @@ struct PackArgs {
 // order: a vector running past its part is overwritten by the next part (the
 // row buffer has room past its 64 columns, the source is read past a run only
 // inside x).
-inline __attribute__((always_inline)) void pack(const PackArgs &a,
-                                                bool sliced) {
+inline __attribute__((always_inline)) void pack(const PackArgs &a, bool sliced) {
   Run runs[kPanel];
   int nruns = 0;
   for (int64_t j = 0, pix = a.pix0; j < a.npix;) {
-    const int64_t oy = pix / a.ow, ox0 = pix % a.ow,
-                  n = std::min(a.npix - j, a.ow - ox0);
+    const int64_t oy = pix / a.ow, ox0 = pix % a.ow, n = std::min(a.npix - j, a.ow - ox0);
     runs[nruns++] = {j, n, oy, ox0};
     j += n;
     pix += n;
   }
   const int64_t plane = a.h * a.w;
-  const int64_t channels =
-      (a.k0 + a.kc + a.kh * a.kw - 1) / (a.kh * a.kw); // planes x holds
+  const int64_t channels = (a.k0 + a.kc + a.kh * a.kw - 1) / (a.kh * a.kw);  // planes x holds
   const float *const x_end = a.x + channels * plane;
   alignas(64) float row[kPanel + 16];
   // (ci, ky, kx) of row k0, then stepped
-  int64_t ci = a.k0 / (a.kh * a.kw), ky = (a.k0 / a.kw) % a.kh,
-          kx = a.k0 % a.kw;
+  int64_t ci = a.k0 / (a.kh * a.kw), ky = (a.k0 / a.kw) % a.kh, kx = a.k0 % a.kw;
   for (int64_t q = 0; q < a.kc; ++q) {
     const float *xc = a.x + ci * plane;
-    const int64_t off =
-        kx * a.dw - a.pw; // input column of output column ox: ox * sw + off
+    const int64_t off = kx * a.dw - a.pw;  // input column of output column ox: ox * sw + off
     // Output columns ox with 0 <= ox * sw + off < w.
     const int64_t ox_lo = a.sw == 1 ? -off : ceil_div(-off, a.sw);
-    const int64_t ox_hi =
-        a.sw == 1 ? a.w - off : floor_div(a.w - 1 - off, a.sw) + 1;
+    const int64_t ox_hi = a.sw == 1 ? a.w - off : floor_div(a.w - 1 - off, a.sw) + 1;
     float *out = sliced ? row : a.panel + q * a.width;
     for (int r = 0; r < nruns; ++r) {
       const Run &run = runs[r];
@@ -74,8 +69,7 @@ inline __attribute__((always_inline)) void pack(const PackArgs &a,
       }
       const int64_t lo = std::clamp<int64_t>(ox_lo - run.ox0, 0, run.n);
       const int64_t hi = std::clamp<int64_t>(ox_hi - run.ox0, lo, run.n);
-      const float *src =
-          xc + iy * a.w + (run.ox0 + lo) * a.sw + off; // column lo
+      const float *src = xc + iy * a.w + (run.ox0 + lo) * a.sw + off;  // column lo
       zero_run_over(dst, lo);
       if (a.sw == 1) {
         if (src + (hi - lo + 15) / 16 * 16 <= x_end)
@@ -85,8 +79,7 @@ inline __attribute__((always_inline)) void pack(const PackArgs &a,
       } else if (a.sw == 2) {
         copy_run_stride2(dst + lo, src, hi - lo, x_end - src);
       } else {
-        for (int64_t t = lo; t < hi; ++t)
-          dst[t] = src[(t - lo) * a.sw];
+        for (int64_t t = lo; t < hi; ++t) dst[t] = src[(t - lo) * a.sw];
       }
       zero_run_over(dst + hi, run.n - hi);
     }
@@ -104,25 +97,19 @@ inline __attribute__((always_inline)) void pack(const PackArgs &a,
   }
 }
 
-__attribute__((target("avx512f"))) void pack_avx512(const PackArgs &a) {
-  pack(a, false);
-}
-__attribute__((target("avx2"))) void pack_avx2(const PackArgs &a, bool sliced) {
-  pack(a, sliced);
-}
+__attribute__((target("avx512f"))) void pack_avx512(const PackArgs &a) { pack(a, false); }
+__attribute__((target("avx2"))) void pack_avx2(const PackArgs &a, bool sliced) { pack(a, sliced); }
 
 const bool kHasAvx512 = cpu_has_avx512f();
 
-} // namespace
+}  // namespace
 
-void conv_pack_panel_f32(const float *x, float *panel, int64_t c, int64_t h,
-                         int64_t w, int64_t kh, int64_t kw, int64_t sh,
-                         int64_t sw, int64_t ph, int64_t pw, int64_t dh,
-                         int64_t dw, int64_t ow, int64_t pix0, int64_t npix,
-                         int64_t k0, int64_t kc, int64_t width) {
-  (void)c; // the channels the rows [k0, k0 + kc) name are all read from x
-  const PackArgs a{x,  panel, h,  w,  kh,   kw,   sh, sw, ph,
-                   pw, dh,    dw, ow, pix0, npix, k0, kc, width};
+void conv_pack_panel_f32(const float *x, float *panel, int64_t c, int64_t h, int64_t w, int64_t kh,
+                         int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                         int64_t dw, int64_t ow, int64_t pix0, int64_t npix, int64_t k0, int64_t kc,
+                         int64_t width) {
+  (void)c;  // the channels the rows [k0, k0 + kc) name are all read from x
+  const PackArgs a{x, panel, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ow, pix0, npix, k0, kc, width};
   const bool sliced = gemm_panels_sliced();
   if (kHasAvx512 && !sliced)
     pack_avx512(a);
@@ -130,4 +117,4 @@ void conv_pack_panel_f32(const float *x, float *panel, int64_t c, int64_t h,
     pack_avx2(a, sliced);
 }
 
-} // namespace tierjit::kernels
+}  // namespace tierjit::kernels

@@ -12,7 +12,7 @@
 
 namespace tierjit::kernels {
 
-#pragma GCC diagnostic ignored "-Wpsabi" // vec16.h
+#pragma GCC diagnostic ignored "-Wpsabi"  // vec16.h
 
 namespace {
 
@@ -24,14 +24,12 @@ namespace {
 struct PhaseRows {
   std::vector<float> data;
   int64_t cols = 0, sw = 1;
-  const float *row(int64_t r, int64_t q) const {
-    return data.data() + (r * sw + q) * cols;
-  }
+  const float *row(int64_t r, int64_t q) const { return data.data() + (r * sw + q) * cols; }
 };
 
-inline __attribute__((always_inline)) void
-fill_phases(PhaseRows &p, const float *x, int64_t h, int64_t w, int64_t iy0,
-            int64_t rows, int64_t sw, int64_t pw, int64_t cols) {
+inline __attribute__((always_inline)) void fill_phases(PhaseRows &p, const float *x, int64_t h,
+                                                       int64_t w, int64_t iy0, int64_t rows,
+                                                       int64_t sw, int64_t pw, int64_t cols) {
   p.sw = sw;
   p.cols = cols;
   p.data.resize(static_cast<size_t>(rows * sw * cols));
@@ -41,22 +39,19 @@ fill_phases(PhaseRows &p, const float *x, int64_t h, int64_t w, int64_t iy0,
       float *dst = p.data.data() + (r * sw + q) * cols;
       // t * sw + q - pw in [0, w)
       const int64_t t0 = std::clamp<int64_t>(ceil_div(pw - q, sw), 0, cols);
-      const int64_t t1 =
-          std::clamp<int64_t>(floor_div(w - 1 + pw - q, sw) + 1, t0, cols);
+      const int64_t t1 = std::clamp<int64_t>(floor_div(w - 1 + pw - q, sw) + 1, t0, cols);
       if (iy < 0 || iy >= h) {
         zero_run(dst, cols);
         continue;
       }
       zero_run(dst, t0);
-      const float *src = x + iy * w + q - pw; // column t reads src[t * sw]
+      const float *src = x + iy * w + q - pw;  // column t reads src[t * sw]
       if (sw == 1) {
         copy_run(dst + t0, src + t0, t1 - t0);
       } else if (sw == 2) {
-        copy_run_stride2(dst + t0, src + 2 * t0, t1 - t0,
-                         w - (2 * t0 + q - pw));
+        copy_run_stride2(dst + t0, src + 2 * t0, t1 - t0, w - (2 * t0 + q - pw));
       } else {
-        for (int64_t t = t0; t < t1; ++t)
-          dst[t] = src[t * sw];
+        for (int64_t t = t0; t < t1; ++t) dst[t] = src[t * sw];
       }
       zero_run(dst + t1, cols - t1);
     }
@@ -67,10 +62,11 @@ fill_phases(PhaseRows &p, const float *x, int64_t h, int64_t w, int64_t iy0,
 // oh0 sh - ph), NV vectors of 16 columns at a time (independent sums: one
 // vector alone was latency-bound).
 template <int NV>
-inline __attribute__((always_inline)) void
-depthwise_rows(const PhaseRows &p, const float *wt, float *y, int64_t h,
-               int64_t kh, int64_t kw, int64_t sh, int64_t ph, int64_t dh,
-               int64_t dw, int64_t ow, int64_t oh0, int64_t oh1, int64_t ldy) {
+inline __attribute__((always_inline)) void depthwise_rows(const PhaseRows &p, const float *wt,
+                                                          float *y, int64_t h, int64_t kh,
+                                                          int64_t kw, int64_t sh, int64_t ph,
+                                                          int64_t dh, int64_t dw, int64_t ow,
+                                                          int64_t oh0, int64_t oh1, int64_t ldy) {
   constexpr int64_t kStep = 16 * NV;
   const int64_t sw = p.sw;
   for (int64_t oy = oh0; oy < oh1; ++oy) {
@@ -79,28 +75,23 @@ depthwise_rows(const PhaseRows &p, const float *wt, float *y, int64_t h,
       vf16 acc[NV] = {};
       for (int64_t ky = 0; ky < kh; ++ky) {
         const int64_t iy = oy * sh - ph + ky * dh;
-        if (iy < 0 || iy >= h)
-          continue; // a row of zeros: nothing to add
+        if (iy < 0 || iy >= h) continue;  // a row of zeros: nothing to add
         const int64_t r = iy - (oh0 * sh - ph);
         for (int64_t kx = 0; kx < kw; ++kx) {
           const float *src = p.row(r, (kx * dw) % sw) + ox + (kx * dw) / sw;
           const float wv = wt[ky * kw + kx];
 #pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v)
-            acc[v] += wv * loadu16(src + 16 * v);
+          for (int v = 0; v < NV; ++v) acc[v] += wv * loadu16(src + 16 * v);
         }
       }
       if (ox + kStep <= ow) {
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v)
-          storeu16(yr + ox + 16 * v, acc[v]);
+        for (int v = 0; v < NV; ++v) storeu16(yr + ox + 16 * v, acc[v]);
       } else {
         alignas(64) float tail[kStep];
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v)
-          storeu16(tail + 16 * v, acc[v]);
-        std::memcpy(yr + ox, tail,
-                    static_cast<size_t>(ow - ox) * sizeof(float));
+        for (int v = 0; v < NV; ++v) storeu16(tail + 16 * v, acc[v]);
+        std::memcpy(yr + ox, tail, static_cast<size_t>(ow - ox) * sizeof(float));
       }
     }
   }
@@ -118,53 +109,46 @@ inline __attribute__((always_inline)) void depthwise_call(const DwArgs &a) {
   const int nv = static_cast<int>(std::clamp<int64_t>((a.ow + 15) / 16, 1, 4));
   const int64_t iy0 = a.oh0 * a.sh - a.ph,
                 rows = (a.oh1 - 1 - a.oh0) * a.sh + (a.kh - 1) * a.dh + 1;
-  const int64_t cols = (a.ow + 16 * nv - 1) / (16 * nv) * (16 * nv) +
-                       ((a.kw - 1) * a.dw) / a.sw + 1;
+  const int64_t cols =
+      (a.ow + 16 * nv - 1) / (16 * nv) * (16 * nv) + ((a.kw - 1) * a.dw) / a.sw + 1;
   fill_phases(phases, a.x, a.h, a.w, iy0, rows, a.sw, a.pw, cols);
   switch (nv) {
-  case 1:
-    depthwise_rows<1>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh,
-                      a.dw, a.ow, a.oh0, a.oh1, a.ldy);
-    break;
-  case 2:
-    depthwise_rows<2>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh,
-                      a.dw, a.ow, a.oh0, a.oh1, a.ldy);
-    break;
-  case 3:
-    depthwise_rows<3>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh,
-                      a.dw, a.ow, a.oh0, a.oh1, a.ldy);
-    break;
-  default:
-    depthwise_rows<4>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh,
-                      a.dw, a.ow, a.oh0, a.oh1, a.ldy);
-    break;
+    case 1:
+      depthwise_rows<1>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh, a.dw, a.ow, a.oh0,
+                        a.oh1, a.ldy);
+      break;
+    case 2:
+      depthwise_rows<2>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh, a.dw, a.ow, a.oh0,
+                        a.oh1, a.ldy);
+      break;
+    case 3:
+      depthwise_rows<3>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh, a.dw, a.ow, a.oh0,
+                        a.oh1, a.ldy);
+      break;
+    default:
+      depthwise_rows<4>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh, a.dw, a.ow, a.oh0,
+                        a.oh1, a.ldy);
+      break;
   }
 }
 
-__attribute__((target("avx512f,fma"))) void depthwise_avx512(const DwArgs &a) {
-  depthwise_call(a);
-}
-__attribute__((target("avx2,fma"))) void depthwise_avx2(const DwArgs &a) {
-  depthwise_call(a);
-}
+__attribute__((target("avx512f,fma"))) void depthwise_avx512(const DwArgs &a) { depthwise_call(a); }
+__attribute__((target("avx2,fma"))) void depthwise_avx2(const DwArgs &a) { depthwise_call(a); }
 
 const bool kHasAvx512 = cpu_has_avx512f();
 
-} // namespace
+}  // namespace
 
-void depthwise_conv_rows_f32(const float *x, const float *wt, float *y,
-                             int64_t h, int64_t w, int64_t kh, int64_t kw,
-                             int64_t sh, int64_t sw, int64_t ph, int64_t pw,
-                             int64_t dh, int64_t dw, int64_t ow, int64_t oh0,
-                             int64_t oh1, int64_t ldy) {
-  if (oh1 <= oh0 || ow <= 0)
-    return;
-  const DwArgs a{x,  wt, y,  h,  w,  kh,  kw,  sh, sw,
-                 ph, pw, dh, dw, ow, oh0, oh1, ldy};
+void depthwise_conv_rows_f32(const float *x, const float *wt, float *y, int64_t h, int64_t w,
+                             int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                             int64_t dh, int64_t dw, int64_t ow, int64_t oh0, int64_t oh1,
+                             int64_t ldy) {
+  if (oh1 <= oh0 || ow <= 0) return;
+  const DwArgs a{x, wt, y, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ow, oh0, oh1, ldy};
   if (kHasAvx512)
     depthwise_avx512(a);
   else
     depthwise_avx2(a);
 }
 
-} // namespace tierjit::kernels
+}  // namespace tierjit::kernels

@@ -23,32 +23,29 @@ constexpr bool signature_matches(void (*)(Args...)) {
   } else {
     using Tuple = std::tuple<Args...>;
     return []<size_t... K>(std::index_sequence<K...>) {
-      return (
-          (K < P
-               ? std::is_pointer_v<std::tuple_element_t<K, Tuple>>
-               : std::is_same_v<std::tuple_element_t<K, Tuple>, int64_t>)&&...);
+      return ((K < P ? std::is_pointer_v<std::tuple_element_t<K, Tuple>>
+                     : std::is_same_v<std::tuple_element_t<K, Tuple>, int64_t>)&&...);
     }
     (std::make_index_sequence<P + I>{});
   }
 }
 
-#define TJ_MICROKERNEL(name, function, pointers, ints)                         \
-  static_assert(signature_matches<sizeof(pointers) - 1, ints>(&function),      \
-                #function                                                      \
-                " does not match its microkernels.def entry (pointers, then "  \
+#define TJ_MICROKERNEL(name, function, pointers, ints)                              \
+  static_assert(signature_matches<sizeof(pointers) - 1, ints>(&function), #function \
+                " does not match its microkernels.def entry (pointers, then "       \
                 "int64 arguments)");
 #include "kernels/microkernels.def"
 
-} // namespace
+}  // namespace
 
 std::span<const MicrokernelInfo> microkernels() {
   static const MicrokernelInfo table[] = {
-#define TJ_MICROKERNEL(name, function, pointers, ints)                         \
-  {Microkernel::k##name,                                                       \
-   #function,                                                                  \
-   "tierjit_mk_" #function,                                                    \
-   pointers,                                                                   \
-   ints,                                                                       \
+#define TJ_MICROKERNEL(name, function, pointers, ints) \
+  {Microkernel::k##name,                               \
+   #function,                                          \
+   "tierjit_mk_" #function,                            \
+   pointers,                                           \
+   ints,                                               \
    reinterpret_cast<void *>(&function)},
 #include "kernels/microkernels.def"
   };
@@ -61,11 +58,11 @@ const MicrokernelInfo &microkernel_info(Microkernel k) {
 
 DType MicrokernelInfo::pointer_dtype(int i) const {
   switch (pointers[static_cast<size_t>(i)]) {
-  case 'f':
-    return DType::kFloat32;
-  default:
-    return DType::kUndefined;
+    case 'f':
+      return DType::kFloat32;
+    default:
+      return DType::kUndefined;
   }
 }
 
-} // namespace tierjit::kernels
+}  // namespace tierjit::kernels

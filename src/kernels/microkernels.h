@@ -19,12 +19,11 @@ enum class Microkernel : uint8_t {
 
 struct MicrokernelInfo {
   Microkernel id;
-  std::string_view
-      name; ///< the C++ function's name, e.g. "gemm_panel_rows_f32"
-  std::string_view symbol;   ///< its symbol in the JIT: "tierjit_mk_" + name
-  std::string_view pointers; ///< one letter per pointer argument: 'f' float32
-  int ints = 0;              ///< int64 arguments after the pointers
-  void *address = nullptr;   ///< the function
+  std::string_view name;      ///< the C++ function's name, e.g. "gemm_panel_rows_f32"
+  std::string_view symbol;    ///< its symbol in the JIT: "tierjit_mk_" + name
+  std::string_view pointers;  ///< one letter per pointer argument: 'f' float32
+  int ints = 0;               ///< int64 arguments after the pointers
+  void *address = nullptr;    ///< the function
 
   int num_pointers() const { return static_cast<int>(pointers.size()); }
   /// The element dtype of pointer argument i (< num_pointers()).
@@ -35,4 +34,4 @@ struct MicrokernelInfo {
 std::span<const MicrokernelInfo> microkernels();
 const MicrokernelInfo &microkernel_info(Microkernel k);
 
-} // namespace tierjit::kernels
+}  // namespace tierjit::kernels

@@ -39,6 +39,13 @@ void Session::Impl::init_runtime() {
     return;
   }
   partition = std::move(part.value());
+  // Every region the compiled tiers cannot take, once, with its reason (shape-only regions are
+  // evaluated when a plan is made: nothing to say).
+  for (const passes::Region& r : partition.regions) {
+    if (r.kind == passes::RegionKind::kShapeOnly || may_compile(r)) continue;
+    log.record(region_record(r, runtime::DecisionKind::kDeclined, 0,
+                             "stays on tier 0: " + kir::lowering_gap(r)));
+  }
   layout = runtime::make_layout(*model.graph, partition, exec);
   if (options.time_regions) std::fill(layout.untimed.begin(), layout.untimed.end(), uint8_t{0});
   if (options.count_region_calls || options.time_regions)

@@ -7,63 +7,41 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kernels/cpu_features.h"
+#include "runtime/speedup_seeds_data.h"
+#include "support/log.h"
 
 namespace tierjit::runtime {
 
 namespace {
 
-// Seed speedups t_i / t_{i+1} per kind for steps 0->1, 1->2, 2->3, from measurements
-// (docs/performance.md micro-benchmarks, and `tierjit bench --tier N` on the shared mlp):
-//  - elementwise: chain4 tier 1 3.99x / 3.85x over tier 0 (seed 4), tier 2 over tier 1 1.19x /
-//    1.66x (seed 1.5); tier 3 selects nothing for elementwise code (1.0);
-//  - matmul_epilogue: tier 1 (generic GEMM) on mlp's Gemm regions, whole model p50: batch 1 21 us
-//    vs 335 us, batch 8 58 us vs 14.9 ms, batch 64 335 us vs 104 ms against tier 0's oneDNN then,
-//    i.e. 0.063x / 0.004x / 0.003x, geometric mean ~0.01 (bert_tiny showed the same,
-//    docs/runtime.md). Tier 2 (exact) against today's tier 0 (packed panels, packed_gemm.h): mlp
-//    at batch 1 / 4 / 8 / 32 / 64 / 128, whole model, median p50 of 3 alternations of `tierjit
-//    bench mlp.onnx --shapes x=Bx256 --requests 1500 --threads 2 --mode interpret-only` vs
-//    `--tier 2` vs `--tier 3` (session 20): tier 2 1.07x / 0.56x / 0.79x / 0.57x / 0.47x / 1.02x
-//    of tier 0 (geometric mean 0.71, session 18: 0.63), tier 3 over tier 2 1.04x / 1.56x / 0.98x /
-//    2.3x / 1.97x / 1.16x (1.42). Seeds 0.01, 71, 1.4: tier 2 0.71x and tier 3 0.99x of tier 0, so
-//    a MatMul region is not compiled unless a payoff measured in this process says otherwise.
-//    (The seed 1.17x for tier 2, measured against oneDNN's primitives, sent bert_tiny's products
-//    at 16x256 to tier 2: ~0.5 s of a core per compile on a 2-vCPU machine for code that ran
-//    9.1 ms per call against tier 0's 5.1 before it was evicted; p50 of a static 16x256 trace
-//    95 ms against 45 interpret-only.) The measured payoff of each compile corrects the seed;
-//  - reduction: tier 1 LayerNorm / Softmax against tier 0's row kernels (layer_norm_rows.h,
-//    the softmax chain), payoffs 8 calls after install on bert_tiny (`TIERJIT_LOG=info tierjit
-//    bench bert_tiny.onnx --trace ...long/bert_tiny.zipf.txt` and a static 16x256 trace, session
-//    20): Softmax 0.31x / 0.38x, LayerNorm 0.37x / 0.32x / 0.46x (0.35; session 7 measured 1.68x /
-//    0.94x against the tier-0 kernels of then); tier 2 (generic) LayerNorm 1.57x of tier 0, so
-//    1 -> 2 4.5; tier 3 1.0;
-//  - conv (a matmul_epilogue with a Conv anchor): tier 0 runs oneDNN's convolution, in a fused
-//    conv chain where it can. Exact tier-3 code against it, one conv
-//    (`tierjit_micro_bench --benchmark_filter=conv.r18_`, AVX2): resnet18's 3x3 64->64 at 56x56
-//    1.0x, 3x3/2 256->512 at 14x14 1.0x, 1x1/2 64->128 1.4x; on convnet_small's long Zipf trace
-//    the policy's tier-2 code for conv_2 ran 594 us per call against tier 0's 174 (0.29x, the
-//    region then evicted; `TIERJIT_LOG=info`, session 12), and a compiled region leaves the
-//    chain. Geometric mean ~0.8 from tier 0 to 2 (0.01 x 80), nothing more at tier 3: a conv
-//    region is not compiled unless a payoff measured in this process says otherwise.
-// Every compile's measured payoff is folded in (geometric mean with the seed).
+// Seed speedups t_i / t_{i+1} per kind for steps 0->1, 1->2, 2->3: measured by the micro-
+// benchmarks on a mixed list of layer shapes per kind (bench/micro/bench_seeds.cc) and committed
+// per instruction set as data (speedup_seeds/avx512.json, avx2.json, written by
+// scripts/measure_speedup_seeds.py, embedded at build time); the data of the CPU's instruction set
+// is used (measured_seeds()). These constants serve only a kind the data does not list: no
+// measured step, so 1.0 (a step predicted no faster is never compiled for itself); shape_only
+// and opaque regions are never compiled. Every compile's measured payoff is folded in (geometric
+// mean with the seed).
 constexpr double kSeedSpeedup[kNumSpeedupClasses][kNumTiers - 1] = {
-    {4.0, 1.5, 1.0},    // elementwise
-    {0.01, 71.0, 1.4},  // matmul_epilogue (MatMul, Gemm)
-    {0.35, 4.5, 1.0},   // reduction
-    {1.0, 1.0, 1.0},    // shape_only: never compiled
-    {1.0, 1.0, 1.0},    // opaque: no lowering
-    {0.01, 80.0, 1.0},  // conv
+    {1.0, 1.0, 1.0},  // elementwise
+    {1.0, 1.0, 1.0},  // matmul_epilogue (MatMul, Gemm)
+    {1.0, 1.0, 1.0},  // reduction
+    {1.0, 1.0, 1.0},  // shape_only: never compiled
+    {1.0, 1.0, 1.0},  // opaque: no lowering
+    {1.0, 1.0, 1.0},  // conv
 };
 // t_exact / t_generic at one tier per kind (SpeedupModel::generic_factor):
-//  - matmul_epilogue: the generic tier-2 GEMM (exact-height bodies for 1-4 rows, 8-row tiles
-//    to 16, packed blocks above) on mlp's long Zipf trace, region gemm_1, mean 74.7 us per call
-//    against tier 0's 42.4 us (`TIERJIT_LOG=info tierjit bench ../shared/models/mlp.onnx --trace
-//    ../shared/bench/traces/long/mlp.zipf.txt`), while exact code is 1.17x tier 0: 0.57 / 1.17
-//    ~ 0.5. So a matmul region gets exact versions for its hot shapes and no generic one;
+//  - matmul_epilogue and conv: 1.0. Their generated code loops around the kernel layer's
+//    microkernels (kir/lower/gemm_panels.cc, lower_conv_tiles.cc); a run-time M or batch changes
+//    the trip count of the loop over items, not the code that does the work (a Conv's generic
+//    version keeps its C/H/W exact: kir::constant_dims_required);
 //  - elementwise and reduction: run-time extents cost index arithmetic and loop tails; not
 //    measured yet, assumed 0.8 (exact code 1.25x generic);
 //  - shape_only, opaque: never compiled.
-//  - conv: as matmul_epilogue.
-constexpr double kGenericFactor[kNumSpeedupClasses] = {0.8, 0.5, 0.8, 1.0, 1.0, 0.5};
+constexpr double kGenericFactor[kNumSpeedupClasses] = {0.8, 1.0, 0.8, 1.0, 1.0, 1.0};
 // Prior compile cost a + b·nodes in µs per tier (DESIGN targets: tier 1 < 10 ms, tier 2 10–100
 // ms, tier 3 > 100 ms).
 constexpr double kPriorCost[kNumTiers][2] = {{0, 0}, {2000, 300}, {8000, 1500}, {100000, 20000}};
@@ -97,10 +75,39 @@ std::optional<SpeedupClass> speedup_class_named(std::string_view name) {
   return std::nullopt;
 }
 
+const MeasuredSeeds& measured_seeds() {
+  static const MeasuredSeeds seeds = [] {
+    const bool avx512 = kernels::cpu_has_avx512f();
+    const char* text = avx512 ? kSpeedupSeeds_avx512 : kSpeedupSeeds_avx2;
+    MeasuredSeeds m;
+    m.isa = avx512 ? "avx512" : "avx2";
+    for (int k = 0; k < kNumSpeedupClasses; ++k)
+      for (int t = 0; t < kNumTiers - 1; ++t) m.steps[k][t] = kSeedSpeedup[k][t];
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.contains("steps")) {
+      TJ_LOG_WARN("speedup seeds: no measured data for {} in this build; every step seeded 1.0",
+                  m.isa);
+      return m;
+    }
+    m.cpu = j.value("cpu", "");
+    for (const auto& [kind, steps] : j["steps"].items()) {
+      std::optional<SpeedupClass> cls = speedup_class_named(kind);
+      if (!cls || !steps.is_array() || steps.size() != kNumTiers - 1) continue;
+      for (int t = 0; t < kNumTiers - 1; ++t)
+        if (steps[t].is_number() && steps[t].get<double>() > 0)
+          m.steps[class_index(*cls)][t] = steps[t].get<double>();
+      m.measured[class_index(*cls)] = true;
+    }
+    return m;
+  }();
+  return seeds;
+}
+
 SpeedupModel::SpeedupModel() {
+  const MeasuredSeeds& seeds = measured_seeds();
   for (int k = 0; k < kNumSpeedupClasses; ++k) {
     for (int t = 0; t < kNumTiers - 1; ++t) {
-      log_sum_[k][t] = std::log(kSeedSpeedup[k][t]);
+      log_sum_[k][t] = std::log(seeds.steps[k][t]);
       n_[k][t] = 1;
     }
   }

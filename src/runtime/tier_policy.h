@@ -53,6 +53,17 @@ SpeedupClass speedup_class(RegionKind kind, bool conv_anchor = false);
 /// or "conv"; nullopt for anything else (shape_only and opaque regions are never compiled).
 std::optional<SpeedupClass> speedup_class_named(std::string_view name);
 
+/// The seed speedups of this CPU's instruction set: per class and step (0->1, 1->2, 2->3),
+/// from the measured data embedded at build time (src/runtime/speedup_seeds/<isa>.json;
+/// scripts/measure_speedup_seeds.py), 1.0 for a class the data does not list.
+struct MeasuredSeeds {
+  std::string isa;  ///< "avx512" or "avx2"
+  std::string cpu;  ///< the CPU the data was measured on
+  double steps[kNumSpeedupClasses][kNumTiers - 1] = {};
+  bool measured[kNumSpeedupClasses] = {};
+};
+const MeasuredSeeds& measured_seeds();
+
 /// Speedup t_i / t_{i+1} of one tier step per SpeedupClass (region kind). Seeded with defaults
 /// (DESIGN: "seeded by the micro-benchmarks"), updated by every observed compile: the estimate is
 /// the geometric mean of the seed and every observation. Thread-safe.

@@ -22,7 +22,18 @@ void model_calls(Profile& prof, int n, double us) {
   }
 }
 
-// An elementwise region of 10 nodes. Defaults: speedup 0->1 = 4.0, 1->2 = 1.5; compile cost prior
+// The seeds this file's arithmetic is written for (a build's measured seeds,
+// src/runtime/speedup_seeds/*.json, differ by machine): elementwise 4, 1.5, 1; matmul_epilogue
+// 0.01, 71, 1.4; reduction 0.35, 4.5, 1; conv 0.01, 80, 1.
+void use_test_seeds(TierPolicy& p) {
+  const double seeds[][3] = {{4.0, 1.5, 1.0}, {0.01, 71.0, 1.4}, {0.35, 4.5, 1.0}, {0.01, 80.0, 1.0}};
+  const SpeedupClass classes[] = {SpeedupClass::kElementwise, SpeedupClass::kMatMulEpilogue,
+                                  SpeedupClass::kReduction, SpeedupClass::kConv};
+  for (int c = 0; c < 4; ++c)
+    for (int t = 0; t < 3; ++t) p.speedups().set_seed(classes[c], t, seeds[c][t]);
+}
+
+// An elementwise region of 10 nodes. Seeds: speedup 0->1 = 4.0, 1->2 = 1.5; compile cost prior
 // tier 1 = 2000 + 300·10 = 5000 us, tier 2 = 8000 + 1500·10 = 23000 us.
 RegionInfo region() { return {7, "add_7", RegionKind::kElementwise, 10}; }
 
@@ -33,11 +44,22 @@ TEST(TierPolicy, DefaultThresholdsAndModels) {
   EXPECT_DOUBLE_EQ(p.threshold(2), 200);  // θ0·γ²
   EXPECT_NEAR(p.costs().predict(1, 10), 5000, 1e-6);
   EXPECT_NEAR(p.costs().predict(2, 10), 23000, 1e-6);
-  EXPECT_NEAR(p.speedups().speedup(SpeedupClass::kElementwise, 0), 4.0, 1e-12);
+  // Seeds from the measured data of this CPU's instruction set, embedded in the build: every
+  // compiled kind measured, each step a positive number.
+  const MeasuredSeeds& m = measured_seeds();
+  for (SpeedupClass c : {SpeedupClass::kElementwise, SpeedupClass::kMatMulEpilogue,
+                         SpeedupClass::kReduction, SpeedupClass::kConv}) {
+    EXPECT_TRUE(m.measured[static_cast<int>(c)]) << m.isa << " class " << static_cast<int>(c);
+    for (int t = 0; t < 3; ++t) {
+      EXPECT_GT(m.steps[static_cast<int>(c)][t], 0);
+      EXPECT_NEAR(p.speedups().speedup(c, t), m.steps[static_cast<int>(c)][t], 1e-9);
+    }
+  }
 }
 
 TEST(TierPolicy, NoDecisionBelowThreshold) {
   TierPolicy p;
+  use_test_seeds(p);
   Profile prof;
   prof.record_call(sig(8), 1000, 0, 0, 0);  // 1 call < θ_0 = 2
   PromotionDecision d = p.consider_promotion(region(), prof, 0);
@@ -47,6 +69,7 @@ TEST(TierPolicy, NoDecisionBelowThreshold) {
 
 TEST(TierPolicy, DeclinedWhenItCannotPay) {
   TierPolicy p;
+  use_test_seeds(p);
   Profile prof;
   prof.record_call(sig(8), 100, 0, 0, 0);
   prof.record_call(sig(8), 100, 0, 0, 0);
@@ -64,6 +87,7 @@ TEST(TierPolicy, DeclinedWhenItCannotPay) {
 
 TEST(TierPolicy, PromotesWhenBenefitPositive) {
   TierPolicy p;
+  use_test_seeds(p);
   Profile prof;
   // One call per model call, 1000 us each at tier 0, over a full window of 64 model calls:
   // N_expected = 64; t_1 = 1000 / 4 = 250; benefit = 64·(1000 − 250) − 5000 = 43000 > 0;
@@ -107,6 +131,7 @@ TEST(TierPolicy, CompileCostFactorScalesTheCost) {
     TierPolicyOptions o;
     o.compile_cost_factor = factor;
     TierPolicy p(o);
+    use_test_seeds(p);
     PromotionDecision d = p.consider_promotion(region(), prof, 0);
     EXPECT_NEAR(d.compile_us, 5000 * factor, 1e-6) << factor;
     EXPECT_NEAR(d.benefit_us, benefit, 1e-6) << factor;
@@ -116,6 +141,7 @@ TEST(TierPolicy, CompileCostFactorScalesTheCost) {
 
 TEST(TierPolicy, OpaqueAndTopTierAreNotPromoted) {
   TierPolicy p;
+  use_test_seeds(p);
   Profile prof;
   for (int i = 0; i < 300; ++i) prof.record_call(sig(8), 1000, 0, 0, 0);
   RegionInfo opaque{1, "nms_1", RegionKind::kOpaque, 1};
@@ -127,6 +153,7 @@ TEST(TierPolicy, OpaqueAndTopTierAreNotPromoted) {
 
 TEST(TierPolicy, ThresholdAdaptationSign) {
   TierPolicy p;
+  use_test_seeds(p);
   // Pays well: R = (1000 − 250)·64 / 5000 = 9.6 > R_target 2 -> θ_1 = 20 − 0.1·20·(9.6 − 2) = 4.8.
   ThresholdUpdate u = p.observe_compile(region(), 1, 1000, 250, 64, 5000);
   EXPECT_NEAR(u.r_actual, 9.6, 1e-12);
@@ -158,6 +185,7 @@ TEST(TierPolicy, CompileCostModelFollowsData) {
 
 TEST(TierPolicy, Hotness) {
   TierPolicy p;
+  use_test_seeds(p);
   // 1·10 + 1·0.5 + 0.5·0.2 + 0.25·4 = 11.6
   EXPECT_NEAR(p.hotness({10, 0.5, 0.2, 4}), 11.6, 1e-12);
   // From a profile: 2 calls, 300 us of a 600 us model, 2000 of 10000 bytes, 8000 FLOPs:
@@ -174,6 +202,7 @@ TEST(TierPolicy, Hotness) {
 
 TEST(TierPolicy, DemotionAtEpsilon) {
   TierPolicy p;
+  use_test_seeds(p);
   Profile prof;
   for (int i = 0; i < 45; ++i) prof.record_call(sig(8), 1, 2, 0, 0);
   for (int i = 0; i < 19; ++i) prof.record_call(sig(9), 1, 2, 0, 0, true, 0);
@@ -195,6 +224,7 @@ TEST(TierPolicy, DemotionAtEpsilon) {
 // 2680 > 0). Without the Lindy horizon N stays 64.
 TEST(TierPolicy, LindyHorizonReconsidersAndPromotes) {
   TierPolicy p;
+  use_test_seeds(p);
   Profile prof;
   model_calls(prof, 2, 20);
   PromotionDecision d = p.consider_promotion(region(), prof, 0);
@@ -209,6 +239,7 @@ TEST(TierPolicy, LindyHorizonReconsidersAndPromotes) {
   TierPolicyOptions no_lindy;
   no_lindy.lindy_horizon = false;
   TierPolicy q(no_lindy);
+  use_test_seeds(q);
   d = q.consider_promotion(region(), prof, 0);
   EXPECT_FALSE(d.promote);
   EXPECT_DOUBLE_EQ(d.n_expected, 64);
@@ -225,6 +256,7 @@ TEST(TierPolicy, LindyHorizonReconsidersAndPromotes) {
 
 TEST(TierPolicy, ReconsiderationBackoff) {
   TierPolicy p;
+  use_test_seeds(p);
   // calls + max(8, 0.5·calls): 2 -> 10 -> 18 -> 27 -> 41; 1000 -> 1500.
   EXPECT_EQ(p.next_consideration(2), 10u);
   EXPECT_EQ(p.next_consideration(10), 18u);
@@ -245,6 +277,7 @@ TEST(TierPolicy, SkipsAStepPredictedSlower) {
   TierPolicyOptions two;
   two.max_tier = 2;  // as the adaptive Session runs it
   TierPolicy p(two);
+  use_test_seeds(p);
   p.speedups().set_seed(SpeedupClass::kMatMulEpilogue, 1, 117);
   RegionInfo gemm{3, "gemm_3", RegionKind::kMatMulEpilogue, 1};
   Profile few;
@@ -264,6 +297,7 @@ TEST(TierPolicy, SkipsAStepPredictedSlower) {
       << d.record->message;
   // With tier 3 allowed, tier 2 (1.17x, faster than tier 0) is still the step weighed.
   TierPolicy three;
+  use_test_seeds(three);
   three.speedups().set_seed(SpeedupClass::kMatMulEpilogue, 1, 117);
   EXPECT_EQ(three.consider_promotion(gemm, prof, 0).to_tier, 2);
   // Measured tier-2 code 3x faster than tier 0 changes the answer: 0.01·300 = 3 -> t_2 = 33.3 us,
@@ -281,6 +315,7 @@ TEST(TierPolicy, SkipsAStepPredictedSlower) {
 // weighed for tier 2. Payoffs measured on one class do not move the other's estimates.
 TEST(TierPolicy, ConvRegionsAreWeighedApartFromMatMuls) {
   TierPolicy p;
+  use_test_seeds(p);
   p.speedups().set_seed(SpeedupClass::kMatMulEpilogue, 1, 117);
   RegionInfo conv{0, "conv_0", RegionKind::kMatMulEpilogue, 2, /*conv_anchor=*/true};
   RegionInfo gemm{1, "gemm_1", RegionKind::kMatMulEpilogue, 2};
@@ -308,6 +343,7 @@ TEST(TierPolicy, ConvRegionsAreWeighedApartFromMatMuls) {
 // estimate is sqrt(71 · 200) = 119.16. θ_1 (the step into tier 2) adapts.
 TEST(TierPolicy, ObserveSpanAttributesTheLastStep) {
   TierPolicy p;
+  use_test_seeds(p);
   RegionInfo gemm{3, "gemm_3", RegionKind::kMatMulEpilogue, 1};
   ThresholdUpdate u = p.observe_compile(gemm, 0, 2, 100, 50, 64, 1000);
   EXPECT_EQ(u.tier, 1);
@@ -323,6 +359,7 @@ TEST(TierPolicy, ObserveSpanAttributesTheLastStep) {
 // (0.35x) and is weighed for tier 2 (1.57x). speedup_class_named maps the option's kind names.
 TEST(TierPolicy, DefaultSeedsFollowTodaysTierZero) {
   TierPolicy p;
+  use_test_seeds(p);
   const SpeedupModel& m = p.speedups();
   EXPECT_NEAR(m.speedup_between(SpeedupClass::kMatMulEpilogue, 0, 2), 0.71, 1e-9);
   EXPECT_NEAR(m.speedup_between(SpeedupClass::kMatMulEpilogue, 0, 3), 0.994, 1e-9);
@@ -350,6 +387,7 @@ TEST(TierPolicy, DefaultSeedsFollowTodaysTierZero) {
 
 TEST(TierPolicy, SpecializationsAllStaticAndTier1) {
   TierPolicy p;
+  use_test_seeds(p);
   DimTracker t;
   for (int i = 0; i < 5; ++i) t.observe(sig(8));
   auto exact = p.choose_specializations(t, 2);
@@ -375,6 +413,7 @@ TEST(TierPolicy, SpecializationsDynamicThetaSpec) {
   feed(3, 16);
   feed(8, 32);
   TierPolicy p;
+  use_test_seeds(p);
   auto req = p.choose_specializations(t, 2);
   // generic; exact [8] 50%, [3] 25%, [16] 12.5% (> θ_spec 10%); class 128 12.5% (no exact
   // shape inside it; [100] and [120] at 6.25% each stay below θ_spec); buckets 8, 4 and 16 add
@@ -389,6 +428,7 @@ TEST(TierPolicy, SpecializationsDynamicThetaSpec) {
   EXPECT_EQ(req[1].reason, "shape (float32[8,64]) has 50% of the last 64 calls (> θ_spec 10%)");
   // Cap 3: generic plus the two biggest shares.
   TierPolicy capped({.version_cap = 3});
+  use_test_seeds(capped);
   auto small = capped.choose_specializations(t, 2);
   ASSERT_EQ(small.size(), 3u);
   EXPECT_EQ(small[2].spec.key(), sig(3).exact_key());
@@ -400,6 +440,7 @@ TEST(TierPolicy, SpecializationsNoHotShape) {
   DimTracker t;
   for (int64_t s = 1; s <= 64; ++s) t.observe(sig(s));
   TierPolicy p;
+  use_test_seeds(p);
   auto req = p.choose_specializations(t, 2);
   ASSERT_EQ(req.size(), 4u);
   EXPECT_EQ(req[1].spec.to_string(), "shape_class float32[<=64,64]");

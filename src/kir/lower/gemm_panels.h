@@ -27,16 +27,27 @@ struct PackedB {
   Expr offset;
 };
 
-/// True when `spec` can run as panels: N and K constants (N >= 1), A's columns
-/// contiguous (col_stride 1).
-bool panels_apply(const GemmSpec &spec);
+/// True when `spec` can run as panels: A's columns contiguous (col_stride 1).
+bool panels_apply(const GemmSpec& spec);
 
-/// The statements computing spec's product from `b` (spec.b is not read) and
-/// storing it through spec.store (or into spec.c, row stride N, when store is
-/// null). spec.workspace is not used. Requires panels_apply(spec).
-Stmt gemm_panels(const GemmSpec &spec, const PackedB &b);
+/// Columns per panel of a B with `n` columns (kernels::gemm_panel_width, computed at run time
+/// when n is not a constant).
+Expr panel_width(const Expr& n);
+
+/// The statements computing spec's product from `b` (spec.b is not read) and storing it
+/// through spec.store (or into spec.c, row stride N, when store is null). spec.workspace is
+/// not used. N and K may be read at run time. Requires panels_apply(spec).
+Stmt gemm_panels(const GemmSpec& spec, const PackedB& b);
+
+/// A product whose B is computed (not a constant): for each of `batches` (loop variable `t`,
+/// which spec's offsets and store may use) B [K, N] (spec.b: row stride N, col stride 1) is
+/// packed into the workspace by gemm_pack_b_f32 and multiplied by gemm_panels. Batches run in
+/// `threads` contiguous chunks in parallel (one packed B per chunk) when the work is large.
+/// N and K must be constants; `*workspace_floats` receives the floats of workspace used.
+Stmt gemm_panels_packing_b(const GemmSpec& spec, const Expr& batches, const std::string& t,
+                           int64_t* workspace_floats);
 
 /// One line for LoweredRegion::notes.
-std::string describe_panels(const GemmSpec &spec);
+std::string describe_panels(const GemmSpec& spec);
 
-} // namespace tierjit::kir::gemm
+}  // namespace tierjit::kir::gemm

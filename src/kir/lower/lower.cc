@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "kernels/packed_gemm.h"
 #include "kir/lower/lower_internal.h"
 
@@ -125,6 +127,23 @@ ConstantDims constant_dims_required(const passes::Region& region) {
   for (const ir::Value* v : region.inputs) out.inputs.push_back(mask(v));
   for (const ir::Value* v : region.outputs) out.outputs.push_back(mask(v));
   return out;
+}
+
+std::string lowering_gap(const passes::Region& region) {
+  if (has_lowering(region)) return "";
+  if (region.kind == passes::RegionKind::kShapeOnly) return "shape-only: evaluated when a plan is made";
+  std::string ops;
+  for (const ir::Node* n : region.nodes) {
+    if (!ops.empty()) ops += ", ";
+    ops += fmt::format("{} '{}'", ir::op_name(n->op()), n->name());
+    if (ops.size() > 160) {
+      ops += ", ...";
+      break;
+    }
+  }
+  if (region.kind == passes::RegionKind::kOpaque) return ops + ": no lowering (opaque region)";
+  return fmt::format("{} region of {}: an op, dtype, rank or attribute has no lowering",
+                     passes::region_kind_name(region.kind), ops);
 }
 
 bool has_lowering(const passes::Region& region) {

@@ -115,6 +115,10 @@ struct ConstantDims {
 };
 ConstantDims constant_dims_required(const passes::Region& region);
 
+/// Why `region` cannot be compiled, in one line ("LSTM 'lstm_0' has no lowering"), or empty
+/// when has_lowering(region). Shape-only regions: "shape-only: evaluated when a plan is made".
+std::string lowering_gap(const passes::Region& region);
+
 /// True when every node of `region` has a lowering for the dtypes the graph gives it (a cheap
 /// check for the tier policy; lower_region may still fail, e.g. on an attribute).
 bool has_lowering(const passes::Region& region);

@@ -21,10 +21,10 @@ struct ConvGeometry {
 /// batch and the store of one output value (bias and epilogue; row = n * M +
 /// output channel, col = output pixel).
 struct ConvIo {
-  std::string x, w; ///< "in<i>" of X [N, C, H, W] and W [M, C / group, KH, KW]
+  std::string x, w;  ///< "in<i>" of X [N, C, H, W] and W [M, C / group, KH, KW]
   Expr batch;
-  gemm::StoreFn store; ///< row/col in the [N * M, OH * OW] view of the output
-  std::string accumulator; ///< an output buffer with the Conv's shape, or empty
+  gemm::StoreFn store;      ///< row/col in the [N * M, OH * OW] view of the output
+  std::string accumulator;  ///< an output buffer with the Conv's shape, or empty
   int lanes = 16;
   int threads = 1;
 };
@@ -34,7 +34,7 @@ struct ConvIo {
 /// gemm_panel_rows_f32 with the weights as the GEMM's rows. `workspace_floats`
 /// receives the floats of workspace it uses. kUnsupported when the shape needs
 /// K blocks and the region has no accumulator output.
-Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io,
-                          int64_t *workspace_floats, std::string *note);
+Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io, int64_t *workspace_floats,
+                          std::string *note);
 
-} // namespace tierjit::kir::lowering
+}  // namespace tierjit::kir::lowering

@@ -3,9 +3,9 @@
 // block of output rows) run in parallel when the work is large; each thread's
 // packed panel lives in its own slice of the workspace (the items are taken in
 // `threads` contiguous chunks, one slice per chunk).
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "kir/builder.h"
 #include "kir/lower/lower_conv_internal.h"
@@ -17,24 +17,19 @@ namespace {
 
 using kernels::Microkernel;
 
-constexpr int64_t kPanel = 64;    // output pixels per GEMM panel
-constexpr int64_t kRowBlock = 24; // output channels per microkernel call
-constexpr int64_t kMaxKc =
-    512; // im2col rows per packed panel (a multiple of 256)
-constexpr int64_t kDepthwiseTile =
-    2048; // floats of one depthwise item's output rows
+constexpr int64_t kPanel = 64;            // output pixels per GEMM panel
+constexpr int64_t kRowBlock = 24;         // output channels per microkernel call
+constexpr int64_t kMaxKc = 512;           // im2col rows per packed panel (a multiple of 256)
+constexpr int64_t kDepthwiseTile = 2048;  // floats of one depthwise item's output rows
 // Multiply-adds from which items run on the OpenMP team (tier 0's
 // kPrimitiveMinMacs).
 constexpr int64_t kParallelMinMacs = int64_t{1} << 16;
 
-Expr cdiv(const Expr &a, const Expr &b) {
-  return div(add(a, sub(b, imm(1))), b);
-}
+Expr cdiv(const Expr &a, const Expr &b) { return div(add(a, sub(b, imm(1))), b); }
 
 // First pixel of panel p: `wide` panels of 64 pixels, then panels of 16.
 Expr panel_start(const Expr &p, int64_t wide) {
-  if (wide == 0)
-    return mul(p, imm(16));
+  if (wide == 0) return mul(p, imm(16));
   return select(lt(p, imm(wide)), mul(p, imm(kPanel)),
                 add(imm(wide * kPanel), mul(sub(p, imm(wide)), imm(16))));
 }
@@ -42,107 +37,85 @@ Expr panel_start(const Expr &p, int64_t wide) {
 // The loop over `items` (an int64 expr) with body(item, chunk): serial, or
 // `chunks` contiguous ranges of items in parallel (chunk = the slice index a
 // body may use for scratch).
-Stmt chunked(const std::string &pre, const Expr &items, int chunks,
-             const Expr &macs,
+Stmt chunked(const std::string &pre, const Expr &items, int chunks, const Expr &macs,
              const std::function<Stmt(const Expr &, const Expr &)> &body) {
   const Expr item = var(pre + "item"), chunk = var(pre + "chunk");
   Stmt serial = for_loop(pre + "item", imm(0), items, body(item, imm(0)));
-  if (chunks <= 1)
-    return serial;
+  if (chunks <= 1) return serial;
   const Expr lo = div(mul(chunk, items), imm(chunks));
   const Expr hi = div(mul(add(chunk, imm(1)), items), imm(chunks));
   Stmt par =
       for_loop(pre + "chunk", imm(0), imm(chunks),
-               for_loop(pre + "item", lo, sub(hi, lo), body(item, chunk)),
-               ForKind::kParallel);
+               for_loop(pre + "item", lo, sub(hi, lo), body(item, chunk)), ForKind::kParallel);
   int64_t m = 0;
-  if (const_value(macs, &m))
-    return m >= kParallelMinMacs ? par : serial;
-  return if_then_else(compare(CmpOp::kGe, macs, imm(kParallelMinMacs)), par,
-                      serial);
+  if (const_value(macs, &m)) return m >= kParallelMinMacs ? par : serial;
+  return if_then_else(compare(CmpOp::kGe, macs, imm(kParallelMinMacs)), par, serial);
 }
 
 // Stores rows [0, rows) x columns [0, cols) of `src` (row stride ld, element
 // offset base) through io.store at output (row0 + r, col0 + c): vectors of
 // io.lanes, then a scalar tail.
-Stmt store_rows(const std::string &pre, const ConvIo &io,
-                const std::string &src, const Expr &base, int64_t ld,
-                const Expr &rows, const Expr &cols, const Expr &row0,
+Stmt store_rows(const std::string &pre, const ConvIo &io, const std::string &src, const Expr &base,
+                int64_t ld, const Expr &rows, const Expr &cols, const Expr &row0,
                 const Expr &col0) {
   const int l = io.lanes;
   const Expr r = var(pre + "r"), v = var(pre + "v"), c = var(pre + "c");
   const Expr vec_cols = mul(div(cols, imm(l)), imm(l));
-  auto at = [&](const Expr &col) {
-    return add(base, add(mul(r, imm(ld)), col));
-  };
-  Stmt vec = io.store(load(f32(l), src, ramp(at(mul(v, imm(l))), imm(1), l)),
-                      add(row0, r), add(col0, mul(v, imm(l))), l);
+  auto at = [&](const Expr &col) { return add(base, add(mul(r, imm(ld)), col)); };
+  Stmt vec = io.store(load(f32(l), src, ramp(at(mul(v, imm(l))), imm(1), l)), add(row0, r),
+                      add(col0, mul(v, imm(l))), l);
   Stmt tail = io.store(load(f32(), src, at(c)), add(row0, r), add(col0, c), 1);
-  return for_loop(
-      pre + "r", imm(0), rows,
-      block({for_loop(pre + "v", imm(0), div(cols, imm(l)), vec),
-             for_loop(pre + "c", vec_cols, sub(cols, vec_cols), tail)}));
+  return for_loop(pre + "r", imm(0), rows,
+                  block({for_loop(pre + "v", imm(0), div(cols, imm(l)), vec),
+                         for_loop(pre + "c", vec_cols, sub(cols, vec_cols), tail)}));
 }
 
-Expected<Stmt> depthwise(const ConvGeometry &g, const ConvIo &io,
-                         std::string *note) {
+Expected<Stmt> depthwise(const ConvGeometry &g, const ConvIo &io, std::string *note) {
   const int64_t os = g.oh * g.ow;
   const int64_t rows = std::clamp<int64_t>(kDepthwiseTile / g.ow, 1, g.oh);
   const int64_t blocks = (g.oh + rows - 1) / rows;
   const Expr items = mul(io.batch, imm(g.c * blocks));
   const Expr macs = mul(io.batch, imm(g.c * os * g.kh * g.kw));
-  *note = fmt::format(
-      "depthwise conv {}x{} through depthwise_conv_rows_f32, {} rows per item",
-      g.kh, g.kw, rows);
+  *note = fmt::format("depthwise conv {}x{} through depthwise_conv_rows_f32, {} rows per item",
+                      g.kh, g.kw, rows);
   // Row r of the tile is output row oh0 + r: pixel (oh0 + r) * OW + ox of the
   // plane's row.
-  Stmt out = chunked(
-      "dw_", items, io.threads, macs, [&](const Expr &item, const Expr &) {
-        const Expr plane = var("dw_plane"), oh0 = var("dw_oh0"),
-                   nrows = var("dw_rows");
-        const Expr r = var("dw_r"), v = var("dw_v"), c = var("dw_c");
-        const int l = io.lanes;
-        const Expr vec_cols = imm(g.ow / l * l);
-        auto at = [&](const Expr &col) { return add(mul(r, imm(g.ow)), col); };
-        auto pixel = [&](const Expr &col) {
-          return add(mul(add(oh0, r), imm(g.ow)), col);
-        };
-        Stmt vec = io.store(
-            load(f32(l), "dw_tile", ramp(at(mul(v, imm(l))), imm(1), l)), plane,
-            pixel(mul(v, imm(l))), l);
-        Stmt tail = io.store(load(f32(), "dw_tile", at(c)), plane, pixel(c), 1);
-        Stmt stores =
-            for_loop("dw_r", imm(0), nrows,
-                     block({for_loop("dw_v", imm(0), imm(g.ow / l), vec),
-                            for_loop("dw_c", vec_cols, imm(g.ow - g.ow / l * l),
-                                     tail)}));
-        Stmt work = allocate(
-            "dw_tile", DType::kFloat32, rows * g.ow,
-            block({call_kernel(
-                       Microkernel::kDepthwiseConvRowsF32,
-                       {{io.x, mul(plane, imm(g.h * g.w))},
-                        {io.w, mul(mod(plane, imm(g.c)), imm(g.kh * g.kw))},
-                        {"dw_tile", imm(0)}},
-                       {imm(g.h), imm(g.w), imm(g.kh), imm(g.kw), imm(g.sh),
-                        imm(g.sw), imm(g.ph), imm(g.pw), imm(g.dh), imm(g.dw),
-                        imm(g.ow), oh0, add(oh0, nrows), imm(g.ow)}),
-                   stores}));
-        return let(
-            "dw_plane", div(item, imm(blocks)),
-            let("dw_oh0", mul(mod(item, imm(blocks)), imm(rows)),
-                let("dw_rows", min(imm(rows), sub(imm(g.oh), oh0)), work)));
-      });
+  Stmt out = chunked("dw_", items, io.threads, macs, [&](const Expr &item, const Expr &) {
+    const Expr plane = var("dw_plane"), oh0 = var("dw_oh0"), nrows = var("dw_rows");
+    const Expr r = var("dw_r"), v = var("dw_v"), c = var("dw_c");
+    const int l = io.lanes;
+    const Expr vec_cols = imm(g.ow / l * l);
+    auto at = [&](const Expr &col) { return add(mul(r, imm(g.ow)), col); };
+    auto pixel = [&](const Expr &col) { return add(mul(add(oh0, r), imm(g.ow)), col); };
+    Stmt vec = io.store(load(f32(l), "dw_tile", ramp(at(mul(v, imm(l))), imm(1), l)), plane,
+                        pixel(mul(v, imm(l))), l);
+    Stmt tail = io.store(load(f32(), "dw_tile", at(c)), plane, pixel(c), 1);
+    Stmt stores = for_loop("dw_r", imm(0), nrows,
+                           block({for_loop("dw_v", imm(0), imm(g.ow / l), vec),
+                                  for_loop("dw_c", vec_cols, imm(g.ow - g.ow / l * l), tail)}));
+    Stmt work = allocate("dw_tile", DType::kFloat32, rows * g.ow,
+                         block({call_kernel(Microkernel::kDepthwiseConvRowsF32,
+                                            {{io.x, mul(plane, imm(g.h * g.w))},
+                                             {io.w, mul(mod(plane, imm(g.c)), imm(g.kh * g.kw))},
+                                             {"dw_tile", imm(0)}},
+                                            {imm(g.h), imm(g.w), imm(g.kh), imm(g.kw), imm(g.sh),
+                                             imm(g.sw), imm(g.ph), imm(g.pw), imm(g.dh), imm(g.dw),
+                                             imm(g.ow), oh0, add(oh0, nrows), imm(g.ow)}),
+                                stores}));
+    return let("dw_plane", div(item, imm(blocks)),
+               let("dw_oh0", mul(mod(item, imm(blocks)), imm(rows)),
+                   let("dw_rows", min(imm(rows), sub(imm(g.oh), oh0)), work)));
+  });
   return out;
 }
 
-} // namespace
+}  // namespace
 
-Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io,
-                          int64_t *workspace_floats, std::string *note) {
+Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io, int64_t *workspace_floats,
+                          std::string *note) {
   *workspace_floats = 0;
   const int64_t cg = g.c / g.group, mg = g.m / g.group;
-  if (cg == 1 && mg == 1)
-    return depthwise(g, io, note);
+  if (cg == 1 && mg == 1) return depthwise(g, io, note);
   const int64_t os = g.oh * g.ow, kg = cg * g.kh * g.kw;
   const int64_t kc = std::min(kg, kMaxKc), kblocks = (kg + kc - 1) / kc;
   // Panels of 64 pixels, the last few pixels (up to 32) in panels of 16: a
@@ -151,12 +124,12 @@ Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io,
   const int64_t rest = os % kPanel;
   const int64_t wide = os / kPanel + (rest > 32 ? 1 : 0);
   const int64_t narrow = rest > 32 ? 0 : (rest + 15) / 16;
-  const int64_t panels = wide + narrow,
-                row_blocks = (mg + kRowBlock - 1) / kRowBlock;
+  const int64_t panels = wide + narrow, row_blocks = (mg + kRowBlock - 1) / kRowBlock;
   if (kblocks > 1 && io.accumulator.empty())
-    return unsupported("conv: K = {} needs K blocks and the region has no "
-                       "output of the Conv's shape",
-                       kg);
+    return unsupported(
+        "conv: K = {} needs K blocks and the region has no "
+        "output of the Conv's shape",
+        kg);
   const int chunks = std::max(1, io.threads);
   // One packed panel per chunk, with the 16 floats of room conv_pack_panel_f32
   // may write past it.
@@ -169,115 +142,89 @@ Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io,
   const Expr base_items = mul(io.batch, per_image);
   // (Each part packs the panel again: only worth it when threads would
   // otherwise idle.)
-  const Expr split =
-      chunks <= 1
-          ? imm(1)
-          : min(imm(row_blocks),
-                max(imm(1), cdiv(imm(2 * chunks), max(base_items, imm(1)))));
+  const Expr split = chunks <= 1 ? imm(1)
+                                 : min(imm(row_blocks),
+                                       max(imm(1), cdiv(imm(2 * chunks), max(base_items, imm(1)))));
   const Expr items = mul(base_items, split);
   const Expr macs = mul(io.batch, imm(g.m * os * kg));
-  Stmt out = chunked(
-      "cv_", items, chunks, macs, [&](const Expr &item, const Expr &chunk) {
-        const Expr unit = var("cv_unit"), part = var("cv_part"),
-                   img = var("cv_n"), grp = var("cv_g"), px0 = var("cv_px0"),
-                   npix = var("cv_npix"), width = var("cv_width"),
-                   b0 = var("cv_b0"), b1 = var("cv_b1"), blk = var("cv_blk"),
-                   ob = var("cv_ob"), mb = var("cv_mb"), k0 = var("cv_k0"),
-                   kcur = var("cv_kc"), kb = var("cv_kb");
-        const Expr ws_off = mul(chunk, imm(slice));
-        const Expr x_off =
-            add(mul(img, imm(g.c * g.h * g.w)), mul(grp, imm(cg * g.h * g.w)));
-        const Expr row_base =
-            add(mul(img, imm(g.m)), mul(grp, imm(mg))); // n * M + g * Mg
-        auto pack = [&](const Expr &kfirst, const Expr &kcount) {
-          return call_kernel(Microkernel::kConvPackPanelF32,
-                             {{io.x, x_off}, {"workspace", ws_off}},
-                             {imm(cg), imm(g.h), imm(g.w), imm(g.kh), imm(g.kw),
-                              imm(g.sh), imm(g.sw), imm(g.ph), imm(g.pw),
-                              imm(g.dh), imm(g.dw), imm(g.ow), px0, npix,
-                              kfirst, kcount, width});
-        };
-        auto w_off = [&](const Expr &kfirst) {
-          return add(mul(add(mul(grp, imm(mg)), ob), imm(kg)), kfirst);
-        };
-        Stmt work;
-        if (kblocks == 1) {
-          Stmt per_block =
-              allocate("cv_tile", DType::kFloat32, kRowBlock * kPanel,
-                       block({call_kernel(Microkernel::kGemmPanelRowsF32,
-                                          {{io.w, w_off(imm(0))},
-                                           {"workspace", ws_off},
-                                           {"cv_tile", imm(0)}},
-                                          {mb, imm(kg), imm(kg), width, npix,
-                                           imm(kPanel), imm(0)}),
-                              store_rows("cv_", io, "cv_tile", imm(0), kPanel,
-                                         mb, npix, add(row_base, ob), px0)}));
-          work = block(
-              {pack(imm(0), imm(kg)),
-               for_loop("cv_blk", b0, sub(b1, b0),
-                        let("cv_ob", mul(blk, imm(kRowBlock)),
-                            let("cv_mb", min(imm(kRowBlock), sub(imm(mg), ob)),
-                                per_block)))});
-        } else {
-          // Partial sums in the accumulator output (rows n * M + channel, OH *
-          // OW pixels), then the epilogue over the same rows while they are in
-          // cache.
-          const Expr y_off = add(mul(add(row_base, ob), imm(os)), px0);
-          Stmt kloop = for_loop(
-              "cv_kb", imm(0), imm(kblocks),
-              let("cv_k0", mul(kb, imm(kc)),
-                  let("cv_kc", min(imm(kc), sub(imm(kg), k0)),
-                      block({pack(k0, kcur),
-                             for_loop(
-                                 "cv_blk", b0, sub(b1, b0),
-                                 let("cv_ob", mul(blk, imm(kRowBlock)),
-                                     let("cv_mb",
-                                         min(imm(kRowBlock), sub(imm(mg), ob)),
-                                         call_kernel(
-                                             Microkernel::kGemmPanelRowsF32,
-                                             {{io.w, w_off(k0)},
-                                              {"workspace", ws_off},
-                                              {io.accumulator, y_off}},
-                                             {mb, kcur, imm(kg), width, npix,
-                                              imm(os),
-                                              select(compare(CmpOp::kGt, kb,
-                                                             imm(0)),
-                                                     imm(1), imm(0))}))))}))));
-          const Expr rows0 = mul(b0, imm(kRowBlock));
-          const Expr nrows = sub(min(imm(mg), mul(b1, imm(kRowBlock))), rows0);
-          work = block(
-              {kloop, store_rows("cv_", io, io.accumulator,
-                                 add(mul(add(row_base, rows0), imm(os)), px0),
-                                 os, nrows, npix, add(row_base, rows0), px0)});
-        }
-        return let(
-            "cv_unit", div(item, split),
-            let("cv_part", mod(item, split),
-                let("cv_n", div(unit, per_image),
-                    let("cv_g", div(mod(unit, per_image), imm(panels)),
-                        let("cv_p", mod(unit, imm(panels)),
-                            let("cv_px0", panel_start(var("cv_p"), wide),
-                                let("cv_width",
-                                    select(lt(var("cv_p"), imm(wide)),
-                                           imm(kPanel), imm(16)),
-                                    let("cv_npix",
-                                        min(width, sub(imm(os), px0)),
-                                        let("cv_b0",
-                                            div(mul(part, imm(row_blocks)),
-                                                split),
-                                            let("cv_b1",
-                                                div(mul(add(part, imm(1)),
-                                                        imm(row_blocks)),
-                                                    split),
-                                                work))))))))));
-      });
-  *note = fmt::format("conv {}x{} through conv_pack_panel_f32 + "
-                      "gemm_panel_rows_f32: panels of {} pixels, {} "
-                      "channels per call, K = {} in {} block(s){}",
-                      g.kh, g.kw, kPanel, kRowBlock, kg, kblocks,
-                      kblocks > 1 ? ", partial sums in the output"
-                                  : ", epilogue on the L1 tile");
+  Stmt out = chunked("cv_", items, chunks, macs, [&](const Expr &item, const Expr &chunk) {
+    const Expr unit = var("cv_unit"), part = var("cv_part"), img = var("cv_n"), grp = var("cv_g"),
+               px0 = var("cv_px0"), npix = var("cv_npix"), width = var("cv_width"),
+               b0 = var("cv_b0"), b1 = var("cv_b1"), blk = var("cv_blk"), ob = var("cv_ob"),
+               mb = var("cv_mb"), k0 = var("cv_k0"), kcur = var("cv_kc"), kb = var("cv_kb");
+    const Expr ws_off = mul(chunk, imm(slice));
+    const Expr x_off = add(mul(img, imm(g.c * g.h * g.w)), mul(grp, imm(cg * g.h * g.w)));
+    const Expr row_base = add(mul(img, imm(g.m)), mul(grp, imm(mg)));  // n * M + g * Mg
+    auto pack = [&](const Expr &kfirst, const Expr &kcount) {
+      return call_kernel(
+          Microkernel::kConvPackPanelF32, {{io.x, x_off}, {"workspace", ws_off}},
+          {imm(cg), imm(g.h), imm(g.w), imm(g.kh), imm(g.kw), imm(g.sh), imm(g.sw), imm(g.ph),
+           imm(g.pw), imm(g.dh), imm(g.dw), imm(g.ow), px0, npix, kfirst, kcount, width});
+    };
+    auto w_off = [&](const Expr &kfirst) {
+      return add(mul(add(mul(grp, imm(mg)), ob), imm(kg)), kfirst);
+    };
+    Stmt work;
+    if (kblocks == 1) {
+      Stmt per_block = allocate(
+          "cv_tile", DType::kFloat32, kRowBlock * kPanel,
+          block({call_kernel(Microkernel::kGemmPanelRowsF32,
+                             {{io.w, w_off(imm(0))}, {"workspace", ws_off}, {"cv_tile", imm(0)}},
+                             {mb, imm(kg), imm(kg), width, npix, imm(kPanel), imm(0)}),
+                 store_rows("cv_", io, "cv_tile", imm(0), kPanel, mb, npix, add(row_base, ob),
+                            px0)}));
+      work = block({pack(imm(0), imm(kg)),
+                    for_loop("cv_blk", b0, sub(b1, b0),
+                             let("cv_ob", mul(blk, imm(kRowBlock)),
+                                 let("cv_mb", min(imm(kRowBlock), sub(imm(mg), ob)), per_block)))});
+    } else {
+      // Partial sums in the accumulator output (rows n * M + channel, OH *
+      // OW pixels), then the epilogue over the same rows while they are in
+      // cache.
+      const Expr y_off = add(mul(add(row_base, ob), imm(os)), px0);
+      Stmt kloop = for_loop(
+          "cv_kb", imm(0), imm(kblocks),
+          let("cv_k0", mul(kb, imm(kc)),
+              let("cv_kc", min(imm(kc), sub(imm(kg), k0)),
+                  block({pack(k0, kcur),
+                         for_loop("cv_blk", b0, sub(b1, b0),
+                                  let("cv_ob", mul(blk, imm(kRowBlock)),
+                                      let("cv_mb", min(imm(kRowBlock), sub(imm(mg), ob)),
+                                          call_kernel(Microkernel::kGemmPanelRowsF32,
+                                                      {{io.w, w_off(k0)},
+                                                       {"workspace", ws_off},
+                                                       {io.accumulator, y_off}},
+                                                      {mb, kcur, imm(kg), width, npix, imm(os),
+                                                       select(compare(CmpOp::kGt, kb, imm(0)),
+                                                              imm(1), imm(0))}))))}))));
+      const Expr rows0 = mul(b0, imm(kRowBlock));
+      const Expr nrows = sub(min(imm(mg), mul(b1, imm(kRowBlock))), rows0);
+      work = block({kloop, store_rows("cv_", io, io.accumulator,
+                                      add(mul(add(row_base, rows0), imm(os)), px0), os, nrows, npix,
+                                      add(row_base, rows0), px0)});
+    }
+    return let(
+        "cv_unit", div(item, split),
+        let("cv_part", mod(item, split),
+            let("cv_n", div(unit, per_image),
+                let("cv_g", div(mod(unit, per_image), imm(panels)),
+                    let("cv_p", mod(unit, imm(panels)),
+                        let("cv_px0", panel_start(var("cv_p"), wide),
+                            let("cv_width",
+                                select(lt(var("cv_p"), imm(wide)), imm(kPanel), imm(16)),
+                                let("cv_npix", min(width, sub(imm(os), px0)),
+                                    let("cv_b0", div(mul(part, imm(row_blocks)), split),
+                                        let("cv_b1",
+                                            div(mul(add(part, imm(1)), imm(row_blocks)), split),
+                                            work))))))))));
+  });
+  *note = fmt::format(
+      "conv {}x{} through conv_pack_panel_f32 + "
+      "gemm_panel_rows_f32: panels of {} pixels, {} "
+      "channels per call, K = {} in {} block(s){}",
+      g.kh, g.kw, kPanel, kRowBlock, kg, kblocks,
+      kblocks > 1 ? ", partial sums in the output" : ", epilogue on the L1 tile");
   return out;
 }
 
-} // namespace tierjit::kir::lowering
+}  // namespace tierjit::kir::lowering

@@ -237,7 +237,9 @@ Expected<LoweredRegion> lower_matmul(const passes::Region& region, const LowerOp
   Stmt body;
   int64_t ws = 0;
   const bool plain_store = region.nodes.size() == 1 && alpha == 1.f && ic < 0;
-  if (panel_b >= 0 && !batched && gemm::panels_apply(s) && !has_tuning_knobs(options)) {
+  int64_t weight_n = 0;
+  if (panel_b >= 0 && !batched && gemm::panels_apply(s) && !has_tuning_knobs(options) &&
+      const_value(s.n, &weight_n) && weight_n >= 1) {
     // The weight packed once into panels and the epilogue on L1 tiles, at every tier: the
     // microkernel's speed does not depend on the tier's LLVM pipeline.
     if (plain_store) s.store = nullptr;
@@ -248,6 +250,21 @@ Expected<LoweredRegion> lower_matmul(const passes::Region& region, const LowerOp
         panel_trans ? InputLayout::kGemmPanelsTransposed : InputLayout::kGemmPanels;
     out.notes.push_back(gemm::describe_panels(s));
     out.fn = io.function(body, 0);
+    return out;
+  }
+  int64_t n_const = 0, k_const = 0, b_cs = 0;
+  if (panel_b < 0 && n->op() == ir::OpKind::MatMul && gemm::panels_apply(s) &&
+      !has_tuning_knobs(options) && const_value(s.n, &n_const) && const_value(s.k, &k_const) &&
+      n_const >= 1 && const_value(s.b.col_stride, &b_cs) && b_cs == 1 &&
+      structural_equal(s.b.row_stride, s.n)) {
+    // B computed by the model (attention's K^T and V): packed per call (per batch) into the
+    // workspace, then the same panel GEMM.
+    if (plain_store) s.store = nullptr;
+    body = gemm::gemm_panels_packing_b(s, p.batches, "t", &ws);
+    TJ_RETURN_IF_ERROR(*error);
+    out.notes.push_back(gemm::describe_panels(s) + ", B packed per call");
+    out.fn = io.function(body, ws);
+    out.workspace_bytes = ws * 4;
     return out;
   }
   if (options.tier >= 2) {

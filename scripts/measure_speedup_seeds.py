@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Measures the tier policy's speedup seeds on this machine and writes them as data.
+
+Runs the micro-benchmark cases `seeds.*` (bench/micro/bench_seeds.cc: a documented mixed list of
+layer shapes per region kind, each at tier 0, 1, 2 and 3, one thread), takes each case's median
+over --reps interleaved repetitions (CPU time, one thread: robust to a shared machine), and
+writes per region kind the geometric mean of each tier
+step's speedup (t_tier / t_tier+1) to src/runtime/speedup_seeds/<isa>.json, where <isa> is
+avx512 on CPUs with AVX-512F and avx2 otherwise. The runtime embeds those files at build time
+(src/runtime/CMakeLists.txt) and seeds its SpeedupModel from the one of the CPU it runs on.
+
+Usage: scripts/measure_speedup_seeds.py [--isa native|avx2] [--bench build/bin/tierjit_micro_bench]
+       [--reps 5] [--min-time 0.1] [--filter REGEX] [--out FILE]
+--isa avx2 measures the AVX2 paths on an AVX-512 CPU (TIERJIT_ISA=avx2 for tierjit, and
+ONEDNN_MAX_CPU_ISA=AVX2 for tier 0's oneDNN convolutions); the file says which CPU ran it.
+Measure on a quiet machine (uptime below 0.5, nothing else building): docs/performance.md.
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import subprocess
+import sys
+
+KINDS = ["elementwise", "matmul_epilogue", "reduction", "conv"]
+SYSTEMS = ["tier0", "tier1", "tier2", "tier3"]
+
+
+def cpu_model():
+    """'AMD EPYC (family 25 model 17)': the name alone does not tell Zen 3 from Zen 4."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if ":" in line:
+                    k, v = line.split(":", 1)
+                    fields.setdefault(k.strip(), v.strip())
+    except OSError:
+        pass
+    name = fields.get("model name") or platform.processor() or "unknown"
+    if "cpu family" in fields and "model" in fields:
+        name += " (family %s model %s)" % (fields["cpu family"], fields["model"])
+    return name
+
+
+def isa():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l for l in f if l.startswith("flags")), "")
+    except OSError:
+        flags = ""
+    return "avx512" if " avx512f" in flags else "avx2"
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bench", default=os.path.join(root, "build/bin/tierjit_micro_bench"))
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--min-time", type=float, default=0.1)
+    ap.add_argument("--filter", default=r"^seeds\.")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--isa", choices=["native", "avx2"], default="native")
+    args = ap.parse_args()
+    env = dict(os.environ)
+    target = isa()
+    if args.isa == "avx2":
+        env["TIERJIT_ISA"] = "avx2"
+        env["ONEDNN_MAX_CPU_ISA"] = "AVX2"
+        target = "avx2"
+    out = args.out or os.path.join(root, "src/runtime/speedup_seeds", target + ".json")
+    cmd = [args.bench, "--benchmark_filter=" + args.filter,
+           "--benchmark_min_time=%g" % args.min_time,
+           "--benchmark_repetitions=%d" % args.reps,
+           "--benchmark_enable_random_interleaving=true",
+           "--benchmark_report_aggregates_only=true", "--benchmark_format=json"]
+    print("running:", " ".join(cmd), file=sys.stderr)
+    res = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
+    data = json.loads(res.stdout)
+    times = {}  # case -> system -> median µs
+    for b in data["benchmarks"]:
+        if b.get("aggregate_name") != "median" or b.get("error_occurred"):
+            continue
+        m = re.match(r"seeds\.([^/]+)/([^/]+)/", b["name"])
+        if not m:
+            continue
+        unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b.get("time_unit", "ns")]
+        times.setdefault(m.group(1), {})[m.group(2)] = b["cpu_time"] * unit
+    steps = {}
+    for kind in KINDS:
+        logs = [[] for _ in range(3)]
+        for case, t in times.items():
+            if not case.startswith(kind + "_"):
+                continue
+            for s in range(3):
+                a, b = t.get(SYSTEMS[s]), t.get(SYSTEMS[s + 1])
+                if a and b:
+                    logs[s].append(math.log(a / b))
+        if all(logs):
+            steps[kind] = [round(math.exp(sum(l) / len(l)), 4) for l in logs]
+    doc = {
+        "isa": target,
+        "cpu": cpu_model(),
+        "generated": datetime.date.today().isoformat(),
+        "command": "scripts/measure_speedup_seeds.py --isa %s --reps %d --min-time %g"
+                   % (args.isa, args.reps, args.min_time),
+        "note": "steps[kind] = geometric means over the cases of t0/t1, t1/t2, t2/t3 (one thread, "
+                "CPU time: robust to other processes on a shared machine)",
+        "steps": steps,
+        "cases_us": {c: {s: round(v, 3) for s, v in sorted(t.items())} for c, t in sorted(times.items())},
+    }
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print("wrote", out, file=sys.stderr)
+    for kind, s in steps.items():
+        print("%-16s 0->1 %.3g  1->2 %.3g  2->3 %.3g" % (kind, *s))
+
+
+if __name__ == "__main__":
+    main()
