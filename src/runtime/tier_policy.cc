@@ -52,6 +52,7 @@ constexpr double kSeedSpeedup[kNumSpeedupClasses][kNumTiers - 1] = {
     {1.0, 1.0, 1.0},    // shape_only: never compiled
     {1.0, 1.0, 1.0},    // opaque: no lowering
     {0.01, 80.0, 1.0},  // conv
+    {1.0, 1.0, 1.0},    // recurrent (LSTM, GRU)
 };
 // t_exact / t_generic at one tier per kind (SpeedupModel::generic_factor):
 //  - matmul_epilogue: the generic tier-2 GEMM (exact-height bodies for 1-4 rows, 8-row tiles
@@ -63,7 +64,7 @@ constexpr double kSeedSpeedup[kNumSpeedupClasses][kNumTiers - 1] = {
 //    measured yet, assumed 0.8 (exact code 1.25x generic);
 //  - shape_only, opaque: never compiled.
 //  - conv: as matmul_epilogue.
-constexpr double kGenericFactor[kNumSpeedupClasses] = {0.8, 0.5, 0.8, 1.0, 1.0, 0.5};
+constexpr double kGenericFactor[kNumSpeedupClasses] = {0.8, 0.5, 0.8, 1.0, 1.0, 0.5, 1.0};
 // Prior compile cost a + b·nodes in µs per tier (DESIGN targets: tier 1 < 10 ms, tier 2 10–100
 // ms, tier 3 > 100 ms).
 constexpr double kPriorCost[kNumTiers][2] = {{0, 0}, {2000, 300}, {8000, 1500}, {100000, 20000}};
@@ -85,13 +86,15 @@ SpeedupClass speedup_class(RegionKind kind, bool conv_anchor) {
     case RegionKind::kReduction: return SpeedupClass::kReduction;
     case RegionKind::kShapeOnly: return SpeedupClass::kShapeOnly;
     case RegionKind::kOpaque: return SpeedupClass::kOpaque;
+    case RegionKind::kRecurrent: return SpeedupClass::kRecurrent;
   }
   return SpeedupClass::kOpaque;
 }
 
 std::optional<SpeedupClass> speedup_class_named(std::string_view name) {
   // The compilable region kinds by their partition names (passes::region_kind_name), and "conv".
-  for (RegionKind kind : {RegionKind::kElementwise, RegionKind::kMatMulEpilogue, RegionKind::kReduction})
+  for (RegionKind kind : {RegionKind::kElementwise, RegionKind::kMatMulEpilogue, RegionKind::kReduction,
+                          RegionKind::kRecurrent})
     if (name == passes::region_kind_name(kind)) return speedup_class(kind);
   if (name == "conv") return SpeedupClass::kConv;
   return std::nullopt;
