@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "kernels/packed_gemm.h"
+#include "kernels/recurrent_gemm.h"
 
 namespace tierjit::kernels {
 

@@ -160,7 +160,8 @@ struct Plan {
   int64_t rows_c = 0;           // projection rows per chunk
   Array wpk, rpk;               // packed W and R of direction 0
   int64_t per_worker = 0, p_off = 0, g_off = 0, g2_off = 0, h_off = 0, c_off = 0, rh_off = 0;
-  int64_t shared = 0;           // workspace floats before the workers' areas (packed weights)
+  int64_t shared = 0;           // workspace floats before the workers' areas
+  int64_t bias_off = -1;        // the summed biases [D][G*H] in the workspace (-1: no B)
   int workers = 1;
   int lanes = 8;
   DType lens_dtype = DType::kInt32;
@@ -188,6 +189,15 @@ Stmt panel_product(const Plan& pl, const std::string& pv, const Array& packed, i
        {y.buffer, add(y.base, mul(sub(p, imm(p0)), imm(pl.width)))}},
       {m, imm(k), lda, imm(pl.width), min(imm(pl.width), sub(imm(pl.gh), mul(p, imm(pl.width)))), ldy});
   return for_loop(pv, imm(p0), imm(p1 - p0), call);
+}
+
+// One step's recurrent product over panels [p0, p1) of R (kernels/recurrent_gemm.h): rows of h
+// (H floats apart), mb of them, into y (rows ldy apart).
+Stmt recurrent_product(const Plan& pl, const Array& packed, int64_t p0, int64_t p1, const Array& h,
+                       const Array& y, int64_t ldy) {
+  return call_kernel(kernels::Microkernel::kRecurrentGatesF32,
+                     {{h.buffer, h.base}, {packed.buffer, packed.base}, {y.buffer, y.base}},
+                     {var("mb"), imm(pl.s.hidden), imm(pl.s.hidden), imm(pl.gh), imm(p0), imm(p1), imm(ldy)});
 }
 
 Array ws(const Expr& base, int64_t off) { return Array{"workspace", add(base, imm(off))}; }
@@ -277,7 +287,7 @@ Expected<Stmt> direction_body(const Plan& pl, int64_t d, bool reverse, const Exp
   Stmt step;
   {
     std::vector<Stmt> parts;
-    parts.push_back(panel_product(pl, "pr", rpk, H, 0, pl.rec_panels, hb, mb, imm(H), Gb, imm(GH)));
+    parts.push_back(recurrent_product(pl, rpk, 0, pl.rec_panels, hb, Gb, GH));
     // Where row r's values are at this step.
     auto row_step = [&](const std::string& rv) {
       RowStep rs;
@@ -290,6 +300,7 @@ Expected<Stmt> direction_body(const Plan& pl, int64_t d, bool reverse, const Exp
       rs.h = row_of(hb, rv, H);
       rs.c = row_of(cb, rv, H);
       rs.rh = row_of(rhb, rv, H);
+      if (pl.bias_off >= 0) rs.bias = Array{"workspace", imm(pl.bias_off + d * GH)};
       if (s.y >= 0) {
         const Expr time = reverse ? sub(sub(len, imm(1)), t) : t;
         rs.y = Array{"out" + std::to_string(s.y), mul(add(mul(add(mul(time, imm(D)), imm(d)), N), n), imm(H))};
@@ -320,7 +331,7 @@ Expected<Stmt> direction_body(const Plan& pl, int64_t d, bool reverse, const Exp
       }));
       parts.push_back(rows_loop(pl, "r1", reset, s.lens >= 0 ? clear : nullptr));
       const int64_t h_last = (3 * H + pl.width - 1) / pl.width;
-      parts.push_back(panel_product(pl, "ph", rpk, H, pl.h_first, h_last, rhb, mb, imm(H), G2, imm(pl.g2w)));
+      parts.push_back(recurrent_product(pl, rpk, pl.h_first, h_last, rhb, G2, pl.g2w));
       const RowStep rs2 = row_step("r");
       TJ_ASSIGN_OR_RETURN(Stmt units, unit_loop(H, pl.lanes, "u", [&](const Expr& u, int l) {
         return gru_units(rs2, u, l);
@@ -397,6 +408,25 @@ Expected<LoweredRegion> lower_recurrent(const passes::Region& region, const Lowe
                                  {{"in" + std::to_string(idx), imm(d * pl.gh * k)}, {"workspace", imm(off + d * per)}},
                                  {imm(pl.gh), imm(k), imm(1)}));
     off += D * per;
+  }
+  if (s.b >= 0) {
+    // Wb + Rb per gate once per call (GRU's h gate: Wb; its Rb stays with h R_h^T).
+    off = round_up(off, kAlign);
+    pl.bias_off = off;
+    const std::string bb = "in" + std::to_string(s.b);
+    for (int64_t d = 0; d < D; ++d)
+      for (int64_t g = 0; g < G; ++g) {
+        const bool with_r = s.lstm || g < 2;
+        const Array wb{bb, imm(d * 2 * pl.gh + g * H)}, rb{bb, imm(d * 2 * pl.gh + pl.gh + g * H)};
+        const Array dst{"workspace", imm(off + d * pl.gh + g * H)};
+        TJ_ASSIGN_OR_RETURN(Stmt sum, unit_loop(H, pl.lanes, "bu", [&](const Expr& u, int l) -> Expected<Stmt> {
+          Expr v = load_f32(wb, u, l);
+          if (with_r) v = add(v, load_f32(rb, u, l));
+          return store_f32(dst, u, v, l);
+        }));
+        body.push_back(sum);
+      }
+    off += D * pl.gh;
   }
   pl.shared = round_up(off, kAlign);
   int64_t w = 0;

@@ -83,15 +83,11 @@ class Units {
     return select(compare(CmpOp::kLt, x, c(-s_.clip)), c(-s_.clip),
                   select(compare(CmpOp::kGt, x, c(s_.clip)), c(s_.clip), x));
   }
-  // Wb of gate g (+ Rb when with_r), or null without B.
-  Expr bias(int64_t g, bool with_r) const {
-    if (s_.b < 0) return nullptr;
-    const int64_t gh = s_.gates * s_.hidden;
-    Array b{"in" + std::to_string(s_.b), imm(row_.dir * 2 * gh)};
-    Expr wb = ld(b, g * s_.hidden);
-    return with_r ? add(wb, ld(b, gh + g * s_.hidden)) : wb;
+  // The bias of gate g as RowStep::bias holds it (Wb + Rb; GRU's h gate: Wb), or null.
+  Expr bias(int64_t g) const {
+    return row_.bias.buffer.empty() ? nullptr : ld(row_.bias, g * s_.hidden);
   }
-  Expr rbias(int64_t g) const {  // Rb of gate g alone, or null
+  Expr rbias(int64_t g) const {  // Rb of gate g alone (from B), or null
     if (s_.b < 0) return nullptr;
     const int64_t gh = s_.gates * s_.hidden;
     return ld(Array{"in" + std::to_string(s_.b), imm(row_.dir * 2 * gh)}, gh + g * s_.hidden);
@@ -99,7 +95,7 @@ class Units {
   // Projection + recurrent product + Wb + Rb of gate g.
   Expr pre(int64_t g) const {
     Expr v = add(ld(row_.proj, g * s_.hidden), ld(row_.rec, g * s_.hidden));
-    Expr b = bias(g, true);
+    Expr b = bias(g);
     return b ? add(v, b) : v;
   }
   Stmt wrap(std::vector<Stmt> stores) const { return lets_.wrap(block(std::move(stores))); }
@@ -156,7 +152,7 @@ Expected<Stmt> gru_units(const RowStep& row, const Expr& u, int lanes) {
   Units x(row, u, lanes, prefix_for("g", lanes));
   Expr hp = x.bind(x.ld(row.h, 0));
   Expr z, gh;
-  Expr wbh = x.bias(2, false), rbh = x.rbias(2);
+  Expr wbh = x.bias(2), rbh = x.rbias(2);
   Expr ph = x.ld(row.proj, 2 * H);
   if (wbh) ph = add(ph, wbh);
   if (s.lbr) {

@@ -63,6 +63,9 @@ struct RowStep {
   Array h, c;            ///< its state (H floats each; c: LSTM only), updated in place
   Array rh;              ///< GRU without lbr: r * h, written by gru_reset_units
   Array y;               ///< Y's row at this step (buffer empty: Y not wanted)
+  /// The direction's biases, G*H floats (buffer empty: no B): Wb + Rb summed once per call
+  /// (GRU's h gate: Wb alone, Rb_h stays with the recurrent term).
+  Array bias;
 };
 
 /// Statements for units [u, u + lanes) of one row (lanes: 1 or the vector width; u an int64
