@@ -29,7 +29,7 @@ namespace {
 
 constexpr int64_t kTileRows = 16;                 // batch rows per item at most
 constexpr int64_t kChunkFloats = 32768;           // gates projected at once per item (128 KiB)
-constexpr int64_t kParallelMinMacs = int64_t{1} << 20;  // items on the team from this work
+constexpr int64_t kParallelMinMacs = int64_t{1} << 18;  // items on the team from this work (~8 us)
 constexpr int64_t kAlign = 16;                    // floats (64 bytes) between workspace arrays
 
 int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
@@ -475,8 +475,10 @@ Expected<LoweredRegion> lower_recurrent(const passes::Region& region, const Lowe
                                  let("item", add(k, mul(var("j"), imm(W))), par_item)),
                         ForKind::kParallel);
     const Expr macs = mul(mul(S, N), imm(pl.gh * (I + H)));
-    loops = if_then_else(
-        compare(CmpOp::kGe, macs, imm(kParallelMinMacs)), par, serial);
+    // On the team only with work for two workers (one item would leave the other idle).
+    loops = if_then_else(binary(BinaryOp::kAnd, compare(CmpOp::kGe, macs, imm(kParallelMinMacs)),
+                                compare(CmpOp::kGe, items, imm(2))),
+                         par, serial);
   }
   body.push_back(let("tb", tb, loops));
   const int64_t ws_floats = pl.shared + pl.workers * pl.per_worker;
