@@ -62,8 +62,10 @@ void time_tier0(benchmark::State& state, Cell c, int64_t s, int64_t n, int threa
   with_team(threads, [&] {
     auto run = [&] {
       auto r = interp::run_graph(*g, feeds, options);
-      if (!r.ok()) state.SkipWithError(r.status().message().c_str());
-      else benchmark::DoNotOptimize(r.value().front().raw_data());
+      if (!r.ok())
+        state.SkipWithError(r.status().message().c_str());
+      else
+        benchmark::DoNotOptimize(r.value().front().raw_data());
       return r.ok();
     };
     if (!run()) return;  // warm-up: packed weights, oneDNN primitive
@@ -77,20 +79,24 @@ const bool registered = [] {
     for (int64_t s : {8, 32})
       for (int64_t n : {1, 8, 64})
         for (int threads : {1, 2}) {
-          const std::string cs = "recurrent." + std::string(name) + "_s" + std::to_string(s) + "_n" +
-                                 std::to_string(n) + (threads == 2 ? "_2t" : "");
+          const std::string cs = "recurrent." + std::string(name) + "_s" + std::to_string(s) +
+                                 "_n" + std::to_string(n) + (threads == 2 ? "_2t" : "");
           const int64_t G = cell.lstm ? 4 : 3;
           const double flop = 2.0 * static_cast<double>(cell.dirs * s * n * G * cell.hidden *
                                                         (cell.input + cell.hidden));
           const Cell c = cell;
-          register_case(cs, "tier0", [c, s, n, threads](benchmark::State& st) { time_tier0(st, c, s, n, threads); },
-                        flop);
+          register_case(
+              cs, "tier0",
+              [c, s, n, threads](benchmark::State& st) { time_tier0(st, c, s, n, threads); }, flop);
           CompiledProgramOptions o = exact_at_tier(2);
           o.threads = threads;
           auto compiled = compiled_case([c, s, n] { return make_rnn(c, s, n); }, o);
-          register_case(cs, "tier2",
-                        [compiled, threads](benchmark::State& st) { with_team(threads, [&] { compiled(st); }); },
-                        flop);
+          register_case(
+              cs, "tier2",
+              [compiled, threads](benchmark::State& st) {
+                with_team(threads, [&] { compiled(st); });
+              },
+              flop);
         }
   return true;
 }();

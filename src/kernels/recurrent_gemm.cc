@@ -25,8 +25,8 @@ __attribute__((target("avx512f"))) inline __mmask16 lanes(int64_t cols, int v) {
 // One row times panels w0 and w1 ([k][64] each): 8 accumulators.
 __attribute__((target("avx512f,fma"))) void row_two_panels(const float* a, const float* w0,
                                                            const float* w1, int64_t k,
-                                                           int64_t cols0, int64_t cols1,
-                                                           float* y0, float* y1) {
+                                                           int64_t cols0, int64_t cols1, float* y0,
+                                                           float* y1) {
   __m512 acc[8];
 #pragma GCC unroll 8
   for (int v = 0; v < 8; ++v) acc[v] = _mm512_setzero_ps();
@@ -48,8 +48,8 @@ __attribute__((target("avx512f,fma"))) void row_two_panels(const float* a, const
 }
 
 // One row times one panel, k in two halves (8 accumulators), the halves added.
-__attribute__((target("avx512f,fma"))) void row_one_panel(const float* a, const float* w,
-                                                          int64_t k, int64_t cols, float* y) {
+__attribute__((target("avx512f,fma"))) void row_one_panel(const float* a, const float* w, int64_t k,
+                                                          int64_t cols, float* y) {
   __m512 acc[8];
 #pragma GCC unroll 8
   for (int v = 0; v < 8; ++v) acc[v] = _mm512_setzero_ps();
@@ -84,7 +84,8 @@ void recurrent_gates_f32(const float* a, const float* packed, float* y, int64_t 
   auto cols = [&](int64_t p) { return std::min(width, n - p * width); };
   if (m > 1 || width != kWidth || !kHasAvx512) {
     for (int64_t p = p0; p < p1; ++p)
-      gemm_panel_rows_f32(a, packed + p * k * width, y + (p - p0) * width, m, k, lda, width, cols(p), ldy);
+      gemm_panel_rows_f32(a, packed + p * k * width, y + (p - p0) * width, m, k, lda, width,
+                          cols(p), ldy);
     return;
   }
   int64_t p = p0;

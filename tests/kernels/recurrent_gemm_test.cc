@@ -1,6 +1,8 @@
 // kernels::recurrent_gates_f32 (recurrent_gemm.h) against a float64 product of the unpacked
 // weight: one row (panel pairs and an odd last panel, k odd and even), several rows (through
 // gemm_panel_rows_f32), a panel range not starting at 0, partial last panels, k = 0.
+#include "kernels/recurrent_gemm.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "kernels/packed_gemm.h"
-#include "kernels/recurrent_gemm.h"
 
 namespace tierjit::kernels {
 namespace {
@@ -19,12 +20,13 @@ void check(int64_t m, int64_t k, int64_t n, int64_t p0, int64_t p1) {
   std::mt19937 rng(static_cast<uint32_t>(m * 1000 + k * 10 + n));
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   const int64_t lda = k + 3;
-  std::vector<float> a(static_cast<size_t>(std::max<int64_t>(m, 1) * lda)), b(static_cast<size_t>(n * k));
+  std::vector<float> a(static_cast<size_t>(std::max<int64_t>(m, 1) * lda)),
+      b(static_cast<size_t>(n * k));
   for (float& x : a) x = u(rng);
   for (float& x : b) x = u(rng);  // [n, k]: packed transposed, as R is
   const int64_t width = gemm_panel_width(n);
-  float* packed = static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>(
-      (gemm_packed_floats(n, k) + 16) * 4)));
+  float* packed = static_cast<float*>(
+      std::aligned_alloc(64, static_cast<size_t>((gemm_packed_floats(n, k) + 16) * 4)));
   gemm_pack_b_f32(b.data(), packed, n, k, 1);
   const int64_t ldy = (p1 - p0) * width + 5;
   std::vector<float> y(static_cast<size_t>(std::max<int64_t>(m, 1) * ldy), 12345.f);
@@ -40,8 +42,10 @@ void check(int64_t m, int64_t k, int64_t n, int64_t p0, int64_t p1) {
         }
         double want = 0, mag = 0;
         for (int64_t kk = 0; kk < k; ++kk) {
-          want += double(a[static_cast<size_t>(r * lda + kk)]) * b[static_cast<size_t>(col * k + kk)];
-          mag += std::fabs(double(a[static_cast<size_t>(r * lda + kk)]) * b[static_cast<size_t>(col * k + kk)]);
+          want +=
+              double(a[static_cast<size_t>(r * lda + kk)]) * b[static_cast<size_t>(col * k + kk)];
+          mag += std::fabs(double(a[static_cast<size_t>(r * lda + kk)]) *
+                           b[static_cast<size_t>(col * k + kk)]);
         }
         ASSERT_NEAR(got, want, 1e-6 * mag + 1e-7) << "row " << r << " column " << col;
       }
@@ -50,11 +54,11 @@ void check(int64_t m, int64_t k, int64_t n, int64_t p0, int64_t p1) {
 
 TEST(RecurrentGates, OneRow) {
   for (int64_t k : {0, 1, 7, 128}) {
-    check(1, k, 512, 0, 8);   // panel pairs
+    check(1, k, 512, 0, 8);  // panel pairs
     check(1, k, 384, 0, 6);
-    check(1, k, 320, 0, 5);   // an odd last panel
-    check(1, k, 300, 2, 5);   // a range, the last panel partial
-    check(1, k, 40, 0, 3);    // narrow panels
+    check(1, k, 320, 0, 5);  // an odd last panel
+    check(1, k, 300, 2, 5);  // a range, the last panel partial
+    check(1, k, 40, 0, 3);   // narrow panels
   }
 }
 

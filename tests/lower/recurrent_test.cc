@@ -45,13 +45,13 @@ struct Rnn {
   int64_t seq = 5, batch = 3, input = 10, hidden = 20;
   std::string direction = "forward";
   bool bias = true;
-  bool initial = false;       // initial_h (and initial_c) as feeds
-  bool lens = false;          // sequence_lens as a feed
-  bool peepholes = false;     // LSTM P
+  bool initial = false;    // initial_h (and initial_c) as feeds
+  bool lens = false;       // sequence_lens as a feed
+  bool peepholes = false;  // LSTM P
   bool weights_as_feeds = false;
-  bool nan = false;           // one NaN in X
-  int64_t lbr = 0;            // GRU linear_before_reset
-  Attrs extra;                // clip, activations, input_forget, layout
+  bool nan = false;                  // one NaN in X
+  int64_t lbr = 0;                   // GRU linear_before_reset
+  Attrs extra;                       // clip, activations, input_forget, layout
   std::vector<int32_t> lens_values;  // default: varied lengths in [0, seq]
 };
 
@@ -119,10 +119,11 @@ DiffOptions rnn_opts(int threads = 1) {
 }
 
 std::string describe(const Rnn& r) {
-  return std::string(r.lstm ? "LSTM" : "GRU") + " S=" + std::to_string(r.seq) + " N=" +
-         std::to_string(r.batch) + " I=" + std::to_string(r.input) + " H=" + std::to_string(r.hidden) +
-         " " + r.direction + (r.lens ? " lens" : "") + (r.initial ? " initial" : "") +
-         (r.weights_as_feeds ? " weights-as-feeds" : "") + (r.lbr ? " lbr" : "");
+  return std::string(r.lstm ? "LSTM" : "GRU") + " S=" + std::to_string(r.seq) +
+         " N=" + std::to_string(r.batch) + " I=" + std::to_string(r.input) +
+         " H=" + std::to_string(r.hidden) + " " + r.direction + (r.lens ? " lens" : "") +
+         (r.initial ? " initial" : "") + (r.weights_as_feeds ? " weights-as-feeds" : "") +
+         (r.lbr ? " lbr" : "");
 }
 
 void check_all_levels(const Rnn& r, int threads = 1) {
@@ -131,7 +132,8 @@ void check_all_levels(const Rnn& r, int threads = 1) {
   expect_all_levels_match(m->b.g, m->feeds, rnn_opts(threads));
 }
 
-void check(const Rnn& r, int threads = 1, kir::ShapeLevel level = kir::ShapeLevel::kGeneric, int tier = 2) {
+void check(const Rnn& r, int threads = 1, kir::ShapeLevel level = kir::ShapeLevel::kGeneric,
+           int tier = 2) {
   SCOPED_TRACE(describe(r));
   auto m = build(r);
   DiffOptions o = rnn_opts(threads);
@@ -318,7 +320,8 @@ TEST(LowerRecurrent, LayoutOneIsUnsupportedNamingTheAttribute) {
   auto lowered = kir::lower_region(part->regions[0], lo);
   ASSERT_FALSE(lowered.ok());
   EXPECT_EQ(lowered.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(lowered.status().message().find("layout"), std::string::npos) << lowered.status().message();
+  EXPECT_NE(lowered.status().message().find("layout"), std::string::npos)
+      << lowered.status().message();
 }
 
 }  // namespace

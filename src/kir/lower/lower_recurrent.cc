@@ -11,11 +11,11 @@
 // (recurrent_cell.cc) updating h and c in place and storing Y; at the end Y_h and Y_c.
 // S and N may be run-time dims; I, H and D must be constants of the code (W's and R's shapes).
 // Source: ONNX operator spec, LSTM 7/14/22, GRU 7/14/22.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "kernels/packed_gemm.h"
 #include "kir/lower/lower_internal.h"
@@ -27,10 +27,10 @@ namespace tierjit::kir::lowering {
 
 namespace {
 
-constexpr int64_t kTileRows = 16;                 // batch rows per item at most
-constexpr int64_t kChunkFloats = 32768;           // gates projected at once per item (128 KiB)
+constexpr int64_t kTileRows = 16;        // batch rows per item at most
+constexpr int64_t kChunkFloats = 32768;  // gates projected at once per item (128 KiB)
 constexpr int64_t kParallelMinMacs = int64_t{1} << 18;  // items on the team from this work (~8 us)
-constexpr int64_t kAlign = 16;                    // floats (64 bytes) between workspace arrays
+constexpr int64_t kAlign = 16;  // floats (64 bytes) between workspace arrays
 
 int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 Expr cdiv(const Expr& a, const Expr& b) { return div(sub(add(a, b), imm(1)), b); }
@@ -54,13 +54,14 @@ int output_index(const passes::Region& region, const ir::Value* v) {
   return it == region.outputs.end() ? -1 : static_cast<int>(it - region.outputs.begin());
 }
 
-Expected<std::vector<RnnActivation>> parse_activations(const ir::Node& n, const RnnSpec& s,
-                                                       const std::function<Status(std::string)>& fail) {
+Expected<std::vector<RnnActivation>> parse_activations(
+    const ir::Node& n, const RnnSpec& s, const std::function<Status(std::string)>& fail) {
   std::vector<std::string> names = n.attr_strings("activations");
   const size_t per_dir = static_cast<size_t>(s.per_dir()), dirs = static_cast<size_t>(s.dirs);
   if (names.empty()) {
-    const std::vector<std::string> dflt = s.lstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
-                                                 : std::vector<std::string>{"Sigmoid", "Tanh"};
+    const std::vector<std::string> dflt = s.lstm
+                                              ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+                                              : std::vector<std::string>{"Sigmoid", "Tanh"};
     for (size_t d = 0; d < dirs; ++d) names.insert(names.end(), dflt.begin(), dflt.end());
   } else if (names.size() == per_dir && dirs == 2) {
     std::vector<std::string> twice = names;
@@ -68,26 +69,51 @@ Expected<std::vector<RnnActivation>> parse_activations(const ir::Node& n, const 
   }
   if (names.size() != per_dir * dirs)
     return fail("attribute activations has " + std::to_string(names.size()) + " entries");
-  const std::vector<float> alphas = n.attr_floats("activation_alpha"), betas = n.attr_floats("activation_beta");
+  const std::vector<float> alphas = n.attr_floats("activation_alpha"),
+                           betas = n.attr_floats("activation_beta");
   size_t ai = 0, bi = 0;
-  auto take = [](const std::vector<float>& v, size_t& i, float dflt) { return i < v.size() ? v[i++] : dflt; };
+  auto take = [](const std::vector<float>& v, size_t& i, float dflt) {
+    return i < v.size() ? v[i++] : dflt;
+  };
   std::vector<RnnActivation> out;
   for (const std::string& name : names) {
     std::string l;
-    for (char ch : name) l.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    for (char ch : name)
+      l.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
     RnnActivation a;
-    if (l == "sigmoid") a.kind = RnnActivation::kSigmoid;
-    else if (l == "tanh") a.kind = RnnActivation::kTanh;
-    else if (l == "relu") a.kind = RnnActivation::kRelu;
-    else if (l == "affine") { a.kind = RnnActivation::kAffine; a.alpha = take(alphas, ai, 1.f); a.beta = take(betas, bi, 0.f); }
-    else if (l == "leakyrelu") { a.kind = RnnActivation::kLeakyRelu; a.alpha = take(alphas, ai, 0.01f); }
-    else if (l == "thresholdedrelu") { a.kind = RnnActivation::kThresholdedRelu; a.alpha = take(alphas, ai, 1.f); }
-    else if (l == "scaledtanh") { a.kind = RnnActivation::kScaledTanh; a.alpha = take(alphas, ai, 1.f); a.beta = take(betas, bi, 1.f); }
-    else if (l == "hardsigmoid") { a.kind = RnnActivation::kHardSigmoid; a.alpha = take(alphas, ai, 0.2f); a.beta = take(betas, bi, 0.5f); }
-    else if (l == "elu") { a.kind = RnnActivation::kElu; a.alpha = take(alphas, ai, 1.f); }
-    else if (l == "softsign") a.kind = RnnActivation::kSoftsign;
-    else if (l == "softplus") a.kind = RnnActivation::kSoftplus;
-    else return fail("activation '" + name + "' has no lowering");
+    if (l == "sigmoid")
+      a.kind = RnnActivation::kSigmoid;
+    else if (l == "tanh")
+      a.kind = RnnActivation::kTanh;
+    else if (l == "relu")
+      a.kind = RnnActivation::kRelu;
+    else if (l == "affine") {
+      a.kind = RnnActivation::kAffine;
+      a.alpha = take(alphas, ai, 1.f);
+      a.beta = take(betas, bi, 0.f);
+    } else if (l == "leakyrelu") {
+      a.kind = RnnActivation::kLeakyRelu;
+      a.alpha = take(alphas, ai, 0.01f);
+    } else if (l == "thresholdedrelu") {
+      a.kind = RnnActivation::kThresholdedRelu;
+      a.alpha = take(alphas, ai, 1.f);
+    } else if (l == "scaledtanh") {
+      a.kind = RnnActivation::kScaledTanh;
+      a.alpha = take(alphas, ai, 1.f);
+      a.beta = take(betas, bi, 1.f);
+    } else if (l == "hardsigmoid") {
+      a.kind = RnnActivation::kHardSigmoid;
+      a.alpha = take(alphas, ai, 0.2f);
+      a.beta = take(betas, bi, 0.5f);
+    } else if (l == "elu") {
+      a.kind = RnnActivation::kElu;
+      a.alpha = take(alphas, ai, 1.f);
+    } else if (l == "softsign")
+      a.kind = RnnActivation::kSoftsign;
+    else if (l == "softplus")
+      a.kind = RnnActivation::kSoftplus;
+    else
+      return fail("activation '" + name + "' has no lowering");
     out.push_back(a);
   }
   return out;
@@ -100,12 +126,14 @@ Expected<RnnSpec> parse_rnn(const passes::Region& region) {
   if (!n || (n->op() != ir::OpKind::LSTM && n->op() != ir::OpKind::GRU))
     return unsupported("region '{}': no LSTM or GRU anchor", region.name);
   auto fail = [&](std::string why) -> Status {
-    return unsupported("region '{}': {} '{}': {}", region.name, ir::op_name(n->op()), n->name(), why);
+    return unsupported("region '{}': {} '{}': {}", region.name, ir::op_name(n->op()), n->name(),
+                       why);
   };
   RnnSpec s;
   s.lstm = n->op() == ir::OpKind::LSTM;
   s.gates = s.lstm ? 4 : 3;
-  if (n->attr_int("layout", 0) != 0) return fail("attribute layout = 1 (batch-major) has no lowering");
+  if (n->attr_int("layout", 0) != 0)
+    return fail("attribute layout = 1 (batch-major) has no lowering");
   const std::string dir = n->attr_string("direction", "forward");
   if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
     return fail("direction '" + dir + "'");
@@ -117,7 +145,8 @@ Expected<RnnSpec> parse_rnn(const passes::Region& region) {
       return fail("input " + std::to_string(i) + " is not float32");
   const ir::Value *x = in(0), *w = in(1), *r = in(2);
   if (!x || !x->type().shape || x->type().shape->size() != 3) return fail("X is not 3-D");
-  if (!fixed_shape(w, 3) || !fixed_shape(r, 3)) return fail("W or R has a shape the graph does not fix");
+  if (!fixed_shape(w, 3) || !fixed_shape(r, 3))
+    return fail("W or R has a shape the graph does not fix");
   const int64_t gh = fixed_dim(w, 1);
   s.input = fixed_dim(w, 2);
   s.hidden = fixed_dim(r, 2);
@@ -126,7 +155,8 @@ Expected<RnnSpec> parse_rnn(const passes::Region& region) {
     return fail("W, R and hidden_size do not agree");
   if (const ir::Value* lens = in(4)) {
     const DType t = lens->type().dtype;
-    if (t != DType::kInt32 && t != DType::kInt64) return fail("sequence_lens is not int32 or int64");
+    if (t != DType::kInt32 && t != DType::kInt64)
+      return fail("sequence_lens is not int32 or int64");
   }
   s.has_clip = n->has_attr("clip");
   s.clip = n->attr_float("clip", 0.f);
@@ -155,13 +185,13 @@ namespace {
 struct Plan {
   RnnSpec s;
   int64_t gh = 0, width = 0, panels = 0, wpf = 0, rpf = 0;
-  int64_t rec_panels = 0;       // panels of the first recurrent product (GRU without lbr: z, r)
+  int64_t rec_panels = 0;        // panels of the first recurrent product (GRU without lbr: z, r)
   int64_t h_first = 0, g2w = 0;  // GRU without lbr: first panel of the h gate, its G2 row floats
-  int64_t rows_c = 0;           // projection rows per chunk
-  Array wpk, rpk;               // packed W and R of direction 0
+  int64_t rows_c = 0;            // projection rows per chunk
+  Array wpk, rpk;                // packed W and R of direction 0
   int64_t per_worker = 0, p_off = 0, g_off = 0, g2_off = 0, h_off = 0, c_off = 0, rh_off = 0;
-  int64_t shared = 0;           // workspace floats before the workers' areas
-  int64_t bias_off = -1;        // the summed biases [D][G*H] in the workspace (-1: no B)
+  int64_t shared = 0;     // workspace floats before the workers' areas
+  int64_t bias_off = -1;  // the summed biases [D][G*H] in the workspace (-1: no B)
   int workers = 1;
   int lanes = 8;
   DType lens_dtype = DType::kInt32;
@@ -179,15 +209,16 @@ bool preparable(const passes::Region& region, const RnnSpec& s, int i) {
 
 // gemm_panel_rows_f32 over panels [p0, p1) of a packed weight: rows of A at `a` (lda apart), m
 // of them, K = k; panel p's columns go to `y` + (p - p0) * width (rows ldy apart).
-Stmt panel_product(const Plan& pl, const std::string& pv, const Array& packed, int64_t k, int64_t p0,
-                   int64_t p1, const Array& a, const Expr& m, const Expr& lda, const Array& y,
-                   const Expr& ldy) {
+Stmt panel_product(const Plan& pl, const std::string& pv, const Array& packed, int64_t k,
+                   int64_t p0, int64_t p1, const Array& a, const Expr& m, const Expr& lda,
+                   const Array& y, const Expr& ldy) {
   const Expr p = var(pv);
-  Stmt call = call_kernel(
-      kernels::Microkernel::kGemmPanelRowsF32,
-      {{a.buffer, a.base}, {packed.buffer, add(packed.base, mul(p, imm(k * pl.width)))},
-       {y.buffer, add(y.base, mul(sub(p, imm(p0)), imm(pl.width)))}},
-      {m, imm(k), lda, imm(pl.width), min(imm(pl.width), sub(imm(pl.gh), mul(p, imm(pl.width)))), ldy});
+  Stmt call = call_kernel(kernels::Microkernel::kGemmPanelRowsF32,
+                          {{a.buffer, a.base},
+                           {packed.buffer, add(packed.base, mul(p, imm(k * pl.width)))},
+                           {y.buffer, add(y.base, mul(sub(p, imm(p0)), imm(pl.width)))}},
+                          {m, imm(k), lda, imm(pl.width),
+                           min(imm(pl.width), sub(imm(pl.gh), mul(p, imm(pl.width)))), ldy});
   return for_loop(pv, imm(p0), imm(p1 - p0), call);
 }
 
@@ -195,9 +226,10 @@ Stmt panel_product(const Plan& pl, const std::string& pv, const Array& packed, i
 // (H floats apart), mb of them, into y (rows ldy apart).
 Stmt recurrent_product(const Plan& pl, const Array& packed, int64_t p0, int64_t p1, const Array& h,
                        const Array& y, int64_t ldy) {
-  return call_kernel(kernels::Microkernel::kRecurrentGatesF32,
-                     {{h.buffer, h.base}, {packed.buffer, packed.base}, {y.buffer, y.base}},
-                     {var("mb"), imm(pl.s.hidden), imm(pl.s.hidden), imm(pl.gh), imm(p0), imm(p1), imm(ldy)});
+  return call_kernel(
+      kernels::Microkernel::kRecurrentGatesF32,
+      {{h.buffer, h.base}, {packed.buffer, packed.base}, {y.buffer, y.base}},
+      {var("mb"), imm(pl.s.hidden), imm(pl.s.hidden), imm(pl.gh), imm(p0), imm(p1), imm(ldy)});
 }
 
 Array ws(const Expr& base, int64_t off) { return Array{"workspace", add(base, imm(off))}; }
@@ -210,7 +242,9 @@ Stmt rows_loop(const Plan& pl, const std::string& rv, Stmt body, Stmt past_end) 
   const Expr n = add(var("n0"), var(rv));
   Expr len = pl.S;
   if (s.lens >= 0)
-    len = max(imm(0), min(pl.S, cast(i64(), load(Type{pl.lens_dtype, 1}, "in" + std::to_string(s.lens), n))));
+    len =
+        max(imm(0),
+            min(pl.S, cast(i64(), load(Type{pl.lens_dtype, 1}, "in" + std::to_string(s.lens), n))));
   Stmt inner = body;
   if (s.lens >= 0) inner = if_then_else(compare(CmpOp::kLt, var("t"), var("len")), body, past_end);
   return for_loop(rv, imm(0), var("mb"), let("n", n, let("len", len, inner)));
@@ -239,7 +273,8 @@ Expected<Stmt> direction_body(const Plan& pl, int64_t d, bool reverse, const Exp
       return unit_loop(H, pl.lanes, "iu", [&](const Expr& u, int l) -> Expected<Stmt> {
         Expr v = splat_f32(0.f, l);
         if (input >= 0)
-          v = load_f32(Array{"in" + std::to_string(input), mul(add(mul(imm(d), N), n), imm(H))}, u, l);
+          v = load_f32(Array{"in" + std::to_string(input), mul(add(mul(imm(d), N), n), imm(H))}, u,
+                       l);
         return store_f32(row_of(state, "ri", H), u, v, l);
       });
     };
@@ -265,10 +300,14 @@ Expected<Stmt> direction_body(const Plan& pl, int64_t d, bool reverse, const Exp
                                 Array{xb, mul(add(mul(sub(sub(len, t0), cn), N), n), imm(I))}, cn,
                                 mul(N, imm(I)), row_of(P, "rp", GH), mul(mb, imm(GH)));
       Expr cnv = max(imm(0), min(nt, sub(len, t0)));
-      Expr lenv = max(imm(0), min(S, cast(i64(), load(Type{pl.lens_dtype, 1}, "in" + std::to_string(s.lens), n))));
-      projection = for_loop("rp", imm(0), mb,
-                            let("n", add(n0, var("rp")),
-                                let("len", lenv, let("cn", cnv, if_then_else(compare(CmpOp::kGt, cn, imm(0)), call)))));
+      Expr lenv =
+          max(imm(0),
+              min(S, cast(i64(), load(Type{pl.lens_dtype, 1}, "in" + std::to_string(s.lens), n))));
+      projection =
+          for_loop("rp", imm(0), mb,
+                   let("n", add(n0, var("rp")),
+                       let("len", lenv,
+                           let("cn", cnv, if_then_else(compare(CmpOp::kGt, cn, imm(0)), call)))));
     } else {
       const Expr xs = reverse ? sub(sub(S, t0), nt) : t0;  // first time of the chunk
       // One tile holds the whole batch: the chunk's rows are consecutive in X.
@@ -296,69 +335,75 @@ Expected<Stmt> direction_body(const Plan& pl, int64_t d, bool reverse, const Exp
       const Expr tt = reverse ? sub(sub(min(nt, sub(len, t0)), imm(1)), ti) : ti;
       rs.proj = Array{P.buffer, add(P.base, mul(add(mul(tt, mb), var(rv)), imm(GH)))};
       rs.rec = row_of(Gb, rv, GH);
-      rs.rec_h = Array{G2.buffer, add(add(G2.base, mul(var(rv), imm(pl.g2w))), imm(2 * H - pl.h_first * pl.width))};
+      rs.rec_h = Array{G2.buffer, add(add(G2.base, mul(var(rv), imm(pl.g2w))),
+                                      imm(2 * H - pl.h_first * pl.width))};
       rs.h = row_of(hb, rv, H);
       rs.c = row_of(cb, rv, H);
       rs.rh = row_of(rhb, rv, H);
       if (pl.bias_off >= 0) rs.bias = Array{"workspace", imm(pl.bias_off + d * GH)};
       if (s.y >= 0) {
         const Expr time = reverse ? sub(sub(len, imm(1)), t) : t;
-        rs.y = Array{"out" + std::to_string(s.y), mul(add(mul(add(mul(time, imm(D)), imm(d)), N), n), imm(H))};
+        rs.y = Array{"out" + std::to_string(s.y),
+                     mul(add(mul(add(mul(time, imm(D)), imm(d)), N), n), imm(H))};
       }
       return rs;
     };
     // Y of a row past its sequence's end: zeros at time t.
     Stmt zero_y;
     if (s.y >= 0 && s.lens >= 0) {
-      const Array yt{"out" + std::to_string(s.y), mul(add(mul(add(mul(t, imm(D)), imm(d)), N), n), imm(H))};
-      TJ_ASSIGN_OR_RETURN(zero_y, unit_loop(H, pl.lanes, "zu", [&](const Expr& u, int l) -> Expected<Stmt> {
-        return store_f32(yt, u, splat_f32(0.f, l), l);
-      }));
+      const Array yt{"out" + std::to_string(s.y),
+                     mul(add(mul(add(mul(t, imm(D)), imm(d)), N), n), imm(H))};
+      TJ_ASSIGN_OR_RETURN(zero_y,
+                          unit_loop(H, pl.lanes, "zu", [&](const Expr& u, int l) -> Expected<Stmt> {
+                            return store_f32(yt, u, splat_f32(0.f, l), l);
+                          }));
     }
     if (s.lstm || s.lbr) {
       const RowStep rs = row_step("r");
       TJ_ASSIGN_OR_RETURN(Stmt units, unit_loop(H, pl.lanes, "u", [&](const Expr& u, int l) {
-        return s.lstm ? lstm_units(rs, u, l) : gru_units(rs, u, l);
-      }));
+                            return s.lstm ? lstm_units(rs, u, l) : gru_units(rs, u, l);
+                          }));
       parts.push_back(rows_loop(pl, "r", units, zero_y));
     } else {
       const RowStep rs1 = row_step("r1");
       TJ_ASSIGN_OR_RETURN(Stmt reset, unit_loop(H, pl.lanes, "u1", [&](const Expr& u, int l) {
-        return gru_reset_units(rs1, u, l);
-      }));
-      TJ_ASSIGN_OR_RETURN(Stmt clear, unit_loop(H, pl.lanes, "u0", [&](const Expr& u, int l) -> Expected<Stmt> {
-        return store_f32(rs1.rh, u, splat_f32(0.f, l), l);
-      }));
+                            return gru_reset_units(rs1, u, l);
+                          }));
+      TJ_ASSIGN_OR_RETURN(Stmt clear,
+                          unit_loop(H, pl.lanes, "u0", [&](const Expr& u, int l) -> Expected<Stmt> {
+                            return store_f32(rs1.rh, u, splat_f32(0.f, l), l);
+                          }));
       parts.push_back(rows_loop(pl, "r1", reset, s.lens >= 0 ? clear : nullptr));
       const int64_t h_last = (3 * H + pl.width - 1) / pl.width;
       parts.push_back(recurrent_product(pl, rpk, pl.h_first, h_last, rhb, G2, pl.g2w));
       const RowStep rs2 = row_step("r");
       TJ_ASSIGN_OR_RETURN(Stmt units, unit_loop(H, pl.lanes, "u", [&](const Expr& u, int l) {
-        return gru_units(rs2, u, l);
-      }));
+                            return gru_units(rs2, u, l);
+                          }));
       parts.push_back(rows_loop(pl, "r", units, zero_y));
     }
     step = for_loop("ti", imm(0), nt, let("t", add(t0, ti), block(std::move(parts))));
   }
   // Chunks of Tc steps: about rows_c projected rows each.
   const Expr tc = var("tc");
-  out.push_back(let(
-      "tc", max(imm(1), div(imm(pl.rows_c), mb)),
-      for_loop("ch", imm(0), cdiv(S, tc),
-               let("t0", mul(var("ch"), tc),
-                   let("nt", min(tc, sub(S, t0)), block({projection, step}))))));
+  out.push_back(let("tc", max(imm(1), div(imm(pl.rows_c), mb)),
+                    for_loop("ch", imm(0), cdiv(S, tc),
+                             let("t0", mul(var("ch"), tc),
+                                 let("nt", min(tc, sub(S, t0)), block({projection, step}))))));
 
   // Final states Y_h, Y_c [D, N, H].
   std::vector<Stmt> fin;
   for (auto [o, state] : {std::pair{s.yh, hb}, std::pair{s.yc, cb}}) {
     if (o < 0) continue;
     const Array dst{"out" + std::to_string(o), mul(add(mul(imm(d), N), n), imm(H))};
-    TJ_ASSIGN_OR_RETURN(Stmt copy, unit_loop(H, pl.lanes, "fu", [&](const Expr& u, int l) -> Expected<Stmt> {
-      return store_f32(dst, u, load_f32(row_of(state, "rf", H), u, l), l);
-    }));
+    TJ_ASSIGN_OR_RETURN(Stmt copy,
+                        unit_loop(H, pl.lanes, "fu", [&](const Expr& u, int l) -> Expected<Stmt> {
+                          return store_f32(dst, u, load_f32(row_of(state, "rf", H), u, l), l);
+                        }));
     fin.push_back(copy);
   }
-  if (!fin.empty()) out.push_back(for_loop("rf", imm(0), mb, let("n", add(n0, var("rf")), block(fin))));
+  if (!fin.empty())
+    out.push_back(for_loop("rf", imm(0), mb, let("n", add(n0, var("rf")), block(fin))));
   return block(std::move(out));
 }
 
@@ -369,9 +414,9 @@ Expected<LoweredRegion> lower_recurrent(const passes::Region& region, const Lowe
   RegionIo io(region, options);
   for (int i : {s.w, s.r})
     for (int64_t dim : options.inputs[i].dims)
-      if (dim < 0)
-        return unsupported("region '{}': W and R must have constant dims", region.name);
-  if (s.x < 0 || s.w < 0 || s.r < 0) return unsupported("region '{}': X, W or R is missing", region.name);
+      if (dim < 0) return unsupported("region '{}': W and R must have constant dims", region.name);
+  if (s.x < 0 || s.w < 0 || s.r < 0)
+    return unsupported("region '{}': X, W or R is missing", region.name);
   Plan pl;
   pl.s = s;
   pl.lanes = std::clamp(options.vector_lanes, 1, 16);
@@ -404,9 +449,10 @@ Expected<LoweredRegion> lower_recurrent(const passes::Region& region, const Lowe
     *arr = Array{"workspace", imm(off)};
     const int64_t per = kernels::gemm_packed_floats(pl.gh, k);
     for (int64_t d = 0; d < D; ++d)
-      body.push_back(call_kernel(kernels::Microkernel::kGemmPackBF32,
-                                 {{"in" + std::to_string(idx), imm(d * pl.gh * k)}, {"workspace", imm(off + d * per)}},
-                                 {imm(pl.gh), imm(k), imm(1)}));
+      body.push_back(call_kernel(
+          kernels::Microkernel::kGemmPackBF32,
+          {{"in" + std::to_string(idx), imm(d * pl.gh * k)}, {"workspace", imm(off + d * per)}},
+          {imm(pl.gh), imm(k), imm(1)}));
     off += D * per;
   }
   if (s.b >= 0) {
@@ -419,11 +465,12 @@ Expected<LoweredRegion> lower_recurrent(const passes::Region& region, const Lowe
         const bool with_r = s.lstm || g < 2;
         const Array wb{bb, imm(d * 2 * pl.gh + g * H)}, rb{bb, imm(d * 2 * pl.gh + pl.gh + g * H)};
         const Array dst{"workspace", imm(off + d * pl.gh + g * H)};
-        TJ_ASSIGN_OR_RETURN(Stmt sum, unit_loop(H, pl.lanes, "bu", [&](const Expr& u, int l) -> Expected<Stmt> {
-          Expr v = load_f32(wb, u, l);
-          if (with_r) v = add(v, load_f32(rb, u, l));
-          return store_f32(dst, u, v, l);
-        }));
+        TJ_ASSIGN_OR_RETURN(
+            Stmt sum, unit_loop(H, pl.lanes, "bu", [&](const Expr& u, int l) -> Expected<Stmt> {
+              Expr v = load_f32(wb, u, l);
+              if (with_r) v = add(v, load_f32(rb, u, l));
+              return store_f32(dst, u, v, l);
+            }));
         body.push_back(sum);
       }
     off += D * pl.gh;
@@ -469,7 +516,8 @@ Expected<LoweredRegion> lower_recurrent(const passes::Region& region, const Lowe
     // Worker k takes items k, k + W, ... with its own workspace area.
     const int64_t W = pl.workers;
     const Expr k = var("wk");
-    TJ_ASSIGN_OR_RETURN(Stmt par_item, item_body(var("item"), add(imm(pl.shared), mul(k, imm(pl.per_worker)))));
+    TJ_ASSIGN_OR_RETURN(Stmt par_item,
+                        item_body(var("item"), add(imm(pl.shared), mul(k, imm(pl.per_worker)))));
     Stmt par = for_loop("wk", imm(0), imm(W),
                         for_loop("j", imm(0), div(add(sub(items, k), imm(W - 1)), imm(W)),
                                  let("item", add(k, mul(var("j"), imm(W))), par_item)),

@@ -17,7 +17,8 @@ Expr splat_f32(float v, int lanes) { return lanes > 1 ? broadcast(fimm(v), lanes
 
 Expr load_f32(const Array& a, const Expr& i, int lanes) {
   Expr idx = add(a.base, i);
-  return lanes > 1 ? load(f32(lanes), a.buffer, ramp(idx, imm(1), lanes)) : load(f32(), a.buffer, idx);
+  return lanes > 1 ? load(f32(lanes), a.buffer, ramp(idx, imm(1), lanes))
+                   : load(f32(), a.buffer, idx);
 }
 
 Stmt store_f32(const Array& a, const Expr& i, const Expr& value, int lanes) {
@@ -31,7 +32,8 @@ Expected<Stmt> unit_loop(int64_t hidden, int lanes, const std::string& name,
   const int64_t vecs = lanes > 1 ? hidden / lanes : 0;
   if (vecs > 0) {
     TJ_ASSIGN_OR_RETURN(Stmt b, body(var(name), lanes));
-    parts.push_back(for_loop(name + "_v", imm(0), imm(vecs), let(name, mul(var(name + "_v"), imm(lanes)), b)));
+    parts.push_back(
+        for_loop(name + "_v", imm(0), imm(vecs), let(name, mul(var(name + "_v"), imm(lanes)), b)));
   }
   if (hidden > vecs * lanes) {
     TJ_ASSIGN_OR_RETURN(Stmt b, body(var(name + "_s"), 1));
@@ -46,22 +48,32 @@ namespace {
 Expr activate(const RnnActivation& a, const Expr& x, int lanes) {
   auto c = [lanes](float v) { return splat_f32(v, lanes); };
   switch (a.kind) {
-    case RnnActivation::kSigmoid: return call(Intrinsic::kSigmoid, {x});
-    case RnnActivation::kTanh: return call(Intrinsic::kTanh, {x});
-    case RnnActivation::kRelu: return select(compare(CmpOp::kLt, x, c(0)), c(0), x);  // NaN stays
-    case RnnActivation::kAffine: return add(mul(c(a.alpha), x), c(a.beta));
-    case RnnActivation::kLeakyRelu: return select(compare(CmpOp::kGe, x, c(0)), x, mul(c(a.alpha), x));
-    case RnnActivation::kThresholdedRelu: return select(compare(CmpOp::kGt, x, c(a.alpha)), x, c(0));
-    case RnnActivation::kScaledTanh: return mul(c(a.alpha), call(Intrinsic::kTanh, {mul(c(a.beta), x)}));
+    case RnnActivation::kSigmoid:
+      return call(Intrinsic::kSigmoid, {x});
+    case RnnActivation::kTanh:
+      return call(Intrinsic::kTanh, {x});
+    case RnnActivation::kRelu:
+      return select(compare(CmpOp::kLt, x, c(0)), c(0), x);  // NaN stays
+    case RnnActivation::kAffine:
+      return add(mul(c(a.alpha), x), c(a.beta));
+    case RnnActivation::kLeakyRelu:
+      return select(compare(CmpOp::kGe, x, c(0)), x, mul(c(a.alpha), x));
+    case RnnActivation::kThresholdedRelu:
+      return select(compare(CmpOp::kGt, x, c(a.alpha)), x, c(0));
+    case RnnActivation::kScaledTanh:
+      return mul(c(a.alpha), call(Intrinsic::kTanh, {mul(c(a.beta), x)}));
     case RnnActivation::kHardSigmoid: {
       Expr v = add(mul(c(a.alpha), x), c(a.beta));
-      return select(compare(CmpOp::kLt, v, c(0)), c(0), select(compare(CmpOp::kGt, v, c(1)), c(1), v));
+      return select(compare(CmpOp::kLt, v, c(0)), c(0),
+                    select(compare(CmpOp::kGt, v, c(1)), c(1), v));
     }
     case RnnActivation::kElu:
       return select(compare(CmpOp::kGe, x, c(0)), x,
                     mul(c(a.alpha), sub(call(Intrinsic::kExp, {x}), c(1))));
-    case RnnActivation::kSoftsign: return div(x, add(c(1), call(Intrinsic::kAbs, {x})));
-    case RnnActivation::kSoftplus: return call(Intrinsic::kLog, {add(c(1), call(Intrinsic::kExp, {x}))});
+    case RnnActivation::kSoftsign:
+      return div(x, add(c(1), call(Intrinsic::kAbs, {x})));
+    case RnnActivation::kSoftplus:
+      return call(Intrinsic::kLog, {add(c(1), call(Intrinsic::kExp, {x}))});
   }
   return x;
 }
@@ -75,8 +87,12 @@ class Units {
   Expr bind(const Expr& e) { return lets_.bind(e); }
   Expr c(float v) const { return splat_f32(v, lanes_); }
   Expr ld(const Array& a, int64_t off) const { return load_f32(a, add(u_, imm(off)), lanes_); }
-  Stmt st(const Array& a, int64_t off, const Expr& v) const { return store_f32(a, add(u_, imm(off)), v, lanes_); }
-  const RnnActivation& act(int k) const { return s_.acts[static_cast<size_t>(row_.dir * s_.per_dir() + k)]; }
+  Stmt st(const Array& a, int64_t off, const Expr& v) const {
+    return store_f32(a, add(u_, imm(off)), v, lanes_);
+  }
+  const RnnActivation& act(int k) const {
+    return s_.acts[static_cast<size_t>(row_.dir * s_.per_dir() + k)];
+  }
   Expr f(int k, const Expr& x) { return bind(activate(act(k), x, lanes_)); }
   Expr clip(const Expr& x) const {
     if (!s_.has_clip) return x;

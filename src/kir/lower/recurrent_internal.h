@@ -18,8 +18,17 @@ namespace tierjit::kir::lowering {
 /// activation_alpha / activation_beta (defaults of the spec).
 struct RnnActivation {
   enum Kind {
-    kSigmoid, kTanh, kRelu, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid,
-    kElu, kSoftsign, kSoftplus
+    kSigmoid,
+    kTanh,
+    kRelu,
+    kAffine,
+    kLeakyRelu,
+    kThresholdedRelu,
+    kScaledTanh,
+    kHardSigmoid,
+    kElu,
+    kSoftsign,
+    kSoftplus
   } kind = kSigmoid;
   float alpha = 0, beta = 0;
 };
@@ -56,13 +65,13 @@ struct Array {
 /// Offsets are element offsets of the row's first hidden unit.
 struct RowStep {
   const RnnSpec* spec = nullptr;
-  int64_t dir = 0;       ///< the direction (selects activations, biases, peepholes)
-  Array proj;            ///< this row's input projection x W^T, G*H floats (gate order of ONNX)
-  Array rec;             ///< its recurrent product h R^T (GRU without lbr: z and r only)
-  Array rec_h;           ///< GRU without lbr: (r * h) R_h^T of the h gate, H floats
-  Array h, c;            ///< its state (H floats each; c: LSTM only), updated in place
-  Array rh;              ///< GRU without lbr: r * h, written by gru_reset_units
-  Array y;               ///< Y's row at this step (buffer empty: Y not wanted)
+  int64_t dir = 0;  ///< the direction (selects activations, biases, peepholes)
+  Array proj;       ///< this row's input projection x W^T, G*H floats (gate order of ONNX)
+  Array rec;        ///< its recurrent product h R^T (GRU without lbr: z and r only)
+  Array rec_h;      ///< GRU without lbr: (r * h) R_h^T of the h gate, H floats
+  Array h, c;       ///< its state (H floats each; c: LSTM only), updated in place
+  Array rh;         ///< GRU without lbr: r * h, written by gru_reset_units
+  Array y;          ///< Y's row at this step (buffer empty: Y not wanted)
   /// The direction's biases, G*H floats (buffer empty: no B): Wb + Rb summed once per call
   /// (GRU's h gate: Wb alone, Rb_h stays with the recurrent term).
   Array bias;
