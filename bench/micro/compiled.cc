@@ -93,9 +93,7 @@ Expected<std::unique_ptr<CompiledProgram>> CompiledProgram::make(Tier0Program pr
   for (const passes::Region& r : p->partition_->regions) {
     Step step;
     step.region = &r;
-    bool compiled_kind = r.kind == passes::RegionKind::kElementwise ||
-                         r.kind == passes::RegionKind::kReduction ||
-                         r.kind == passes::RegionKind::kMatMulEpilogue;
+    bool compiled_kind = passes::is_compiled_kind(r.kind);
     if (compiled_kind) {
       kir::LowerOptions lo = lower_options(r, p->values_, options.tier, options.level);
       lo.tuning = options.tuning;

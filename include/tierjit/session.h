@@ -88,9 +88,10 @@ struct SessionOptions {
   double slower_margin = 0.1;
   /// One seed of the speedup model (docs/runtime.md, "Speedup estimates"): the expected
   /// t_i / t_{i+1} of the step from tier `from_tier` (0..2) to the next for regions of `kind`
-  /// ("elementwise", "matmul_epilogue", "reduction" or "conv"), replacing the default (its
-  /// measurements are in src/runtime/tier_policy.cc). Every payoff the session measures is still
-  /// folded in (geometric mean). A step seeded at or below 1 is skipped when promoting.
+  /// ("elementwise", "matmul_epilogue", "reduction", "recurrent" or "conv"), replacing the
+  /// default (its measurements are in src/runtime/tier_policy.cc). Every payoff the session
+  /// measures is still folded in (geometric mean). A step seeded at or below 1 is skipped when
+  /// promoting.
   struct SpeedupSeed {
     std::string kind;
     int from_tier = 0;

@@ -10,6 +10,7 @@
 
 #include "kernels/conv_tiles.h"
 #include "kernels/packed_gemm.h"
+#include "kernels/recurrent_gemm.h"
 
 namespace tierjit::kernels {
 

@@ -98,6 +98,9 @@ constexpr FusionEntry kFusionTable[] = {
     {OpKind::ReduceMin, FusionClass::kReduction, true},
     {OpKind::ReduceSum, FusionClass::kReduction, true},
     {OpKind::Softmax, FusionClass::kReduction, false},
+    // recurrent cells: one node per region (kir/lower/lower_recurrent.cc)
+    {OpKind::GRU, FusionClass::kRecurrent, false},
+    {OpKind::LSTM, FusionClass::kRecurrent, false},
     // shape sources; shape-only layout ops (no lowering of their own)
     {OpKind::Shape, FusionClass::kShapeSource, true},
     {OpKind::Size, FusionClass::kShapeSource, true},
@@ -130,7 +133,7 @@ const Table& table() {
 }
 
 // The effective role of one node in this graph.
-enum class Role { kElementwise, kAnchor, kReduction, kShapeOnly, kOpaque };
+enum class Role { kElementwise, kAnchor, kReduction, kShapeOnly, kOpaque, kRecurrent };
 
 bool is_default_domain(const ir::Node& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
 
@@ -247,6 +250,15 @@ class Partitioner {
           if (out && dtype_is_float(out->type().dtype))
             role_[i] = cls == FusionClass::kAnchor ? Role::kAnchor : Role::kReduction;
           break;
+        case FusionClass::kRecurrent: {  // outputs may be omitted (no value or no dtype)
+          bool f32 = false, other = false;
+          for (const ir::Value* v : n.outputs()) {
+            if (!v || v->type().dtype == DType::kUndefined) continue;
+            (v->type().dtype == DType::kFloat32 ? f32 : other) = true;
+          }
+          if (f32 && !other) role_[i] = Role::kRecurrent;
+          break;
+        }
         default:
           break;
       }
@@ -450,8 +462,10 @@ class Partitioner {
                : role == Role::kReduction ? RegionKind::kReduction
                : role == Role::kShapeOnly ? RegionKind::kShapeOnly
                : role == Role::kElementwise ? RegionKind::kElementwise
+               : role == Role::kRecurrent   ? RegionKind::kRecurrent
                                             : RegionKind::kOpaque;
     if (a >= 0) reg.anchor = nodes_[a];
+    if (role == Role::kRecurrent) reg.anchor = nodes_[members_[r][0]];  // one node
     std::string base;
     switch (reg.kind) {
       case RegionKind::kElementwise: base = "elementwise"; break;

@@ -17,6 +17,7 @@ enum class FusionClass {
   kAnchor,             ///< MatMul, Gemm, Conv: heavy op taking an elementwise epilogue
   kReduction,          ///< ReduceSum/Mean/Max/Min, Softmax, LogSoftmax, LayerNormalization
   kShapeSource,        ///< Shape, Size: read only a tensor's shape
+  kRecurrent,          ///< LSTM, GRU: a one-node kRecurrent region (float32 outputs)
   kNone,               ///< no lowering: the node stays on tier 0 (kOpaque region)
 };
 FusionClass fusion_class(ir::OpKind op);
@@ -45,7 +46,8 @@ struct PartitionOptions {
 ///     Clip, residual Add, a GELU chain).
 ///  5. Remaining elementwise nodes join an elementwise region of one of their producers; other
 ///     producer elementwise regions are merged in when possible.
-///  6. Everything else (including string-typed elementwise ops) is a one-node kOpaque region.
+///  6. An LSTM or GRU with float32 outputs is a one-node kRecurrent region.
+///  7. Everything else (including string-typed elementwise ops) is a one-node kOpaque region.
 /// Errors: kInvalidModel if the graph has a cycle (never for a graph the loader accepted).
 Expected<Partition> partition_graph(const ir::Graph& graph, const PartitionOptions& options);
 

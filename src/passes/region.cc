@@ -35,6 +35,7 @@ std::string_view region_kind_name(RegionKind kind) {
     case RegionKind::kReduction: return "reduction";
     case RegionKind::kShapeOnly: return "shape_only";
     case RegionKind::kOpaque: return "opaque";
+    case RegionKind::kRecurrent: return "recurrent";
   }
   return "?";
 }
@@ -71,6 +72,8 @@ std::string format_partition(const Partition& partition) {
     s += fmt::format("{} {} {}", first ? "" : ",", partition.count(k), region_kind_name(k));
     first = false;
   }
+  // Kinds few models have are named only when present (the line of other models unchanged).
+  if (const size_t n = partition.count(RegionKind::kRecurrent)) s += fmt::format(", {} recurrent", n);
   return s + "\n";
 }
 

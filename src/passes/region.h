@@ -20,17 +20,26 @@ enum class RegionKind {
   kShapeOnly,       ///< shape arithmetic (Shape, Gather/Slice on shapes, Concat of dims, ...):
                     ///< evaluated when a Plan is made, never compiled
   kOpaque,          ///< one op without a lowering: stays on tier 0
+  kRecurrent,       ///< one LSTM or GRU node (the anchor): the whole recurrence over time,
+                    ///< compiled as one kernel (kir/lower/lower_recurrent.cc)
 };
 
-/// "elementwise", "matmul_epilogue", "reduction", "shape_only", "opaque".
+/// "elementwise", "matmul_epilogue", "reduction", "shape_only", "opaque", "recurrent".
 std::string_view region_kind_name(RegionKind kind);
+
+/// True for the kinds the compiled tiers lower (kir/lower/lower.h): every kind but kShapeOnly and
+/// kOpaque.
+inline bool is_compiled_kind(RegionKind kind) {
+  return kind != RegionKind::kShapeOnly && kind != RegionKind::kOpaque;
+}
 
 struct Region {
   int id = -1;        ///< position in Partition::regions (a topological order of regions)
   std::string name;   ///< short and stable: "<anchor op>_<id>" ("gemm_0"), "elementwise_3", ...
   RegionKind kind = RegionKind::kOpaque;
   std::vector<const ir::Node*> nodes;    ///< in the graph's topological order
-  const ir::Node* anchor = nullptr;      ///< MatMul/Gemm/Conv or the reduction; else nullptr
+  const ir::Node* anchor = nullptr;      ///< MatMul/Gemm/Conv, the reduction, or the LSTM/GRU
+                                         ///< of a recurrent region; else nullptr
   /// Values the region reads but does not produce: feeds, constants, other regions' outputs, and
   /// outer values its nodes' subgraphs capture. In order of first use, no duplicates.
   std::vector<const ir::Value*> inputs;

@@ -296,8 +296,7 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
       p->max_buffers_ = std::max(p->max_buffers_, st.inputs.size() + st.outputs.size() + 1);
       bytes += st.dims.size() * sizeof(int64_t) + (st.inputs.size() + st.outputs.size()) * sizeof(PlanOperand);
     }
-    if (r.kind == passes::RegionKind::kElementwise || r.kind == passes::RegionKind::kReduction ||
-        r.kind == passes::RegionKind::kMatMulEpilogue) {
+    if (passes::is_compiled_kind(r.kind)) {
       for (const ir::Value* v : r.inputs) {
         const uint32_t id = static_cast<uint32_t>(v->id());
         st.region_sig.add_input(p->dtypes_[id], p->shapes_[id]);

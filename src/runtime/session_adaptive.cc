@@ -96,13 +96,22 @@ void Session::Impl::init_adaptive() {
   adaptive_on = true;
 }
 
+// True when the plan step's signature describes every input of its region. plan.cc signs the
+// steps of the kinds it lists (elementwise, reduction, matmul_epilogue); a step without one
+// (a recurrent region's, until plan.cc lists it) is neither profiled nor dispatched adaptively:
+// every shape would look alike, and an exact version found by an empty signature would serve
+// any shape.
+bool Session::Impl::signed_step(const runtime::PlanStep& st) const {
+  return st.region_sig.num_inputs() == partition.regions[static_cast<size_t>(st.region)].inputs.size();
+}
+
 std::vector<std::shared_ptr<const runtime::CompiledRegion>> Session::Impl::resolve_versions(
     const runtime::Plan& plan) {
   std::vector<std::shared_ptr<const runtime::CompiledRegion>> v(plan.steps().size());
   for (size_t s = 0; s < plan.steps().size(); ++s) {
     const runtime::PlanStep& st = plan.steps()[s];
     AdaptiveRegion* a = adaptive[static_cast<size_t>(st.region)].get();
-    if (!a || a->table.size() == 0) continue;
+    if (!a || a->table.size() == 0 || !signed_step(st)) continue;
     std::shared_ptr<const runtime::Version> version = a->table.peek(st.region_sig);
     if (!version) continue;
     if (auto* e = dynamic_cast<const runtime::CompiledEntry*>(version->entry.get()))
@@ -126,7 +135,7 @@ void Session::Impl::after_call(const std::shared_ptr<const runtime::Plan>& plan,
   for (size_t s = 0; s < steps.size(); ++s) {
     const runtime::PlanStep& st = steps[s];
     AdaptiveRegion* a = adaptive[static_cast<size_t>(st.region)].get();
-    if (!a) continue;
+    if (!a || !signed_step(st)) continue;
     // Dispatch accounting: which version serves this call (its last use, for cold demotion), and
     // deoptimization (counted and logged by the table). A guard failure for the demotion window
     // is a deoptimization on a dim that was static when the specialized versions were chosen.

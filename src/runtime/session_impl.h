@@ -138,6 +138,8 @@ struct Session::Impl {
 
   ~Impl();
   void init_adaptive();
+  /// True when `st`'s region signature describes every region input (session_adaptive.cc).
+  bool signed_step(const runtime::PlanStep& st) const;
   /// The versions the tables hold for `plan`'s region signatures (null: tier 0).
   std::vector<std::shared_ptr<const runtime::CompiledRegion>> resolve_versions(
       const runtime::Plan& plan);

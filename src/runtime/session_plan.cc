@@ -63,9 +63,7 @@ void Session::Impl::init_runtime() {
 bool Session::Impl::may_compile(const passes::Region& r) {
   // The compiled kinds with a lowering for their ops and dtypes (lower_region may still refuse
   // an attribute: then the region stays on tier 0 with the reason logged).
-  return (r.kind == passes::RegionKind::kElementwise || r.kind == passes::RegionKind::kReduction ||
-          r.kind == passes::RegionKind::kMatMulEpilogue) &&
-         kir::has_lowering(r);
+  return passes::is_compiled_kind(r.kind) && kir::has_lowering(r);
 }
 
 std::shared_ptr<const runtime::CompiledRegion> Session::Impl::pinned_version(

@@ -31,7 +31,7 @@
 namespace tierjit::runtime {
 
 using passes::RegionKind;
-inline constexpr int kNumRegionKinds = 5;
+inline constexpr int kNumRegionKinds = 6;
 
 /// What the SpeedupModel keys on: the region kind, with convolution regions (a matmul_epilogue
 /// whose anchor is a Conv) apart from the MatMul / Gemm ones: tier 0 runs oneDNN's convolutions
@@ -43,14 +43,15 @@ enum class SpeedupClass : uint8_t {
   kShapeOnly,
   kOpaque,
   kConv,
+  kRecurrent,  ///< LSTM / GRU regions
 };
-inline constexpr int kNumSpeedupClasses = 6;
+inline constexpr int kNumSpeedupClasses = 7;
 
 /// The class of a region of `kind`; `conv_anchor`: its anchor is a Conv.
 SpeedupClass speedup_class(RegionKind kind, bool conv_anchor = false);
 
-/// The class a SessionOptions::SpeedupSeed names: "elementwise", "matmul_epilogue", "reduction"
-/// or "conv"; nullopt for anything else (shape_only and opaque regions are never compiled).
+/// The class a SessionOptions::SpeedupSeed names: "elementwise", "matmul_epilogue", "reduction",
+/// "recurrent" or "conv"; nullopt for anything else (shape_only and opaque regions are never compiled).
 std::optional<SpeedupClass> speedup_class_named(std::string_view name);
 
 /// The seed speedups of this CPU's instruction set: per class and step (0->1, 1->2, 2->3),

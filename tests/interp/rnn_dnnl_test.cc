@@ -14,7 +14,6 @@
 #include <limits>
 
 #include "interp/executor.h"
-#include "interp/kernels/lstm_small.h"
 #include "interp/kernels/rnn_dnnl.h"
 #include "node_runner.h"
 #include "support/cpu_load.h"
@@ -113,9 +112,7 @@ Expected<std::vector<Tensor>> run_lstm(const Lstm& c, const std::vector<Tensor>&
   interp::ExecOptions options;
   options.intra_op_threads = c.threads;
   interp::nn::set_rnn_dnnl_enabled(dnnl);
-  interp::nn::set_lstm_small_enabled(false);  // oneDNN's RNN here, not lstm_small.h's kernel
   auto out = interp::run_graph(g, feeds, options);
-  interp::nn::set_lstm_small_enabled(true);
   interp::nn::set_rnn_dnnl_enabled(true);
   return out;
 }

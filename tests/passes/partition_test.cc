@@ -222,6 +222,35 @@ TEST(Partition, OpsWithoutLoweringAreOpaqueOnePerRegion) {
   EXPECT_EQ(fusion_class(OpKind::Where), FusionClass::kElementwiseBinary);
 }
 
+TEST(Partition, LstmAndGruAreRecurrentRegionsOfOneNode) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kFloat32, dims({S("S"), S("N"), C(4)}));
+  ir::Value* w = b.constant("w", Tensor::zeros(DType::kFloat32, {1, 12, 4}));
+  ir::Value* r = b.constant("r", Tensor::zeros(DType::kFloat32, {1, 12, 4}));
+  ir::Value* wl = b.constant("wl", Tensor::zeros(DType::kFloat32, {1, 16, 4}));
+  ir::Value* rl = b.constant("rl", Tensor::zeros(DType::kFloat32, {1, 16, 4}));
+  ir::Node* gru = b.node_n(OpKind::GRU, {x, w, r}, "gru", 2, {{"hidden_size", attr_int(4)}});
+  ir::Value* relu = b.node(OpKind::Relu, {gru->output(0)}, "relu");  // not fused into the cell
+  ir::Node* lstm = b.node_n(OpKind::LSTM, {x, wl, rl}, "lstm", 3, {{"hidden_size", attr_int(4)}});
+  b.output(relu);
+  b.output(lstm->output(1));  // Y unused: the region outputs Y_h alone
+  b.infer();
+  Partition p = partition(b.g);
+  ASSERT_EQ(p.regions.size(), 3u);
+  const Region& g = region_with(p, gru->output(0));
+  EXPECT_EQ(g.kind, RegionKind::kRecurrent);
+  EXPECT_EQ(g.anchor, gru);
+  EXPECT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.name, "gru_0");
+  const Region& l = region_with(p, lstm->output(1));
+  EXPECT_EQ(l.kind, RegionKind::kRecurrent);
+  EXPECT_EQ(l.outputs, std::vector<const ir::Value*>{lstm->output(1)});
+  EXPECT_EQ(region_with(p, relu).kind, RegionKind::kElementwise);
+  EXPECT_EQ(fusion_class(OpKind::LSTM), FusionClass::kRecurrent);
+  EXPECT_EQ(region_kind_name(RegionKind::kRecurrent), "recurrent");
+  EXPECT_NE(format_partition(p).find(", 2 recurrent\n"), std::string::npos) << format_partition(p);
+}
+
 TEST(Partition, NoFuseGivesOneRegionPerNode) {
   GraphBuilder b;
   ir::Value* x = b.input("x", DType::kFloat32, dims({C(3)}));

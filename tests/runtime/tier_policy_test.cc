@@ -381,6 +381,8 @@ TEST(TierPolicy, DefaultSeedsFollowTodaysTierZero) {
   EXPECT_EQ(speedup_class_named("conv"), SpeedupClass::kConv);
   EXPECT_EQ(speedup_class_named("elementwise"), SpeedupClass::kElementwise);
   EXPECT_EQ(speedup_class_named("reduction"), SpeedupClass::kReduction);
+  EXPECT_EQ(speedup_class_named("recurrent"), SpeedupClass::kRecurrent);
+  EXPECT_EQ(speedup_class(RegionKind::kRecurrent), SpeedupClass::kRecurrent);
   EXPECT_FALSE(speedup_class_named("opaque").has_value());
   EXPECT_FALSE(speedup_class_named("MatMul").has_value());
 }

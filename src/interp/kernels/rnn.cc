@@ -14,17 +14,15 @@
 // ulp); tests/interp/rnn_dnnl_test.cc compares both with rtol 1e-5, atol 1e-5: each gate is a
 // float32 sum of I + H products, and the two paths' differences grow with it (max 2.4e-7 at
 // I + H <= 40, 1.3e-6 (LSTM) / 2.5e-6 (GRU) at lstm_small's 192; the gates contract, they do not
-// amplify). NaN and Inf inputs give NaN in the same outputs. Of those, LSTMs without peepholes
-// of batch <= 16 run lstm_small.h's kernel instead (same bias sum, its own sigmoid / tanh within
-// a few ulp; tests/interp/lstm_small_test.cc). Everything else, and any oneDNN
-// failure, runs the reference path: the input projection of all time steps is one GEMM per
+// amplify). NaN and Inf inputs give NaN in the same outputs. (The hand-written small-batch LSTM
+// that ran before oneDNN is gone: the compiled tiers fuse the cell, kir/lower/lower_recurrent.cc.)
+// Everything else, and any oneDNN failure, runs the reference path: the input projection of all time steps is one GEMM per
 // direction (oneDNN sgemm for float32); each step adds one GEMM of the hidden state with R^T.
 #include <cmath>
 #include <string>
 #include <type_traits>
 
 #include "interp/kernels/dnnl_util.h"
-#include "interp/kernels/lstm_small.h"
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/nn_kernels.h"
 #include "interp/kernels/rnn_dnnl.h"
@@ -355,11 +353,6 @@ Expected<bool> try_dnnl_rnn(KernelContext& ctx, Cell cell, const RnnShape& s,
   if (lstm && ctx.wants_output(2)) {
     TJ_ASSIGN_OR_RETURN(Tensor * yc, ctx.output(2, DType::kFloat32, state));
     a.yc = yc->data<float>();
-  }
-  // Small batches: lstm_small.h (faster per call than oneDNN there, no kernel generation).
-  if (lstm_small_supports(a)) {
-    TJ_RETURN_IF_ERROR(lstm_small_f32(a));
-    return true;
   }
   // A oneDNN failure (an unimplemented geometry) leaves the reference path to compute the same.
   return dnnl_rnn_f32(a).ok();

@@ -51,6 +51,7 @@ Expected<LoweredRegion> lower_region(const passes::Region& region, const LowerOp
     case passes::RegionKind::kElementwise: out = lowering::lower_elementwise(region, options); break;
     case passes::RegionKind::kReduction: out = lowering::lower_reduction(region, options); break;
     case passes::RegionKind::kMatMulEpilogue: out = lowering::lower_matmul(region, options); break;
+    case passes::RegionKind::kRecurrent: out = lowering::lower_recurrent(region, options); break;
     case passes::RegionKind::kShapeOnly:
     case passes::RegionKind::kOpaque: break;
   }
@@ -58,9 +59,7 @@ Expected<LoweredRegion> lower_region(const passes::Region& region, const LowerOp
     out->input_layouts.resize(region.inputs.size(), InputLayout::kAsIs);
     return out;
   }
-  if (region.kind == passes::RegionKind::kElementwise || region.kind == passes::RegionKind::kReduction ||
-      region.kind == passes::RegionKind::kMatMulEpilogue)
-    return out;
+  if (passes::is_compiled_kind(region.kind)) return out;
   return unsupported("{}", "region '" + region.name + "': " +
                            std::string(passes::region_kind_name(region.kind)) +
                            " regions are not compiled");
@@ -88,6 +87,17 @@ Expected<Tensor> prepare_input(InputLayout layout, const Tensor& t) {
     Tensor copy = Tensor::empty(t.dtype(), t.shape());
     std::memcpy(copy.raw_data(), t.raw_data(), t.nbytes());
     return copy;
+  }
+  if (layout == InputLayout::kGemmPanelsPerDirection) {
+    if (t.rank() != 3 || t.dtype() != DType::kFloat32 || t.dim(1) < 1)
+      return invalid_argument("per-direction GEMM panels need a float32 [D, N >= 1, K] weight, got {} {}",
+                              dtype_name(t.dtype()), shape_to_string(t.shape()));
+    const int64_t dirs = t.dim(0), n = t.dim(1), k = t.dim(2);
+    const int64_t per = kernels::gemm_packed_floats(n, k);
+    Tensor out = Tensor::empty(DType::kFloat32, {dirs * per});
+    for (int64_t d = 0; d < dirs; ++d)
+      kernels::gemm_pack_b_f32(t.data<float>() + d * n * k, out.data<float>() + d * per, n, k, 1);
+    return out;
   }
   if (t.rank() != 2)
     return invalid_argument("a transposed or packed input must be 2-D, got shape {}",
@@ -151,6 +161,7 @@ bool has_lowering(const passes::Region& region) {
     case passes::RegionKind::kElementwise: return lowering::elementwise_supported(region);
     case passes::RegionKind::kReduction: return lowering::reduction_supported(region);
     case passes::RegionKind::kMatMulEpilogue: return lowering::matmul_supported(region);
+    case passes::RegionKind::kRecurrent: return lowering::recurrent_supported(region);
     default: return false;
   }
 }

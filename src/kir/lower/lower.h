@@ -64,6 +64,10 @@ enum class InputLayout {
   kGemmPanels,
   /// the same for a weight given as [N, K] (Gemm's transB)
   kGemmPanelsTransposed,
+  /// a 3-D float32 weight [D, N, K] (an LSTM's or GRU's W or R: per direction [G*H, I] or
+  /// [G*H, H]) packed per direction as kGemmPanelsTransposed packs [N, K]: D blocks of
+  /// kernels::gemm_packed_floats(N, K) floats one after another, 1-D
+  kGemmPanelsPerDirection,
 };
 
 /// A lowered region. The kernel ABI (codegen::KernelFn `void fn(void* const* buffers, const
@@ -89,7 +93,8 @@ struct LoweredRegion {
 };
 
 /// The data of a constant region input `t` in `layout`, as a new contiguous tensor (kAsIs: a
-/// copy). Errors: kInvalidArgument when `t` does not fit the layout (kTransposed needs 2-D).
+/// copy). Errors: kInvalidArgument when `t` does not fit the layout (kTransposed and
+/// kGemmPanels[Transposed] need 2-D, kGemmPanelsPerDirection 3-D float32).
 Expected<Tensor> prepare_input(InputLayout layout, const Tensor& t);
 
 /// Lowers `region` (every node of it) under `options`. Errors: kUnsupported when a node, dtype or
