@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "compiled.h"
-#include "interp/kernels/gelu_fusion.h"
 #include "kernels/vec_math.h"
 #include "micro.h"
 
@@ -59,22 +58,7 @@ void erf_case(benchmark::State& state) {
   }
 }
 
-// bert_tiny's FFN GELU (erf form) on 256 x 512 floats, the fused tier-0 pass, one thread.
-void gelu_chain_case(benchmark::State& state) {
-  Tensor x = Tensor::empty(DType::kFloat32, {256, 512});
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(i % 1000) / 250.f - 2.f;
-  interp::GeluChain c;
-  c.c1 = 1.4142135f;
-  c.c2 = 1.f;
-  c.c3 = 0.5f;
-  for (auto _ : state) {
-    Tensor y = interp::run_gelu_chain(c, x, 1);
-    benchmark::DoNotOptimize(y.data<float>());
-  }
-}
-
 const bool registered = [] {
-  register_case("elementwise.gelu_chain_128K", "tier0", gelu_chain_case);
   register_case("elementwise.erf_128K", "tier0", erf_case<kernels::erf_f32>);
   register_case("elementwise.erf_128K", "avx2", erf_case<kernels::erf_f32_avx2>);
   register_case("elementwise.chain4_1M", "tier0", tier0_case(make_rows));

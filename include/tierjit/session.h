@@ -111,8 +111,7 @@ struct SessionOptions {
   /// every region at tier 0 (the same kernels, region by region) instead of the whole-graph
   /// interpreter, so that each region's time can be read; the first call of each signature (the
   /// recording run) and calls that fall back to the whole-graph interpreter are not timed. Costs
-  /// two clock reads per region per call, and tier 0 no longer runs consecutive regions as one
-  /// step: not for serving.
+  /// two clock reads per region per call: not for serving.
   bool time_regions = false;
 };
 
@@ -148,7 +147,7 @@ struct RegionReport {
   /// Calls that ran the region's compiled code (0 unless SessionOptions::count_region_calls).
   uint64_t compiled_calls = 0;
   /// Calls whose region step was timed, and their total wall time in µs (0 unless
-  /// SessionOptions::time_regions; merged tier-0 steps share their time out by bytes).
+  /// SessionOptions::time_regions).
   uint64_t timed_calls = 0;
   double time_us = 0;
   /// Adaptive mode: the speedup of the code of `tier` over tier 0 that the runtime measured

@@ -1,14 +1,7 @@
-// Tier-0 executor: runs a Graph node by node with the reference kernels of the op registry.
-// Frees each intermediate after its last use. Subgraphs (If/Loop/Scan bodies) run through the
-// same function with the calling frame as parent, so their outer-scope reads resolve.
-// A float32 Conv whose only use is an activation later in the same node list (Relu, Clip,
-// LeakyRelu, Sigmoid, Tanh; interp/kernels/conv_fusion.h) runs fused with it, bit-identical to
-// the two kernels apart; the Conv's output value then holds the activation's output tensor.
-// Chains of float32 Convs with the activations and residual Adds between them run with their
-// intermediates in oneDNN's blocked layout (interp/kernels/conv_chain.h). The erf-form GELU
-// chain (gelu_fusion.h), MatMul + bias Add (matmul_fusion.h), Add + LayerNormalization
-// (layer_norm_fusion.h) and a Softmax with its elementwise prologue (softmax_fusion.h) run fused
-// too, each bit-identical to its nodes run one at a time.
+// Tier-0 executor: runs a Graph node by node with the plain kernels of the op registry, each
+// node through its own kernel, one at a time (fusion is the compiled tiers' job: DESIGN.md,
+// "Tier"). Frees each intermediate after its last use. Subgraphs (If/Loop/Scan bodies) run
+// through the same function with the calling frame as parent, so their outer-scope reads resolve.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +15,6 @@
 #include "ir/graph.h"
 
 namespace tierjit::interp {
-
-struct ConvChain;
 
 /// Values of one running graph, indexed by Value::id(); parent is the frame of the enclosing
 /// graph (for captures), nullptr at the top level.
@@ -66,18 +57,11 @@ ExecOptions under_current_load(const ExecOptions& options);
 /// Subgraph bodies run with `frame` as their parent. Errors carry the failing node's description.
 Status run_nodes(std::span<const ir::Node* const> nodes, Frame& frame, const ExecOptions& options);
 
-/// Which nodes of a node list run fused at tier 0 (a Conv and its activation, conv_fusion.h;
-/// the erf-GELU chain, gelu_fusion.h): plan_fusion computes it once per list; run_nodes with a
-/// plan uses it instead of finding the fusions on every call.
-struct FusionPlan {
-  std::vector<int> fused;  ///< per node: the fusion it starts or belongs to; empty: none
-  std::vector<std::shared_ptr<const ConvChain>> conv_chains;  ///< conv_chain.h; fused[] names them
-};
-/// The fusions of `nodes` (in topological order, all from `graph`). Pure; cheap (one pass).
-FusionPlan plan_fusion(std::span<const ir::Node* const> nodes, const ir::Graph& graph);
-/// run_nodes with a plan made by plan_fusion(nodes, *frame.graph).
-Status run_nodes(std::span<const ir::Node* const> nodes, const FusionPlan& fusion, Frame& frame,
-                 const ExecOptions& options);
+/// Test hook: when set, called with each node whose kernel run_nodes / run_graph / GraphRunner
+/// ran successfully, right after it ran (tests count the kernels tier 0 runs per node). Set it
+/// only while no interpreter call is running; nullptr turns it off.
+using KernelObserver = void (*)(const ir::Node& node);
+void set_kernel_observer_for_testing(KernelObserver observer);
 
 /// Runs `graph`. `inputs` are for graph.inputs() that are not constants (feed_inputs order).
 /// Returns graph.outputs() in order. Errors carry the failing node's description.
@@ -85,8 +69,8 @@ Expected<std::vector<Tensor>> run_graph(const ir::Graph& graph, std::vector<Tens
                                         const ExecOptions& options, const Frame* parent = nullptr);
 
 /// run_graph for calling one top-level graph (no parent, no captures) many times, e.g. a
-/// Session's interpret-only mode: what run_graph works out per call (each value's last use, the
-/// fusions) is found once here, and each call takes a frame with the constants already bound from
+/// Session's interpret-only mode: what run_graph works out per call (each value's last use) is
+/// found once here, and each call takes a frame with the constants already bound from
 /// a small pool (a new one when all are busy; at most `pool_cap` kept). Same results and errors
 /// as run_graph. Thread-safe: concurrent calls use different frames. `graph` must outlive it and
 /// not change.

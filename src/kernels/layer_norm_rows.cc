@@ -1,5 +1,5 @@
 // AVX-512F row steps of tier 0's float32 LayerNormalization (layer_norm_rows.h): 16 float lanes
-// for the residual sum and the affine step; for the statistics, two rows per 8-double register
+// for the affine step; for the statistics, two rows per 8-double register
 // (lanes 0-3 the 4 partial sums of one row, 4-7 the next row's), so each add does the work of two
 // AVX2 adds in the same order. Compiled for AVX-512F per function; dispatched at run time.
 #include "kernels/layer_norm_rows.h"
@@ -36,15 +36,10 @@ TJ_AVX512 inline __m512d load_pair4(const float* a, const float* b) {
       _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(a)), _mm_loadu_ps(b), 1));
 }
 
-// Where both operands of an add, multiply or fma are NaN, x86 returns the one in the first source
-// slot, and GCC may swap the operands of commutative intrinsics: these three pin the slots the
-// AVX2 loops of normalization.cc compiled to (residual + x; (x - mean) * inv; vfmadd132 with
-// the product in the first slot and B in the second), so NaN payloads match too.
-TJ_AVX512 inline __m512 add_ab(__m512 a, __m512 b) {  // a + b, a in the first slot
-  __m512 r;
-  asm("vaddps %2, %1, %0" : "=v"(r) : "v"(a), "v"(b));
-  return r;
-}
+// Where both operands of a multiply or fma are NaN, x86 returns the one in the first source
+// slot, and GCC may swap the operands of commutative intrinsics: these two pin the slots the
+// AVX2 loops of normalization.cc compiled to ((x - mean) * inv; vfmadd132 with the product in
+// the first slot and B in the second), so NaN payloads match too.
 TJ_AVX512 inline __m512 mul_ab(__m512 a, __m512 b) {  // a * b, a in the first slot
   __m512 r;
   asm("vmulps %2, %1, %0" : "=v"(r) : "v"(a), "v"(b));
@@ -175,17 +170,6 @@ TJ_AVX512 void stats8(const float* x, int64_t len, double* mean, double* var) {
     stats8_impl<true>(x, len, mean, var, buf);
   } else {
     stats8_impl<false>(x, len, mean, var, nullptr);
-  }
-}
-
-TJ_AVX512 void add_row(const float* a, const float* b, float* y, int64_t len) {
-  int64_t i = 0;
-  for (; i + 16 <= len; i += 16)
-    _mm512_storeu_ps(y + i, add_ab(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
-  if (i < len) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (len - i)) - 1u);
-    _mm512_mask_storeu_ps(y + i, m,
-                          add_ab(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i)));
   }
 }
 

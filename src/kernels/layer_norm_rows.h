@@ -1,5 +1,5 @@
 // AVX-512F steps of tier 0's float32 LayerNormalization over contiguous rows (normalization.cc):
-// the residual sum, the row statistics and the affine step, each the same IEEE operations in the
+// the row statistics and the affine step, each the same IEEE operations in the
 // same order as the AVX2 / scalar code beside them in normalization.cc, so the results are equal
 // bit for bit (tests/interp/layer_norm_fast_test.cc), with twice the lanes. Callers check
 // ln_rows::has_avx512() first; on other CPUs these functions must not run.
@@ -22,10 +22,6 @@ void force_avx2_for_testing(bool force);
 /// rest into sum 0 one by one), combined (s0 + s1) + (s2 + s3), divided by len; two passes, the
 /// second accumulating fma(d, d, s) with d = x - mean. Two rows share one 8-double register.
 void stats8(const float* x, int64_t len, double* mean, double* var);
-
-/// y[i] = a[i] + b[i] for i < len in float, a the first operand of each add (the NaN x86 returns
-/// when both are NaN). y may equal a or b.
-void add_row(const float* a, const float* b, float* y, int64_t len);
 
 /// y[i] = fma((x[i] - mean) * inv, s[i], b[i]) in float for i < len. y may equal x.
 void normalize_row(const float* x, float* y, int64_t len, float mean, float inv, const float* s,

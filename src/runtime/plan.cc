@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <map>
 #include <mutex>
-#include <optional>
 
 #include "support/buffer_pool.h"
 #include "support/check.h"
@@ -52,54 +50,6 @@ class ArenaPlanner {
   int64_t total_ = 0;
 };
 
-// The nodes of consecutive tier-0 regions taken together, in order, and their fusion plan:
-// what a merged group of plan steps runs (PlanStep::merged). Its conv_chains are the chains
-// across regions (interp/kernels/conv_chain.h: the partition puts each Conv in its own region).
-struct MergedRun {
-  std::vector<const ir::Node*> nodes;
-  std::shared_ptr<const interp::FusionPlan> fusion;
-};
-MergedRun plan_merged_run(std::span<const passes::Region* const> regions, const ir::Graph& g) {
-  MergedRun m;
-  for (const passes::Region* r : regions) m.nodes.insert(m.nodes.end(), r->nodes.begin(), r->nodes.end());
-  m.fusion = std::make_shared<interp::FusionPlan>(interp::plan_fusion(m.nodes, g));
-  return m;
-}
-
-}  // namespace
-
-struct GraphLayout::MergedRuns {
-  std::mutex mu;
-  std::map<std::vector<int>, MergedRun> runs;  // by the ids of the regions, in order
-};
-
-namespace {
-
-// plan_merged_run for `regions` (tier-0 regions in order), once per layout: the fusion plan (and
-// its conv chains) is shared by every plan of the Session.
-MergedRun merge_run(const GraphLayout& layout, std::span<const passes::Region* const> regions) {
-  if (!layout.merged_runs) return plan_merged_run(regions, *layout.graph);
-  std::vector<int> key;
-  for (const passes::Region* r : regions) key.push_back(r->id);
-  {
-    std::lock_guard<std::mutex> lock(layout.merged_runs->mu);
-    auto it = layout.merged_runs->runs.find(key);
-    if (it != layout.merged_runs->runs.end()) return it->second;
-  }
-  MergedRun m = plan_merged_run(regions, *layout.graph);
-  std::lock_guard<std::mutex> lock(layout.merged_runs->mu);
-  return layout.merged_runs->runs.emplace(std::move(key), std::move(m)).first->second;
-}
-
-// merge_run for a conv chain across regions: nullopt for fewer than two regions or no chain.
-std::optional<MergedRun> merge_conv_chain_run(const GraphLayout& layout,
-                                              std::span<const passes::Region* const> regions) {
-  if (regions.size() < 2) return std::nullopt;
-  MergedRun m = merge_run(layout, regions);
-  if (m.fusion->conv_chains.empty()) return std::nullopt;
-  return m;
-}
-
 }  // namespace
 
 GraphLayout make_layout(const ir::Graph& graph, const passes::Partition& partition,
@@ -108,14 +58,11 @@ GraphLayout make_layout(const ir::Graph& graph, const passes::Partition& partiti
   l.graph = &graph;
   l.partition = &partition;
   l.exec = exec;
-  l.merged_runs = std::make_shared<GraphLayout::MergedRuns>();
-  l.untimed.assign(partition.regions.size(), 1);
   for (const ir::Value* v : graph.feed_inputs()) l.feed_ids.push_back(static_cast<uint32_t>(v->id()));
   for (const ir::Value* v : graph.outputs()) l.output_ids.push_back(static_cast<uint32_t>(v->id()));
   for (const auto& v : graph.values())
     if (!v->is_constant()) l.dynamic_ids.push_back(static_cast<uint32_t>(v->id()));
   const int nregions = static_cast<int>(partition.regions.size());
-  for (const passes::Region& r : partition.regions) l.fusion.push_back(interp::plan_fusion(r.nodes, graph));
   l.last_reader.assign(graph.num_value_ids(), -1);
   std::vector<uint8_t> keep(graph.num_value_ids(), 0);
   for (const auto& v : graph.values())
@@ -164,26 +111,9 @@ Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, 
     rec.frame.values[layout.feed_ids[i]] = feeds[i];
     note(layout.feed_ids[i]);
   }
-  // Runs of regions holding a conv chain run as one at their first region (merge_run); not
-  // with keep_all: verifying compiled regions reads every value, and a chain's intermediates
-  // hold no values (only their shapes).
-  const auto& regions = layout.partition->regions;
-  std::vector<std::optional<MergedRun>> merged(regions.size());
-  for (size_t s = 0; s < regions.size() && !keep_all;) {
-    size_t e = s;
-    std::vector<const passes::Region*> run;
-    while (e < regions.size() && regions[e].kind != passes::RegionKind::kShapeOnly) run.push_back(&regions[e++]);
-    if (e > s) merged[s] = merge_conv_chain_run(layout, run);
-    size_t next = std::max(e, s + 1);
-    for (size_t k = s + 1; k < e && merged[s]; ++k) merged[k] = MergedRun{};  // runs nothing
-    s = next;
-  }
   for (size_t ri = 0; ri < layout.partition->regions.size(); ++ri) {
     const passes::Region& r = layout.partition->regions[ri];
-    if (!merged[ri])
-      TJ_RETURN_IF_ERROR(interp::run_nodes(r.nodes, layout.fusion[ri], rec.frame, layout.exec));
-    else if (merged[ri]->fusion)
-      TJ_RETURN_IF_ERROR(interp::run_nodes(merged[ri]->nodes, *merged[ri]->fusion, rec.frame, layout.exec));
+    TJ_RETURN_IF_ERROR(interp::run_nodes(r.nodes, rec.frame, layout.exec));
     for (const ir::Node* n : r.nodes)
       for (const ir::Value* v : n->outputs())
         if (v) note(static_cast<uint32_t>(v->id()));
@@ -260,7 +190,6 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
       st.kind = StepKind::kTier0;
       st.tier = 0;
       st.nodes = r.nodes;
-      st.fusion = &layout.fusion[ri];
       for (const ir::Value* v : r.outputs) {
         const auto id = static_cast<uint32_t>(v->id());
         st.check_ids.push_back(id);
@@ -310,59 +239,6 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
       st.region_key = st.region_sig.exact_key();
     }
     bytes += sizeof(PlanStep);
-  }
-  // Merged groups (PlanStep::merged): consecutive tier-0 steps run as one at the first. A
-  // shape-only step between them does not end a run (Plan::run binds the plan-time values at the
-  // start of each call). A run whose regions hold a conv chain across them is merged whole;
-  // otherwise each stretch of regions whose time nobody needs (GraphLayout::untimed) is.
-  auto merge_group = [&](std::span<const size_t> t0, MergedRun m) {
-    PlanStep& first = p->steps_[t0.front()];
-    first.merged = t0.back() - t0.front();
-    p->has_merged_ = true;
-    first.merged_nodes = std::move(m.nodes);
-    first.nodes = first.merged_nodes;
-    first.merged_fusion = std::move(m.fusion);
-    first.fusion = first.merged_fusion.get();
-    double total = 0;
-    for (size_t k : t0) total += p->steps_[k].bytes;
-    for (size_t k = t0.front(); k <= t0.back(); ++k) {
-      PlanStep& st = p->steps_[k];
-      if (st.kind != StepKind::kTier0) {
-        st.merged_share = 0;
-        continue;
-      }
-      st.merged_share = total > 0 ? st.bytes / total : 1.0 / static_cast<double>(t0.size());
-      if (k > t0.front()) st.nodes = {};
-    }
-  };
-  for (size_t s = 0; s < nregions;) {
-    if (p->steps_[s].kind != StepKind::kTier0) {
-      ++s;
-      continue;
-    }
-    std::vector<size_t> t0;  // the run's tier-0 steps
-    size_t e = s;
-    for (; e < nregions && p->steps_[e].kind != StepKind::kCompiled; ++e)
-      if (p->steps_[e].kind == StepKind::kTier0) t0.push_back(e);
-    auto regions_of = [&](std::span<const size_t> steps) {
-      std::vector<const passes::Region*> rs;
-      for (size_t k : steps) rs.push_back(&regions[k]);
-      return rs;
-    };
-    if (std::optional<MergedRun> m = merge_conv_chain_run(layout, regions_of(t0))) {
-      merge_group(t0, std::move(*m));
-    } else {
-      for (size_t i = 0; i < t0.size();) {
-        size_t j = i;
-        while (j < t0.size() && layout.untimed[t0[j]]) ++j;
-        if (j - i >= 2) {
-          const std::span<const size_t> stretch(t0.data() + i, j - i);
-          merge_group(stretch, merge_run(layout, regions_of(stretch)));
-        }
-        i = std::max(j, i + 1);
-      }
-    }
-    s = e;
   }
   // Inputs read from the arena: the producer's offset.
   std::vector<int64_t> offset_of(layout.graph->num_value_ids(), -1);
@@ -441,7 +317,7 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
   }
   std::vector<Tensor>& vals = cs->frame.values;
   for (size_t i = 0; i < feeds.size(); ++i) vals[layout_->feed_ids[i]] = feeds[i];
-  // Plan-time values first: a merged group (PlanStep::merged) may run past a shape-only step.
+  // Plan-time values first (every call binds them once, at its start).
   for (size_t b : bound_steps_)
     for (const auto& [id, t] : steps_[b].bound) vals[id] = t;
   char* arena = static_cast<char*>(cs->arena);
@@ -449,15 +325,13 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
   // than by every step: each decision reads the clock.
   interp::ExecOptions exec = layout_->exec;
   auto t0 = step_us ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-  double* const step_us0 = step_us;
   for (const PlanStep& st : steps_) {
     switch (st.kind) {
       case StepKind::kBound:  // bound at the start of the call
         break;
       case StepKind::kTier0:
         exec = interp::under_current_load(exec);
-        if (!st.nodes.empty())  // empty: a later step of a merged group (the first ran its nodes)
-          TJ_RETURN_IF_ERROR(interp::run_nodes(st.nodes, *st.fusion, cs->frame, exec));
+        TJ_RETURN_IF_ERROR(interp::run_nodes(st.nodes, cs->frame, exec));
         if (!st.check.empty()) {
           const int64_t* want = st.check_dims.data();  // [rank, dims...] per checked value
           for (uint32_t id : st.check) {
@@ -498,13 +372,6 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
       t0 = t1;
     }
   }
-  if (step_us0 && has_merged_)  // a merged group's time, shared out over its steps (PlanStep::merged)
-    for (size_t s = 0; s < steps_.size(); s += steps_[s].merged + 1) {
-      if (steps_[s].merged == 0) continue;
-      double total = 0;
-      for (size_t k = s; k <= s + steps_[s].merged; ++k) total += step_us0[k];
-      for (size_t k = s; k <= s + steps_[s].merged; ++k) step_us0[k] = total * steps_[k].merged_share;
-    }
   std::vector<Tensor> out;
   out.reserve(layout_->output_ids.size());
   for (size_t i = 0; i < layout_->output_ids.size(); ++i) {

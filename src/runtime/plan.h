@@ -38,17 +38,6 @@ struct GraphLayout {
   std::vector<std::vector<uint32_t>> release;
   /// Per value: the last region reading it (-1: none), graph outputs = regions.size().
   std::vector<int> last_reader;
-  /// Per region: its tier-0 fusions (interp::plan_fusion), found once instead of every call.
-  std::vector<interp::FusionPlan> fusion;
-  /// Per region: 1 when no one needs the region's own step time (every region, unless the
-  /// adaptive runtime watches it for promotion): plans run consecutive tier-0 steps of such
-  /// regions as one (PlanStep::merged). Set before the first plan is made.
-  std::vector<uint8_t> untimed;
-  /// Fusions of merged runs of tier-0 regions (plan.cc, merge_run), by their region ids:
-  /// planned once per Session, not per signature, so a new shape plans no conv chain again
-  /// (their per-shape caches and per-weight bounds stay).
-  struct MergedRuns;
-  std::shared_ptr<MergedRuns> merged_runs;
 };
 GraphLayout make_layout(const ir::Graph& graph, const passes::Partition& partition,
                         const interp::ExecOptions& exec);
@@ -56,8 +45,7 @@ GraphLayout make_layout(const ir::Graph& graph, const passes::Partition& partiti
 /// The first tier-0 run of a signature, region by region: the shapes and dtypes of every value
 /// (indexed by Value::id()), the shape-only regions' values, the outputs. With keep_all the frame
 /// still holds every value at the end (for verifying compiled versions); otherwise values are
-/// freed after their last reader as in run_graph, and runs of regions holding a conv chain run
-/// as one (PlanStep::merged), whose intermediates then hold only their shapes.
+/// freed after their last reader as in run_graph.
 struct Recording {
   interp::Frame frame;
   std::vector<Shape> shapes;
@@ -94,7 +82,6 @@ struct PlanStep {
   StepKind kind = StepKind::kTier0;
   int region = -1;
   std::span<const ir::Node* const> nodes;    ///< kTier0
-  const interp::FusionPlan* fusion = nullptr;  ///< kTier0: GraphLayout::fusion of the region
   std::span<const uint32_t> check;           ///< kTier0: outputs whose shape must match the plan
   std::span<const uint32_t> release;         ///< values freed after the step
   std::shared_ptr<const CompiledRegion> compiled;  ///< kCompiled (keeps the code alive)
@@ -108,17 +95,6 @@ struct PlanStep {
   /// plan's shapes_ are one heap block per value: after a large call evicted them, reading
   /// them cost bert_tiny's small calls ~10-15 us).
   std::vector<int64_t> check_dims;
-  /// kTier0: the next `merged` steps are tier-0 or shape-only steps; this one runs the nodes of
-  /// the tier-0 ones (theirs are empty: they only check and release) under one fusion plan over
-  /// all of them. Merged: a run whose regions hold a conv chain across them
-  /// (interp/kernels/conv_chain.h puts a Conv in each region), else each stretch of regions no
-  /// one times (GraphLayout::untimed): one step instead of many (bert_tiny's effect, within
-  /// session 10's machine noise: docs/runtime.md). `merged_share`: this step's share of the
-  /// group's measured time (step_us), by its bytes (0 for shape-only steps).
-  size_t merged = 0;
-  double merged_share = 1;
-  std::vector<const ir::Node*> merged_nodes;                 ///< storage of `nodes` when merged
-  std::shared_ptr<const interp::FusionPlan> merged_fusion;   ///< storage of `fusion` when merged
   int tier = 0;                              ///< tier the step runs at
   /// Compiled kinds (elementwise, matmul epilogue, reduction): the region's call Signature under
   /// this plan, the bytes it reads and writes and its FLOPs (one per output element; the profile
@@ -195,7 +171,6 @@ class Plan {
   std::vector<PlanStep> steps_;
   std::vector<uint8_t> clone_output_;  ///< per graph output: constant or plan-time value
   size_t compiled_steps_ = 0;
-  bool has_merged_ = false;  ///< some step has merged > 0
   std::vector<size_t> bound_steps_;  ///< the kBound steps, bound at the start of each call
   size_t max_buffers_ = 0;
   int64_t arena_bytes_ = 0;

@@ -89,7 +89,6 @@ void Session::Impl::init_adaptive() {
   for (const passes::Region& r : partition.regions) {
     if (!may_compile(r)) continue;
     adaptive[static_cast<size_t>(r.id)] = std::make_unique<AdaptiveRegion>(r, vt, &log, &metrics);
-    layout.untimed[static_cast<size_t>(r.id)] = 0;  // its step time feeds its profile
     watching.fetch_add(1, std::memory_order_relaxed);
   }
   queue = std::make_unique<runtime::CompileQueue>(qo, &metrics);

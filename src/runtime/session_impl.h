@@ -33,9 +33,9 @@ struct Session::Impl {
   interp::ExecOptions exec;
   std::vector<TensorInfo> inputs, outputs;
   std::vector<ir::Value*> feed_values;
-  /// Runs the graph at tier 0 for run_interpreted (fusions and last uses found once, frames
-  /// pooled; interp::GraphRunner). Made with the Session in interpret-only mode, else on the
-  /// first call that needs it (interpreter_once): finding resnet18's conv chains takes ~7 ms.
+  /// Runs the graph at tier 0 for run_interpreted (last uses found once, frames pooled;
+  /// interp::GraphRunner). Made with the Session in interpret-only mode, else on the first call
+  /// that needs it (interpreter_once).
   std::unique_ptr<interp::GraphRunner> interpreter;
   std::once_flag interpreter_once;
 

@@ -47,7 +47,6 @@ void Session::Impl::init_runtime() {
                              "stays on tier 0: " + kir::lowering_gap(r)));
   }
   layout = runtime::make_layout(*model.graph, partition, exec);
-  if (options.time_regions) std::fill(layout.untimed.begin(), layout.untimed.end(), uint8_t{0});
   if (options.count_region_calls || options.time_regions)
     region_counters = std::make_unique<RegionCounters[]>(partition.regions.size());
   const size_t max_plans = static_cast<size_t>(std::max(1, options.max_plans));

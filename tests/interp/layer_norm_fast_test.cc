@@ -1,16 +1,14 @@
-// tier 0's float32 LayerNormalization on AVX-512F CPUs (kernels::ln_rows::stats8 / add_row /
+// tier 0's float32 LayerNormalization on AVX-512F CPUs (kernels::ln_rows::stats8 /
 // normalize_row, kernels/layer_norm_rows.h) must give, bit for bit, what the AVX2 code did
 // before: kept here as scalar steps in its order, NaN slots included (old_layer_norm). Y, Mean and
 // InvStdDev; row lengths 1..70, 128, 1000, 100k; row counts around the 8-row block; NaN, +-inf,
-// huge values; a second axis; no rows and empty rows; two threads; and the fused Add +
-// LayerNormalization (residual of the full shape and repeating). Skips the ln_rows checks on CPUs
-// without AVX-512F (the kernel checks still run).
+// huge values; a second axis; no rows and empty rows; two threads. Skips the ln_rows checks on
+// CPUs without AVX-512F (the kernel checks still run).
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
 
-#include "interp/executor.h"
 #include "kernels/layer_norm_rows.h"
 #include "reduction_test_util.h"
 
@@ -27,8 +25,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // Its values are plain IEEE operations; where both operands of an operation are NaN, x86 returns
 // the one in the first source slot (quieted), so NaN payloads and signs follow the slots its
 // compiled code used, read off its disassembly and emulated here (this file's own compiled
-// operand order cannot matter): the residual first in Y = X + residual; x - mean, then that
-// times inv; t * scale + B; the double statistics accumulator first, and the finish (s0 + s1) + (s2
+// operand order cannot matter): x - mean, then that times inv; t * scale + B; the double statistics accumulator first, and the finish (s0 + s1) + (s2
 // + s3) with s1 first for rows that were in a full block of 4 rows, s0 first for the rows after the
 // last full block.
 template <class F>
@@ -93,8 +90,8 @@ struct Ref {
   std::vector<double> mean, inv;
 };
 
-Ref old_layer_norm(const std::vector<float>& x, const std::vector<float>* res, int64_t outer,
-                   int64_t R, const std::vector<float>& s, const std::vector<float>& b) {
+Ref old_layer_norm(const std::vector<float>& x, int64_t outer, int64_t R,
+                   const std::vector<float>& s, const std::vector<float>& b) {
   Ref r{std::vector<float>(x.size()), std::vector<double>(static_cast<size_t>(outer)),
         std::vector<double>(static_cast<size_t>(outer))};
   const double eps = 1e-5f;
@@ -102,11 +99,6 @@ Ref old_layer_norm(const std::vector<float>& x, const std::vector<float>* res, i
   for (int64_t o = 0; o < outer; ++o) {
     const float* xr = x.data() + o * R;
     float* yr = r.y.data() + o * R;
-    if (res) {
-      const float* rr = res->data() + (o * R) % static_cast<int64_t>(res->size());
-      for (int64_t i = 0; i < R; ++i) yr[i] = add_s(rr[i], xr[i]);
-      xr = yr;
-    }
     double mean, var;
     old_stats(xr, R, o < full_rows, mean, var);
     const double inv = 1.0 / std::sqrt(var + eps);
@@ -153,7 +145,7 @@ void check_kernel(int64_t rows, int64_t R, bool specials, int threads) {
   if (specials && R > 0) add_specials(x, rows, R, static_cast<unsigned>(R));
   const std::vector<float> s = normal_values(static_cast<size_t>(R), 1, 1.0, 0.5),
                            b = normal_values(static_cast<size_t>(R), 2, 0.0, 1.0);
-  const Ref want = old_layer_norm(x, nullptr, rows, R, s, b);
+  const Ref want = old_layer_norm(x, rows, R, s, b);
   interp::ExecOptions options;
   options.intra_op_threads = threads;
   const std::vector<Tensor> outs =
@@ -199,50 +191,12 @@ TEST(LayerNormFast, SecondAxisAndNoBias) {
   std::vector<float> x = normal_values(6 * 5 * 33, 5);
   add_specials(x, 6, 165, 3);
   const std::vector<float> s = normal_values(165, 6, 1.0, 0.5);
-  const Ref want = old_layer_norm(x, nullptr, 6, 165, s, std::vector<float>(165, 0.f));
+  const Ref want = old_layer_norm(x, 6, 165, s, std::vector<float>(165, 0.f));
   const Tensor y =
       run1(spec(OpKind::LayerNormalization,
                 {Tensor::from_vector<float>(shape, x), Tensor::from_vector<float>({5, 33}, s)},
                 {{"axis", attr_int(-2)}}, 17));
   EXPECT_EQ(bit_mismatches(y.data<float>(), want.y.data(), 6 * 165, "axis -2"), 0);
-}
-
-// Add + LayerNormalization through the executor (the fusion runs when the sum is not a graph
-// output): residual of the full shape and one repeating over the batch.
-TEST(LayerNormFast, FusedAddMatchesTheOldCode) {
-  for (Shape bshape : {Shape{4, 64, 128}, Shape{64, 128}, Shape{128}, Shape{3, 37}}) {
-    const Shape ashape =
-        bshape.size() == 2 && bshape[1] == 37 ? Shape{2, 3, 37} : Shape{4, 64, 128};
-    const int64_t R = ashape.back(), rows = shape_numel(ashape) / R;
-    std::vector<float> av = normal_values(static_cast<size_t>(shape_numel(ashape)), 11),
-                       bv = normal_values(static_cast<size_t>(shape_numel(bshape)), 12);
-    add_specials(av, rows, R, 4);
-    add_specials(bv, shape_numel(bshape) / R, R, 5);
-    const std::vector<float> s = normal_values(static_cast<size_t>(R), 13, 1.0, 0.5),
-                             b = normal_values(static_cast<size_t>(R), 14, 0.0, 1.0);
-    const Ref want = old_layer_norm(av, &bv, rows, R, s, b);
-    ir::Graph g("add_ln");
-    ir::Value* a = g.add_value("a", {DType::kFloat32, std::nullopt});
-    ir::Value* bb = g.add_value("b", {DType::kFloat32, std::nullopt});
-    g.inputs().push_back(a);
-    g.inputs().push_back(bb);
-    ir::Value* scale = g.add_value("scale", {DType::kFloat32, std::nullopt});
-    scale->set_constant(Tensor::from_vector<float>({R}, s));
-    ir::Value* bias = g.add_value("bias", {DType::kFloat32, std::nullopt});
-    bias->set_constant(Tensor::from_vector<float>({R}, b));
-    ir::Value* sum = g.add_value("sum");
-    g.add_node(OpKind::Add, {a, bb}, {sum}, "add")->set_opset(17);
-    ir::Value* y = g.add_value("y");
-    ir::Node* ln = g.add_node(OpKind::LayerNormalization, {sum, scale, bias}, {y}, "ln");
-    ln->set_opset(17);
-    g.outputs().push_back(y);
-    auto out = interp::run_graph(
-        g, {Tensor::from_vector<float>(ashape, av), Tensor::from_vector<float>(bshape, bv)}, {});
-    ASSERT_TRUE(out.ok()) << out.status().message();
-    EXPECT_EQ(bit_mismatches((*out)[0].data<float>(), want.y.data(), rows * R,
-                             "fused " + shape_to_string(bshape)),
-              0);
-  }
 }
 
 // The AVX-512 row steps directly, every length 1..70 and row contents with specials.

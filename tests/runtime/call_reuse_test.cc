@@ -6,8 +6,8 @@
 // frame holds no tensor between calls (the multi-threaded tests are named *Concurrent* so that
 // scripts/test-tsan.sh runs them). Reference = ExecutionMode::kInterpretOnly (tier 0, the
 // same kernels): compared bit for bit, since the adaptive session here never compiles
-// (theta0 = 1e18) and its fused pairs are bit-identical to the nodes apart (executor.h).
-// interp::GraphRunner (the interpret-only mode's runner: fusions found once, pooled frames) is
+// (theta0 = 1e18) and both run the same kernels node by node (executor.h).
+// interp::GraphRunner (the interpret-only mode's runner: last uses found once, pooled frames) is
 // checked against run_graph itself.
 #include <gtest/gtest.h>
 
@@ -35,7 +35,7 @@ std::vector<float> ramp(size_t n, float scale) {
 }
 
 // x[N,8] -> Add(r) -> LayerNormalization(axis -1) -> MatMul(w[8,5]) -> Add(b) -> Relu -> y[N,5]
-// (fused pairs: Add + LayerNormalization, MatMul + bias Add), and t = Transpose(y) [5,N] (an
+// (regions: Add + LayerNormalization, MatMul + bias Add + Relu), and t = Transpose(y) [5,N] (an
 // opaque region: always tier 0).
 std::string write_model(const TempDir& dir) {
   onnx::GraphProto g;
@@ -181,10 +181,9 @@ TEST(ExecutorScratch, FrameKeepsNoTensorAfterRunNodes) {
   interp::Frame frame;
   interp::init_frame(frame, g);
   const std::vector<const ir::Node*> nodes = {relu, neg};
-  const interp::FusionPlan plan = interp::plan_fusion(nodes, g);
   for (float v : {-2.f, 3.f}) {  // the second run reuses the frame and its scratch
     frame.values[x->id()] = Tensor::from_vector<float>({2}, {v, -v});
-    ASSERT_TRUE(interp::run_nodes(nodes, plan, frame, interp::ExecOptions{}).ok());
+    ASSERT_TRUE(interp::run_nodes(nodes, frame, interp::ExecOptions{}).ok());
     const Tensor& out = frame.values[y->id()];
     ASSERT_EQ(out.shape(), Shape{2});
     EXPECT_EQ(out.data<float>()[0], v > 0 ? -v : 0.f);

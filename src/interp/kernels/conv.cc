@@ -1,7 +1,6 @@
 // Tier-0 kernels: Conv (1-D..3-D on oneDNN for float32/float16; any rank on plain loops for
 // float64), ConvInteger and QLinearConv (int32 accumulation on plain loops).
 // Source: ONNX operator spec, Conv 1/11, ConvInteger 10, QLinearConv 10.
-#include "interp/kernels/conv_fusion.h"
 #include "interp/kernels/conv_ref.h"
 #include "interp/kernels/dnnl_util.h"
 #include "interp/kernels/nn_common.h"
@@ -61,30 +60,20 @@ Status check_bias(const KernelContext& ctx, const Tensor* b, int64_t m, const ch
 }
 
 // float32 convolution: oneDNN for spatial rank 1..3 with every dim > 0, loops otherwise.
-// `post` (kNone: none) is applied only on the oneDNN path; *post_applied tells whether it was.
 Status conv_f32(const KernelContext& ctx, const ConvGeometry& g, const float* x, const float* w,
-                const Tensor* constant_w, const float* bias, float* y,
-                const ConvPostOp& post = {}, bool* post_applied = nullptr) {
+                const Tensor* constant_w, const float* bias, float* y) {
   const int64_t out_numel = shape_numel(conv_out_shape(g));
-  if (out_numel == 0) {
-    if (post_applied) *post_applied = true;  // nothing to activate
-    return Status();
-  }
+  if (out_numel == 0) return Status();
   set_dnnl_threads(ctx.options().intra_op_threads);  // also for the sgemm in conv_ref
   const int64_t spatial_in = shape_numel(g.in_spatial);
-  if (g.in_spatial.size() <= 3 && g.in_channels > 0 && spatial_in > 0) {
-    const bool fuse = post.kind != ConvPostOp::Kind::kNone && dnnl_conv_fuses_post_ops(g);
-    if (post_applied) *post_applied = fuse;
-    return dnnl_conv_f32(g, x, w, constant_w, bias, y, ctx.options().intra_op_threads,
-                         fuse ? post : ConvPostOp{});
-  }
+  if (g.in_spatial.size() <= 3 && g.in_channels > 0 && spatial_in > 0)
+    return dnnl_conv_f32(g, x, w, constant_w, bias, y, ctx.options().intra_op_threads);
   conv_ref<float>(g, x, w, y);
   if (bias) add_channel_bias(g, bias, y);
   return Status();
 }
 
-// Conv; `post` (float32 inputs on the oneDNN path only) is reported in *post_applied.
-Status conv_impl(KernelContext& ctx, const ConvPostOp& post, bool* post_applied) {
+Status conv_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
   TJ_ASSIGN_OR_RETURN(const Tensor* w, ctx.required_input(1));
   const Tensor* b = ctx.input(2);
@@ -98,7 +87,7 @@ Status conv_impl(KernelContext& ctx, const ConvPostOp& post, bool* post_applied)
     case DType::kFloat32: {
       // Weights that are graph constants get their oneDNN-layout copy cached across calls.
       return conv_f32(ctx, g, x->data<float>(), w->data<float>(), graph_constant(ctx, 1, w),
-                      b ? b->data<float>() : nullptr, y->data<float>(), post, post_applied);
+                      b ? b->data<float>() : nullptr, y->data<float>());
     }
     case DType::kFloat16: {
       std::vector<float> fx = to_f32(*x), fw = to_f32(*w), fb = b ? to_f32(*b) : std::vector<float>();
@@ -114,8 +103,6 @@ Status conv_impl(KernelContext& ctx, const ConvPostOp& post, bool* post_applied)
     default: return ctx.unsupported_here("Conv on {} is not supported", dtype_name(x->dtype()));
   }
 }
-
-Status conv_kernel(KernelContext& ctx) { return conv_impl(ctx, ConvPostOp{}, nullptr); }
 
 // x - x_zp and w - w_zp[m] as int32, then the int32 convolution. Zero padding of the shifted
 // input equals padding with x_zero_point, as the spec requires.
@@ -184,25 +171,6 @@ Status qlinear_conv_kernel(KernelContext& ctx) {
 }
 
 }  // namespace
-
-Expected<ConvGeometry> conv_chain_geometry(const KernelContext& ctx, const Shape& x) {
-  TJ_ASSIGN_OR_RETURN(const Tensor* w, ctx.required_input(1));
-  const Tensor* b = ctx.input(2);
-  if (w->dtype() != DType::kFloat32 || (b && b->dtype() != DType::kFloat32))
-    return ctx.unsupported_here("conv chain: W and B must be float32");
-  TJ_ASSIGN_OR_RETURN(ConvGeometry g, setup_conv_shapes(ctx, x, w->shape()));
-  TJ_RETURN_IF_ERROR(check_bias(ctx, b, g.out_channels, "bias B"));
-  if (g.in_spatial.size() > 3 || shape_numel(conv_out_shape(g)) == 0 || g.in_channels == 0 ||
-      shape_numel(g.in_spatial) == 0)
-    return ctx.unsupported_here("conv chain: not a oneDNN convolution");
-  return g;
-}
-
-Expected<bool> run_conv_with_post_op(KernelContext& ctx, const ConvPostOp& post) {
-  bool applied = false;
-  TJ_RETURN_IF_ERROR(conv_impl(ctx, post, &applied));
-  return applied;
-}
 
 void register_conv_kernels(KernelRegistry& r) {
   r.add(ir::OpKind::Conv, conv_kernel);

@@ -84,83 +84,11 @@ struct ConvGeometry {
   bool operator==(const ConvGeometry&) const = default;
 };
 
-/// An elementwise activation oneDNN applies to each convolution output before storing it (an
-/// eltwise post-op), so Conv followed by that activation is one pass over the output (tier 0's
-/// Conv + activation fusion, interp/kernels/conv_fusion.h). Only forms whose oneDNN result equals
-/// tier 0's activation kernel bit for bit, NaN and signed zeros included, are offered:
-/// kClip: min(max(y, alpha), beta), NaN -> alpha (oneDNN eltwise_clip; Relu is alpha = 0,
-///   beta = +inf, matching tier 0's Relu, which maps NaN and -0 to +0).
-/// kLeakyRelu: y > 0 ? y : alpha * y with alpha > 0 (oneDNN eltwise_relu; NaN stays NaN).
-/// `sum` (dnnl_conv_f32_accumulate only): first y = conv + y's prior contents (oneDNN's sum
-/// post-op, scale 1: one float32 addition, as tier 0's Add), then the activation.
-struct ConvPostOp {
-  enum class Kind : uint8_t { kNone, kClip, kLeakyRelu };
-  Kind kind = Kind::kNone;
-  float alpha = 0, beta = 0;
-  bool sum = false;
-  bool operator==(const ConvPostOp&) const = default;
-};
-
 /// y = conv(x, w) + bias (bias may be nullptr), float32 via a cached oneDNN primitive.
 /// `constant_w`, when non-null, is the weight tensor (holding `w`) and promises that its
 /// contents never change (a graph initializer): its reordered copy is then cached across calls.
 /// Requires every dim > 0. Errors: oneDNN failures as kInternal.
 Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
                      const Tensor* constant_w, const float* bias, float* y, int threads);
-
-/// True if a oneDNN convolution of `g` applies post-ops inside its kernel: not for 1x1 kernels,
-/// which run oneDNN's GEMM convolution on the plain layout, where an eltwise post-op made
-/// mobilenet_v2's 1x1 convolutions 4.5x slower (3.4 -> 15 ms per call in all); apply the
-/// activation separately there.
-bool dnnl_conv_fuses_post_ops(const ConvGeometry& g);
-
-/// As above with `post` applied to every output element (ConvPostOp; kNone: none).
-Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
-                     const Tensor* constant_w, const float* bias, float* y, int threads,
-                     const ConvPostOp& post);
-
-/// Layout of a float32 activation tensor [N, C, spatial...] (spatial rank 1-3) handed to oneDNN.
-/// kPlain: row-major N, C, spatial (ONNX's). kChannelsLast: N, spatial, C (oneDNN's nwc / nhwc /
-/// ndhwc), the layout its brgemm convolutions (dense and depthwise) read and write on AVX-512.
-/// kBlocked8: N, C / 8, spatial, 8 (oneDNN's nCw8c / nChw8c / nCdhw8c; C a multiple of 8), the
-/// layout its AVX2 direct kernels read and write: on an AVX2-only CPU resnet18's layer1 ran
-/// 14-32% faster there than on kChannelsLast (docs/performance.md, "AVX2 kernels (session 11)").
-/// Tier 0's conv chains keep one of the two (interp/kernels/conv_chain.h).
-enum class ActLayout : uint8_t { kPlain, kChannelsLast, kBlocked8 };
-
-/// As dnnl_conv_f32 with `x` laid out as `x_layout` and `y` written as `y_layout` (both as in
-/// ActLayout); `post` is applied to every output element. A kChannelsLast (or kBlocked8)
-/// destination runs the convolution writing that layout and reading a source in it as it is (no reorder;
-/// 1x1 kernels then run oneDNN's brgemm convolution instead of its GEMM on the plain layout,
-/// post-ops included), a kPlain source in oneDNN's preferred layout (reordered, e.g. a first
-/// layer's 3 channels; oneDNN then runs its channels-last brgemm kernel where a plain
-/// convolution of few input channels runs its nChw16c direct one). Where oneDNN offers only its
-/// reference kernel for the requested layouts, it runs on its preferred ones with reorders.
-/// Requires every dim > 0. Errors: oneDNN failures as kInternal.
-Status dnnl_conv_f32(const ConvGeometry& g, const float* x, ActLayout x_layout, const float* w,
-                     const Tensor* constant_w, const float* bias, float* y, ActLayout y_layout,
-                     int threads, const ConvPostOp& post);
-
-/// As the layout form of dnnl_conv_f32, but `post` is applied only where oneDNN runs the same
-/// convolution (implementation and memory layouts) with it as without it, so that the values
-/// before the post-op are bit for bit the convolution's alone (tier 0's conv chains apply a Clip
-/// this way, conv_chain_bounds.h; oneDNN may pick another kernel for some shapes when a post-op
-/// is attached, e.g. brgemm 1x1 instead of GEMM on a one-position image). Returns whether `post`
-/// was applied (false: y holds the convolution alone). Errors: as dnnl_conv_f32.
-Expected<bool> dnnl_conv_f32_same_kernel(const ConvGeometry& g, const float* x, ActLayout x_layout,
-                                         const float* w, const Tensor* constant_w,
-                                         const float* bias, float* y, ActLayout y_layout,
-                                         int threads, const ConvPostOp& post);
-
-/// y = act(conv(x, w) + bias + y) for `post` with post.sum set, y in `y_layout` (kChannelsLast
-/// or kBlocked8: a conv chain's residual Add fused into the Conv that feeds it, conv_chain.h): only where oneDNN runs the
-/// same convolution with the post-ops as without them and writes y in place (no destination
-/// reorder), so the sum is tier 0's Conv then Add (then activation) bit for bit. Returns false,
-/// having written nothing (y keeps its contents), where that does not hold. Errors: as
-/// dnnl_conv_f32.
-Expected<bool> dnnl_conv_f32_accumulate(const ConvGeometry& g, const float* x, ActLayout x_layout,
-                                        const float* w, const Tensor* constant_w,
-                                        const float* bias, float* y, ActLayout y_layout,
-                                        int threads, const ConvPostOp& post);
 
 }  // namespace tierjit::interp::nn

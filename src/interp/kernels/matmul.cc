@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "interp/kernels/dnnl_util.h"
-#include "interp/kernels/matmul_fusion.h"
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/nn_kernels.h"
 #include "kernels/packed_gemm.h"
@@ -93,10 +92,9 @@ Expected<MatMulPlan> plan_matmul(const KernelContext& ctx, const Shape& sa, cons
 constexpr int64_t kBatchedMinMacs = int64_t{1} << 16;
 
 // float32 product over the plan (inputs contiguous float buffers) through oneDNN matmul
-// primitives; `constant_b` is B when it is a graph constant (kept packed across calls); `bias`
-// (N floats, or null) is added to every row (requires K > 0).
+// primitives; `constant_b` is B when it is a graph constant (kept packed across calls).
 Status run_f32(const KernelContext& ctx, const MatMulPlan& p, const float* a, const float* b,
-               const Tensor* constant_b, float* y, const float* bias = nullptr) {
+               const Tensor* constant_b, float* y) {
   const int threads = ctx.options().intra_op_threads;
   if (p.k == 0) {  // an empty sum: zeros (oneDNN's matmul rejects K = 0; sgemm fills them)
     set_dnnl_threads(threads);
@@ -105,14 +103,14 @@ Status run_f32(const KernelContext& ctx, const MatMulPlan& p, const float* a, co
   }
   if (p.fold_batch || p.a_off.size() == 1) {
     const int64_t rows = p.m * static_cast<int64_t>(p.a_off.size());
-    return dnnl_matmul_f32({rows, p.n, p.k, false}, a, b, constant_b, bias, y, threads);
+    return dnnl_matmul_f32({rows, p.n, p.k, false}, a, b, constant_b, nullptr, y, threads);
   }
   const int64_t nb = static_cast<int64_t>(p.a_off.size());
   const int64_t macs = nb * p.m * p.n * p.k;
   bool regular = true;
   for (int64_t t = 0; regular && t < nb; ++t)
     regular = p.a_off[t] == t * p.m * p.k && p.b_off[t] == t * p.k * p.n;
-  if (regular && !bias) {  // equal batch dims (attention): all the products in one call
+  if (regular) {  // equal batch dims (attention): all the products in one call
     // Packed panels first (packed_gemm.h: no kernel generated per shape; oneDNN's batched
     // primitive cost bert_tiny ~18 ms on its first call and more on each new shape).
     if (kernels::packed_batched_matmul_f32(nb, p.m, p.n, p.k, a, b, y, parallel_threads(macs, threads)))
@@ -122,7 +120,7 @@ Status run_f32(const KernelContext& ctx, const MatMulPlan& p, const float* a, co
   for (size_t t = 0; t < p.a_off.size(); ++t) {
     // Per-batch B slices are not cached as constants (each slice would be its own entry).
     TJ_RETURN_IF_ERROR(dnnl_matmul_f32({p.m, p.n, p.k, false}, a + p.a_off[t], b + p.b_off[t],
-                                       nullptr, bias, y + static_cast<int64_t>(t) * p.m * p.n,
+                                       nullptr, nullptr, y + static_cast<int64_t>(t) * p.m * p.n,
                                        threads));
   }
   return Status();
@@ -163,28 +161,6 @@ Status matmul_kernel(KernelContext& ctx) {
   }
   return Status();
 }
-
-}  // namespace
-
-Expected<bool> run_matmul_with_bias(KernelContext& ctx, const Tensor& bias) {
-  TJ_ASSIGN_OR_RETURN(const Tensor* a, ctx.required_input(0));
-  TJ_ASSIGN_OR_RETURN(const Tensor* b, ctx.required_input(1));
-  if (a->dtype() != DType::kFloat32 || b->dtype() != DType::kFloat32 ||
-      bias.dtype() != DType::kFloat32)
-    return false;
-  TJ_ASSIGN_OR_RETURN(MatMulPlan p, plan_matmul(ctx, a->shape(), b->shape()));
-  // The Add must not change the shape: bias [1, ..., 1, N] of rank <= the output's.
-  if (p.k == 0 || static_cast<size_t>(bias.rank()) > p.out.size() || bias.numel() != p.n || bias.shape().back() != p.n ||
-      p.out.empty() || p.out.back() != p.n)
-    return false;
-  TJ_ASSIGN_OR_RETURN(Tensor * y, ctx.output(0, DType::kFloat32, p.out));
-  if (y->numel() == 0) return true;
-  TJ_RETURN_IF_ERROR(run_f32(ctx, p, a->data<float>(), b->data<float>(), graph_constant(ctx, 1, b),
-                             y->data<float>(), bias.data<float>()));
-  return true;
-}
-
-namespace {
 
 // ---- Gemm ----
 

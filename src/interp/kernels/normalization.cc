@@ -8,7 +8,6 @@
 
 #include <immintrin.h>
 
-#include "interp/kernels/layer_norm_fusion.h"
 #include "kernels/layer_norm_rows.h"
 #include "interp/kernels/reduce_util.h"
 
@@ -204,10 +203,7 @@ Status operand_values(const KernelContext& ctx, const Tensor& t, const char* wha
 /// Outputs Y (X's shape and dtype), optional Mean and InvStdDev of shape [d0..d(axis-1), 1..1]
 /// (float32, or the dtype the model declares). Errors: axis out of range, Scale/B not
 /// broadcastable.
-// LayerNormalization of X, or with `residual` (a float32 tensor whose element count is a multiple
-// of the normalized row length, repeating over X; see run_add_layer_norm) of X + residual: each
-// row is summed into Y first and normalized in place, as the Add kernel followed by this one.
-Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
+Status layer_norm_kernel(KernelContext& ctx) {
   TJ_ASSIGN_OR_RETURN(const Tensor* x, ctx.required_input(0));
   TJ_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required_input(1));
   const Tensor* bias = ctx.input(2);
@@ -248,14 +244,6 @@ Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
     const T* xp = x->data<T>();
     T* yp = y->data<T>();
     const int64_t R = v.reduce;
-    const T* rp = nullptr;  // the residual, repeating every rn elements (rn % R == 0)
-    int64_t rn = 0;
-    if constexpr (std::is_same_v<T, float>) {
-      if (residual) {
-        rp = residual->data<float>();
-        rn = residual->numel();
-      }
-    }
     const bool stats = mean_t || inv_t;
     std::vector<double> means(stats ? static_cast<size_t>(v.outer) : 0),
         invs(stats ? static_cast<size_t>(v.outer) : 0);
@@ -268,32 +256,15 @@ Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
     auto block = [&](int64_t o0) {
       double mean[kRowBlock], var[kRowBlock];
       const int64_t nr = std::min<int64_t>(kRowBlock, v.outer - o0);
-      if constexpr (std::is_same_v<T, float>) {
-        if (rp) {  // Y = X + residual for these rows (the Add kernel's float sums), then in place
-          for (int64_t k = 0; k < nr; ++k) {
-            const int64_t o = o0 + k;
-            const float* xr = xp + o * R;
-            const float* rr = rp + (o * R) % rn;
-            float* yr = yp + o * R;
-            if (wide) {
-              kernels::ln_rows::add_row(rr, xr, yr, R);  // the residual first, as the loop below compiles
-              continue;
-            }
-#pragma omp simd
-            for (int64_t r = 0; r < R; ++r) yr[r] = xr[r] + rr[r];
-          }
-        }
-      }
-      const T* src = rp ? yp : xp;
       int64_t k0 = 0;
       if constexpr (std::is_same_v<T, float>) {
         if (wide && nr == kRowBlock) {
-          kernels::ln_rows::stats8(src + o0 * R, R, mean, var);
+          kernels::ln_rows::stats8(xp + o0 * R, R, mean, var);
           k0 = kRowBlock;
         }
       }
-      for (; k0 + 4 <= nr; k0 += 4) block_stats<4>(src + (o0 + k0) * R, R, mean + k0, var + k0);
-      for (; k0 < nr; ++k0) block_stats<1>(src + (o0 + k0) * R, R, mean + k0, var + k0);
+      for (; k0 + 4 <= nr; k0 += 4) block_stats<4>(xp + (o0 + k0) * R, R, mean + k0, var + k0);
+      for (; k0 < nr; ++k0) block_stats<1>(xp + (o0 + k0) * R, R, mean + k0, var + k0);
       for (int64_t k = 0; k < nr; ++k) {
         const int64_t o = o0 + k;
         const double inv = 1.0 / std::sqrt(var[k] + eps);
@@ -303,7 +274,7 @@ Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
         }
         const C* s = sc + o * sc_stride;
         const C* b = bi + o * bi_stride;
-        const T* xr = src + o * R;
+        const T* xr = xp + o * R;
         T* yr = yp + o * R;
         const C cm = static_cast<C>(mean[k]), ci = static_cast<C>(inv);
         if constexpr (std::is_same_v<T, float>) {
@@ -345,12 +316,6 @@ Status layer_norm_impl(KernelContext& ctx, const Tensor* residual) {
     return Status();
   });
 }
-
-Status layer_norm_kernel(KernelContext& ctx) { return layer_norm_impl(ctx, nullptr); }
-
-}  // namespace
-
-namespace {
 
 /// Reads a per-channel operand (numel must equal `channels`) as doubles.
 Expected<std::vector<double>> channel_operand(const KernelContext& ctx, size_t i, const char* name,
@@ -475,44 +440,6 @@ Status instance_norm_kernel(KernelContext& ctx) {
 }
 
 }  // namespace
-
-std::optional<const ir::Node*> layer_norm_after_add(const ir::Node& add, const ir::Graph& g) {
-  if (add.op() != ir::OpKind::Add || add.num_inputs() != 2 || add.num_outputs() != 1)
-    return std::nullopt;
-  const ir::Value* v = add.output(0);
-  if (!v || v->users().size() != 1 || add.input(0) == add.input(1)) return std::nullopt;
-  const ir::Node* ln = v->users()[0];
-  if (ln->op() != ir::OpKind::LayerNormalization || ln->num_outputs() != 1 || ln->input(0) != v)
-    return std::nullopt;
-  for (size_t k = 1; k < ln->num_inputs(); ++k)
-    if (ln->input(k) == v) return std::nullopt;
-  if (std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end())
-    return std::nullopt;
-  return ln;
-}
-
-Expected<bool> run_add_layer_norm(KernelContext& ctx, const Tensor& b) {
-  TJ_ASSIGN_OR_RETURN(const Tensor* a, ctx.required_input(0));
-  if (a->dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32 || a->rank() == 0 ||
-      b.rank() > a->rank() || b.numel() == 0)
-    return false;
-  // b, without its leading 1s, must be a trailing part of a's shape: then it repeats every
-  // b.numel() elements of a.
-  size_t lead = 0;
-  while (lead < static_cast<size_t>(b.rank()) && b.shape()[lead] == 1) ++lead;
-  const size_t tail = static_cast<size_t>(b.rank()) - lead;
-  if (!std::equal(b.shape().begin() + static_cast<std::ptrdiff_t>(lead), b.shape().end(),
-                  a->shape().end() - static_cast<std::ptrdiff_t>(tail)))
-    return false;
-  int64_t axis = ctx.node().attr_int("axis", -1);
-  if (axis < 0) axis += a->rank();
-  if (axis < 0 || axis >= a->rank()) return false;  // the kernel's error, from the unfused run
-  int64_t row = 1;
-  for (int64_t d = axis; d < a->rank(); ++d) row *= a->shape()[d];
-  if (row == 0 || b.numel() % row != 0) return false;
-  TJ_RETURN_IF_ERROR(layer_norm_impl(ctx, &b));
-  return true;
-}
 
 void register_normalization_ops(KernelRegistry& r) {
   r.add(ir::OpKind::LayerNormalization, layer_norm_kernel);

@@ -1,14 +1,10 @@
-// Merged plan steps (runtime/plan.cc, PlanStep::merged; GraphLayout::untimed): consecutive
-// tier-0 regions whose own time no one needs run as one step, across shape-only steps between
-// them (their plan-time values are bound at the start of the call). A model of opaque regions
-// (Transpose, Reshape, Gather, NonZero), a shape-only region in the middle of them and an
-// elementwise region, planned once with every region untimed (merged) and once with every region
-// timed (one step per region): both plans give run_graph's outputs for new values of the same
-// shapes, bit for bit (the same tier-0 kernels run), and both notice a data-dependent shape
-// (NonZero's count) changing from the recorded one.
+// Tier-0 plan steps (runtime/plan.cc): one step per region, a shape-only region's values bound
+// at the start of the call. A model of opaque regions (Transpose, Reshape, Gather, NonZero), a
+// shape-only region in the middle of them and an elementwise region: its plan gives run_graph's
+// outputs for new values of the same shapes, bit for bit (the same tier-0 kernels run), times
+// every step, and notices a data-dependent shape (NonZero's count) changing from the recorded one.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstring>
 
 #include "interp/evaluate_node.h"
@@ -46,8 +42,8 @@ std::string write_model(const TempDir& dir) {
   attr_ints(add_node(g, "Transpose", {"nz"}, {"z"}), "perm", {1, 0});
   add_output(g, "y", kF32, {"N", 2});
   add_output(g, "z", onnx::TensorProto_DataType_INT64, {"K", 2});
-  dir.write("merged.onnx", serialize(make_model(g)));
-  return dir.file("merged.onnx");
+  dir.write("plan_steps.onnx", serialize(make_model(g)));
+  return dir.file("plan_steps.onnx");
 }
 
 // x[n, s]: values (i % 5) - 2 + seed / 8, a zero wherever i % 5 == 2 unless seed moves them.
@@ -65,8 +61,8 @@ void expect_identical(const Tensor& got, const Tensor& want) {
   EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), want.nbytes()), 0);
 }
 
-TEST(MergedSteps, UntimedRegionsRunAsOneStepAcrossShapeOnlySteps) {
-  TempDir dir{"merged_steps"};
+TEST(PlanSteps, OneStepPerRegionAcrossShapeOnlySteps) {
+  TempDir dir{"plan_steps"};
   auto model = onnx_import::load_model(write_model(dir));
   ASSERT_TRUE(model.ok()) << model.status().message();
   passes::PassContext pctx;  // as Session does: shape inference finds the shape-only region
@@ -81,10 +77,8 @@ TEST(MergedSteps, UntimedRegionsRunAsOneStepAcrossShapeOnlySteps) {
   for (const passes::Region& r : part.value().regions)
     shape_only = shape_only || r.kind == passes::RegionKind::kShapeOnly;
   ASSERT_TRUE(shape_only) << "the model must hold a shape-only region";
-  for (const bool untimed : {true, false}) {
-    SCOPED_TRACE(untimed ? "every region untimed" : "every region timed");
-    runtime::GraphLayout layout = runtime::make_layout(g, part.value(), interp::ExecOptions{});
-    std::fill(layout.untimed.begin(), layout.untimed.end(), untimed ? 1 : 0);
+  {
+    const runtime::GraphLayout layout = runtime::make_layout(g, part.value(), interp::ExecOptions{});
     for (const int64_t n : {1, 3}) {
       const Tensor first = input(n, 7, 0);
       runtime::Recording rec;
@@ -93,18 +87,14 @@ TEST(MergedSteps, UntimedRegionsRunAsOneStepAcrossShapeOnlySteps) {
       sig.add_input(first.dtype(), first.shape());
       auto plan = runtime::Plan::make(layout, sig, rec, {});
       const auto& steps = plan->steps();
-      size_t merged = 0;
-      bool spans_shape_only = false;
+      ASSERT_EQ(steps.size(), part.value().regions.size()) << "one step per region";
       for (size_t s = 0; s < steps.size(); ++s) {
-        merged += steps[s].merged;
-        for (size_t k = s + 1; k <= s + steps[s].merged; ++k)
-          spans_shape_only = spans_shape_only || steps[k].kind == runtime::StepKind::kBound;
-      }
-      if (untimed) {
-        EXPECT_GT(merged, 0u);
-        EXPECT_TRUE(spans_shape_only) << "a shape-only step ends no merged run";
-      } else {
-        EXPECT_EQ(merged, 0u) << "timed regions keep a step each";
+        const passes::Region& r = part.value().regions[s];
+        EXPECT_EQ(steps[s].kind, r.kind == passes::RegionKind::kShapeOnly ? runtime::StepKind::kBound
+                                                                          : runtime::StepKind::kTier0);
+        if (steps[s].kind == runtime::StepKind::kTier0) {
+          EXPECT_EQ(steps[s].nodes.size(), r.nodes.size());
+        }
       }
       for (int seed = 1; seed <= 3; ++seed) {
         SCOPED_TRACE(::testing::Message() << "n " << n << ", seed " << seed);
