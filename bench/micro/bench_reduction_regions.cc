@@ -9,9 +9,8 @@
 //   reduction.reducemean_<R>x<D>_t<T>          ReduceMean over the last axis (keepdims);
 //   reduction.reducemean_axis1_<N>x<S>x<D>_t<T>  ReduceMean over the sequence axis (mean pooling).
 // The batch, sequence and row dims are symbolic in the graph (as the models declare them), the
-// hidden size constant. Systems: tier0 (the executor as it is, with its own fusions), tier0_nodes
-// (the region's nodes one at a time on the plain kernels: run_nodes with an empty FusionPlan,
-// what tier 0 becomes under issue 26), tier1 (generic level: what the runtime compiles at tier
+// hidden size constant. Systems: tier0 (the region's nodes one at a time on the plain kernels,
+// as tier 0 runs them), tier1 (generic level: what the runtime compiles at tier
 // 1), tier2 (exact level), tier2_generic (the tier-2 version serving shapes without an exact
 // one); bench/micro/compiled.h. T threads: tier 0's intra_op_threads (the load check skipped),
 // the compiled code's OpenMP team.
@@ -38,7 +37,7 @@ class NodesProgram {
     if (frame_.graph == nullptr) interp::init_frame(frame_, *graph_);
     auto fi = graph_->feed_inputs();
     for (size_t i = 0; i < fi.size(); ++i) frame_.values[fi[i]->id()] = feeds_[i];
-    return interp::run_nodes(nodes_, interp::FusionPlan{}, frame_, options_);
+    return interp::run_nodes(nodes_, frame_, options_);
   }
 
  private:
@@ -98,11 +97,10 @@ std::function<void(benchmark::State&)> compile_case(Make make, int tier, kir::Sh
 /// Tier0Program (the executor with its fusions) at `threads`: single-threaded only (the
 /// executor applies the load check), so only registered for T = 1.
 template <class Make>
-void register_systems(const std::string& c, Make make, bool with_tier0) {
+void register_systems(const std::string& c, Make make) {
   for (int t : {1, 2}) {
     const std::string name = c + "_t" + std::to_string(t);
-    if (with_tier0 && t == 1) register_case(name, "tier0", tier0_case(make));
-    register_case(name, "tier0_nodes", nodes_case(make, t));
+    register_case(name, "tier0", nodes_case(make, t));
     register_case(name, "tier1", compiled_threads_case(make, 1, kir::ShapeLevel::kGeneric, t));
     register_case(name, "tier2", compiled_threads_case(make, 2, kir::ShapeLevel::kExact, t));
     register_case(name, "tier2_generic", compiled_threads_case(make, 2, kir::ShapeLevel::kGeneric, t));
@@ -164,19 +162,19 @@ std::string dims(std::initializer_list<int64_t> ds) {
 const bool registered = [] {
   for (auto [n, s] : {std::pair<int64_t, int64_t>{1, 16}, {2, 64}, {4, 128}, {16, 128}, {1, 256}, {8, 256}})
     register_systems("reduction.attn_softmax_" + dims({n, 2, s}),
-                     [n, s] { return make_attention(n, 2, s, false); }, true);
+                     [n, s] { return make_attention(n, 2, s, false); });
   for (auto [n, s] : {std::pair<int64_t, int64_t>{1, 16}, {2, 77}, {4, 128}, {16, 128}})
     register_systems("reduction.attn_where_" + dims({n, 6, s}),
-                     [n, s] { return make_attention(n, 6, s, true); }, true);
+                     [n, s] { return make_attention(n, 6, s, true); });
   for (int64_t d : {128, 384})
     for (int64_t rows : {1, 64, 154, 512, 4096})
       register_systems("reduction.add_layernorm_" + dims({rows, d}),
-                       [rows, d] { return make_add_layernorm(rows, d); }, true);
+                       [rows, d] { return make_add_layernorm(rows, d); });
   for (auto [rows, d] : {std::pair<int64_t, int64_t>{64, 128}, {4096, 384}})
     register_systems("reduction.reducemean_" + dims({rows, d}),
-                     [rows, d] { return make_reducemean({rows, d}, -1); }, false);
+                     [rows, d] { return make_reducemean({rows, d}, -1); });
   register_systems("reduction.reducemean_axis1_" + dims({8, 128, 256}),
-                   [] { return make_reducemean({8, 128, 256}, 1); }, false);
+                   [] { return make_reducemean({8, 128, 256}, 1); });
   // Compile time of the regions as the runtime builds them (tier 1 generic, tier 2 exact).
   auto compile_cases = [](const std::string& c, auto make) {
     register_case("compile." + c, "tier1", compile_case(make, 1, kir::ShapeLevel::kGeneric));

@@ -335,9 +335,12 @@ std::string write_gemm(const TempDir& dir) {
   return dir.file("gemm.onnx");
 }
 
-/// The policy tests below drive promotions through a Gemm region: its tier-2 code seeded 1.17x
-/// tier 0 (the default before session 20; today's default declines MatMul regions).
-void seed_matmul_tier2(SessionOptions& o) { o.speedup_seeds.push_back({"matmul_epilogue", 1, 117}); }
+/// The policy tests below drive promotions through a Gemm region straight to tier 2: tier 1
+/// seeded 0.01x tier 0 (skipped), tier 2 1.17x tier 0 (not the build's measured seeds).
+void seed_matmul_tier2(SessionOptions& o) {
+  o.speedup_seeds.push_back({"matmul_epilogue", 0, 0.01});
+  o.speedup_seeds.push_back({"matmul_epilogue", 1, 117});
+}
 
 /// x[n, 256] with values in [-1, 1) from seed n.
 Tensor gemm_input(int64_t n) {
@@ -369,8 +372,13 @@ TEST(AdaptivePolicy, ExactOnlyPromotionWeighsTheCallingShape) {
     const int64_t n = i % 5 == 0 ? 1024 : 1;
     EXPECT_EQ(mismatches(s.run({{"x", in[n].first}})[0].second, in[n].second), 0) << "call " << i;
   }
+  // The rare shape [1, 256] never gets an exact version of its own: either a generic version
+  // serves it (the panel GEMM's generic code is predicted as fast as exact code) or its
+  // exact-only promotion is weighed on its own calls and declined.
   const std::string log = s.decision_log_json();
-  EXPECT_NE(log.find("cannot pay for this shape alone"), std::string::npos) << log;
+  const bool generic_compiled = log.find("\"kind\":\"compiled\",\"level\":\"generic\"") != std::string::npos;
+  if (!generic_compiled)
+    EXPECT_NE(log.find("cannot pay for this shape alone"), std::string::npos) << log;
   for (const RegionReport& r : s.region_reports())
     for (const std::string& v : r.versions)
       EXPECT_EQ(v.find("float32[1,256]"), std::string::npos) << v << "\n" << log;
