@@ -128,12 +128,15 @@ constexpr int64_t kKBlock = 256;
 // R rows of y for one panel of V vectors (width 16 V): y[r, 0..cols) = (sum_k a[r, k] *
 // w[k, 0..cols)) + bias. R x V independent accumulators (16 or 8 of them) per block of kKBlock
 // k's; the blocks' sums are added in y, then the bias.
-template <int R, int V>
+// kInPlace: w is not a packed panel but rows of a matrix ldw floats apart, read unaligned and
+// only their first `cols` columns (gemm_rows_in_place_f32).
+template <int R, int V, bool kInPlace = false>
 __attribute__((target("avx512f,fma"))) void panel_rows(int64_t k, const float* a, int64_t lda,
                                                        const float* w, const float* bias,
                                                        int64_t cols, float* y, int64_t ldy,
-                                                       bool accumulate = false) {
+                                                       bool accumulate = false, int64_t ldw = 0) {
   constexpr int64_t width = 16 * V;
+  const int64_t w_stride = kInPlace ? ldw : width;
   __mmask16 mask[V];
 #pragma GCC unroll 4
   for (int v = 0; v < V; ++v) mask[v] = cols >= width ? __mmask16(0xffff) : lanes(cols, v);
@@ -146,10 +149,11 @@ __attribute__((target("avx512f,fma"))) void panel_rows(int64_t k, const float* a
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
     for (int64_t kk = k0; kk < k1; ++kk) {
-      const float* wk = w + kk * width;
+      const float* wk = w + kk * w_stride;
       __m512 wv[V];
 #pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) wv[v] = _mm512_load_ps(wk + 16 * v);
+      for (int v = 0; v < V; ++v)
+        wv[v] = kInPlace ? _mm512_maskz_loadu_ps(mask[v], wk + 16 * v) : _mm512_load_ps(wk + 16 * v);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const __m512 av = _mm512_set1_ps(a[r * lda + kk]);
@@ -182,27 +186,28 @@ __attribute__((target("avx512f,fma"))) void panel_rows(int64_t k, const float* a
 
 // Rows [0, m) of one panel, kRows rows at a time (the accumulators: kRows x V); a's rows lda
 // floats apart, y's ldy.
-template <int V>
+template <int V, bool kInPlace = false>
 __attribute__((target("avx512f,fma"))) void panel_block(int64_t m, int64_t k, const float* a,
                                                         int64_t lda, const float* w,
                                                         const float* bp, int64_t cols, float* y,
-                                                        int64_t ldy, bool acc = false) {
+                                                        int64_t ldy, bool acc = false,
+                                                        int64_t ldw = 0) {
   constexpr int64_t kRows = V == 4 ? 4 : 8;
   for (int64_t r = 0; r < m; r += kRows) {
     const float* ar = a + r * lda;
     float* yr = y + r * ldy;
     switch (std::min<int64_t>(kRows, m - r)) {
-      case 1: panel_rows<1, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
-      case 2: panel_rows<2, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
-      case 3: panel_rows<3, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
-      case 4: panel_rows<4, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
+      case 1: panel_rows<1, V, kInPlace>(k, ar, lda, w, bp, cols, yr, ldy, acc, ldw); break;
+      case 2: panel_rows<2, V, kInPlace>(k, ar, lda, w, bp, cols, yr, ldy, acc, ldw); break;
+      case 3: panel_rows<3, V, kInPlace>(k, ar, lda, w, bp, cols, yr, ldy, acc, ldw); break;
+      case 4: panel_rows<4, V, kInPlace>(k, ar, lda, w, bp, cols, yr, ldy, acc, ldw); break;
       default:
         if constexpr (kRows == 8) {
           switch (m - r) {
-            case 5: panel_rows<5, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
-            case 6: panel_rows<6, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
-            case 7: panel_rows<7, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
-            default: panel_rows<8, V>(k, ar, lda, w, bp, cols, yr, ldy, acc); break;
+            case 5: panel_rows<5, V, kInPlace>(k, ar, lda, w, bp, cols, yr, ldy, acc, ldw); break;
+            case 6: panel_rows<6, V, kInPlace>(k, ar, lda, w, bp, cols, yr, ldy, acc, ldw); break;
+            case 7: panel_rows<7, V, kInPlace>(k, ar, lda, w, bp, cols, yr, ldy, acc, ldw); break;
+            default: panel_rows<8, V, kInPlace>(k, ar, lda, w, bp, cols, yr, ldy, acc, ldw); break;
           }
         }
         break;
@@ -239,7 +244,7 @@ inline __m256i lanes8(int64_t valid) {
 // `cols` (1..8 G) of them valid: R x G accumulators (at most 12 of the 16 registers). Row r's
 // a[kk] is at a + r * lda + kk * AK: AK = 1 for a's own rows, R for rows packed k-major
 // (pack_row_groups).
-template <int R, int G, int AK = 1>
+template <int R, int G, int AK = 1, bool kInPlace = false>
 void group_rows_avx2(int64_t k, const float* a, int64_t lda, const float* w, SliceLayout lay,
                      const float* bias, int64_t cols, float* y, int64_t ldy,
                      bool accumulate = false) {
@@ -262,7 +267,9 @@ void group_rows_avx2(int64_t k, const float* a, int64_t lda, const float* w, Sli
       const float* wk = w + kk * lay.row_stride;
       __m256 wv[G];
 #pragma GCC unroll 8
-      for (int h = 0; h < G; ++h) wv[h] = _mm256_load_ps(wk + h / 2 * lay.slice_stride + 8 * (h % 2));
+      for (int h = 0; h < G; ++h)
+        wv[h] = kInPlace ? _mm256_maskload_ps(wk + 8 * h, mask[h])
+                         : _mm256_load_ps(wk + h / 2 * lay.slice_stride + 8 * (h % 2));
 #pragma GCC unroll 6
       for (int r = 0; r < R; ++r) {
         const __m256 av = _mm256_broadcast_ss(a + r * lda + kk * AK);
@@ -306,7 +313,7 @@ constexpr int64_t kRowBlockBytes = 128 << 10;
 
 // R (< 6) rows of one panel (`w`, laid out as `lay`) of `width` columns, `cols` of them valid;
 // a's rows lda floats apart, y's ldy; the bias (or null) of the panel's first column.
-template <int R>
+template <int R, bool kInPlace = false>
 void tail_rows_avx2(int64_t width, SliceLayout lay, int64_t k, const float* ar, int64_t lda,
                     const float* w, const float* bias, int64_t cols, float* yr, int64_t ldy,
                     bool acc = false) {
@@ -317,8 +324,10 @@ void tail_rows_avx2(int64_t width, SliceLayout lay, int64_t k, const float* ar, 
     if (c <= 0) break;  // padding only
     const float* wg = w + g / 16 * lay.slice_stride;
     const float* bp = bias ? bias + g : nullptr;
-    if (step == kCols) group_rows_avx2<R, kCols / 8>(k, ar, lda, wg, lay, bp, c, yr + g, ldy, acc);
-    else group_rows_avx2<R, 2>(k, ar, lda, wg, lay, bp, c, yr + g, ldy, acc);
+    if (step == kCols)
+      group_rows_avx2<R, kCols / 8, 1, kInPlace>(k, ar, lda, wg, lay, bp, c, yr + g, ldy, acc);
+    else
+      group_rows_avx2<R, 2, 1, kInPlace>(k, ar, lda, wg, lay, bp, c, yr + g, ldy, acc);
   }
 }
 
@@ -534,38 +543,56 @@ void gemm_pack_b_f32(const float* b, float* out, int64_t n, int64_t k, int64_t t
   pack_into(out, n, k, trans_b != 0, b, sliced_packing());
 }
 
-void gemm_panel_rows_f32(const float* a, const float* panel, float* y, int64_t m, int64_t k,
-                         int64_t lda, int64_t width, int64_t cols, int64_t ldy,
-                         int64_t accumulate) {
+namespace {
+
+// gemm_panel_rows_f32 (packed panel, kInPlace false) and gemm_rows_in_place_f32 (rows of B ldw
+// floats apart, kInPlace true): the same tiles, the same sums.
+template <bool kInPlace>
+void panel_rows_any(const float* a, const float* w, float* y, int64_t m, int64_t k, int64_t lda,
+                    int64_t width, int64_t cols, int64_t ldy, bool acc, int64_t ldw) {
   if (m <= 0 || cols <= 0) return;
-  const bool acc = accumulate != 0;
-  const bool sliced = sliced_packing();
+  const bool sliced = !kInPlace && sliced_packing();
   if (sliced || !kHasAvx512 || g_force_avx2.load(std::memory_order_relaxed)) {
-    const SliceLayout lay = slice_layout(sliced, width, k);
+    const SliceLayout lay = kInPlace ? SliceLayout{ldw, 16} : slice_layout(sliced, width, k);
     const int64_t full_end = m / kRowsAvx2 * kRowsAvx2;
     const int64_t step = std::min<int64_t>(16, width);
     for (int64_t g = 0; g < width && g < cols; g += step) {  // as run_panels_avx2
-      const float* w = panel + g / 16 * lay.slice_stride;
+      const float* wg = w + g / 16 * lay.slice_stride;
       for (int64_t r = 0; r < full_end; r += kRowsAvx2)
-        group_rows_avx2<kRowsAvx2, 2>(k, a + r * lda, lda, w, lay, nullptr,
-                                      std::min<int64_t>(step, cols - g), y + r * ldy + g, ldy, acc);
+        group_rows_avx2<kRowsAvx2, 2, 1, kInPlace>(k, a + r * lda, lda, wg, lay, nullptr,
+                                                   std::min<int64_t>(step, cols - g),
+                                                   y + r * ldy + g, ldy, acc);
     }
     if (full_end < m) {
       const float* ar = a + full_end * lda;
       float* yr = y + full_end * ldy;
       switch (m - full_end) {
-        case 1: tail_rows_avx2<1>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy, acc); break;
-        case 2: tail_rows_avx2<2>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy, acc); break;
-        case 3: tail_rows_avx2<3>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy, acc); break;
-        case 4: tail_rows_avx2<4>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy, acc); break;
-        default: tail_rows_avx2<5>(width, lay, k, ar, lda, panel, nullptr, cols, yr, ldy, acc); break;
+        case 1: tail_rows_avx2<1, kInPlace>(width, lay, k, ar, lda, w, nullptr, cols, yr, ldy, acc); break;
+        case 2: tail_rows_avx2<2, kInPlace>(width, lay, k, ar, lda, w, nullptr, cols, yr, ldy, acc); break;
+        case 3: tail_rows_avx2<3, kInPlace>(width, lay, k, ar, lda, w, nullptr, cols, yr, ldy, acc); break;
+        case 4: tail_rows_avx2<4, kInPlace>(width, lay, k, ar, lda, w, nullptr, cols, yr, ldy, acc); break;
+        default: tail_rows_avx2<5, kInPlace>(width, lay, k, ar, lda, w, nullptr, cols, yr, ldy, acc); break;
       }
     }
   } else if (width == kWide) {
-    panel_block<4>(m, k, a, lda, panel, nullptr, cols, y, ldy, acc);
+    panel_block<4, kInPlace>(m, k, a, lda, w, nullptr, cols, y, ldy, acc, ldw);
   } else {
-    panel_block<1>(m, k, a, lda, panel, nullptr, cols, y, ldy, acc);
+    panel_block<1, kInPlace>(m, k, a, lda, w, nullptr, cols, y, ldy, acc, ldw);
   }
+}
+
+}  // namespace
+
+void gemm_panel_rows_f32(const float* a, const float* panel, float* y, int64_t m, int64_t k,
+                         int64_t lda, int64_t width, int64_t cols, int64_t ldy,
+                         int64_t accumulate) {
+  panel_rows_any<false>(a, panel, y, m, k, lda, width, cols, ldy, accumulate != 0, 0);
+}
+
+void gemm_rows_in_place_f32(const float* a, const float* b, float* y, int64_t m, int64_t k,
+                            int64_t lda, int64_t ldb, int64_t width, int64_t cols, int64_t ldy,
+                            int64_t accumulate) {
+  panel_rows_any<true>(a, b, y, m, k, lda, width, cols, ldy, accumulate != 0, ldb);
 }
 
 }  // namespace tierjit::kernels

@@ -107,4 +107,13 @@ void gemm_pack_b_f32(const float* b, float* out, int64_t n, int64_t k, int64_t t
 void gemm_panel_rows_f32(const float* a, const float* panel, float* y, int64_t m, int64_t k,
                          int64_t lda, int64_t width, int64_t cols, int64_t ldy, int64_t accumulate);
 
+/// gemm_panel_rows_f32 with B read where it lies: y[r * ldy + c] = sum over kk < k of
+/// a[r * lda + kk] * b[kk * ldb + c] for r < m, c < cols <= width (width 64 or 16: the tile's
+/// vectors; only b's first cols columns of each row are read, unaligned). E.g. a 1x1 stride-1
+/// convolution's input [C, H * W] (ldb = H * W) needs no packing. Same sums and bits as the
+/// packed form; single-threaded.
+void gemm_rows_in_place_f32(const float* a, const float* b, float* y, int64_t m, int64_t k,
+                            int64_t lda, int64_t ldb, int64_t width, int64_t cols, int64_t ldy,
+                            int64_t accumulate);
+
 }  // namespace tierjit::kernels

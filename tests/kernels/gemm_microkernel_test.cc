@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "kernels/line_buffer.h"
@@ -46,6 +47,39 @@ TEST(GemmMicrokernel, AccumulatedKBlocksGiveOneCallsBits) {
           for (int64_t kk = 0; kk < k; ++kk) want += double{a[r * k + kk]} * b[kk * n + c];
           ASSERT_NEAR(y1[r * width + c], want, 1e-4 * (1 + std::abs(want)));
         }
+    }
+  }
+  set_packed_matmul_force_avx2(false);
+}
+
+TEST(GemmMicrokernel, InPlaceRowsGiveThePackedPanelsBits) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (bool avx2 : {false, true}) {
+    set_packed_matmul_force_avx2(avx2);
+    for (auto [m, k, n, ldb] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{7, 16, 64, 100},
+                                {13, 300, 50, 50}, {1, 3, 16, 17}, {6, 0, 64, 64}, {25, 64, 9, 9}}) {
+      const int64_t width = n > 16 ? 64 : 16;
+      std::vector<float> a(m * k + 1), b(k * ldb + 1);
+      for (float& v : a) v = dist(rng);
+      for (float& v : b) v = dist(rng);
+      // The packed form of B's first n columns.
+      std::vector<float> dense(k * n + 1);
+      for (int64_t kk = 0; kk < k; ++kk)
+        for (int64_t c = 0; c < n; ++c) dense[kk * n + c] = b[kk * ldb + c];
+      LineBuffer packed;
+      packed.resize(static_cast<size_t>(gemm_packed_floats(n, k)) + 16);
+      gemm_pack_b_f32(dense.data(), packed.data(), n, k, 0);
+      const int64_t pw = gemm_panel_width(n);
+      std::vector<float> y1(m * 64, -1.f), y2(m * 64, -2.f);
+      gemm_panel_rows_f32(a.data(), packed.data(), y1.data(), m, k, k, pw, std::min(pw, n), 64, 0);
+      gemm_rows_in_place_f32(a.data(), b.data(), y2.data(), m, k, k, ldb, width, std::min(width, n),
+                             64, 0);
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t c = 0; c < std::min({pw, width, n}); ++c)
+          ASSERT_EQ(y1[r * 64 + c], y2[r * 64 + c]) << "avx2 " << avx2 << " m " << m << " k " << k;
+      for (int64_t r = 0; r < m; ++r)  // nothing past cols written
+        for (int64_t c = std::min(width, n); c < 64; ++c) ASSERT_EQ(y2[r * 64 + c], -2.f);
     }
   }
   set_packed_matmul_force_avx2(false);

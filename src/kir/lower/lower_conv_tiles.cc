@@ -117,7 +117,11 @@ Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io, int64_t *work
   const int64_t cg = g.c / g.group, mg = g.m / g.group;
   if (cg == 1 && mg == 1) return depthwise(g, io, note);
   const int64_t os = g.oh * g.ow, kg = cg * g.kh * g.kw;
-  const int64_t kc = std::min(kg, kMaxKc), kblocks = (kg + kc - 1) / kc;
+  // A 1x1 convolution with stride 1 and no padding multiplies the image's [C, H * W] rows in
+  // place (gemm_rows_in_place_f32): nothing to pack, K in one block.
+  const bool in_place = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                        g.pw == 0 && g.oh == g.h && g.ow == g.w;
+  const int64_t kc = in_place ? kg : std::min(kg, kMaxKc), kblocks = (kg + kc - 1) / kc;
   // Panels of 64 pixels, the last few pixels (up to 32) in panels of 16: a
   // 64-wide panel costs its full width whatever it holds (14 x 14 = 3 x 64 + 4:
   // 77% of the work useful, 94% so).
@@ -133,7 +137,7 @@ Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io, int64_t *work
   const int chunks = std::max(1, io.threads);
   // One packed panel per chunk, with the 16 floats of room conv_pack_panel_f32
   // may write past it.
-  const int64_t slice = kc * kPanel + 16;
+  const int64_t slice = in_place ? 0 : kc * kPanel + 16;
   *workspace_floats = static_cast<int64_t>(chunks) * slice;
   // Items (image, group, panel, channel split): the output channels are split
   // `split` ways when the other items are too few to give every thread several
@@ -166,14 +170,19 @@ Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io, int64_t *work
     };
     Stmt work;
     if (kblocks == 1) {
+      Stmt product =
+          in_place
+              ? call_kernel(Microkernel::kGemmRowsInPlaceF32,
+                            {{io.w, w_off(imm(0))}, {io.x, add(x_off, px0)}, {"cv_tile", imm(0)}},
+                            {mb, imm(kg), imm(kg), imm(os), width, npix, imm(kPanel), imm(0)})
+              : call_kernel(Microkernel::kGemmPanelRowsF32,
+                            {{io.w, w_off(imm(0))}, {"workspace", ws_off}, {"cv_tile", imm(0)}},
+                            {mb, imm(kg), imm(kg), width, npix, imm(kPanel), imm(0)});
       Stmt per_block = allocate(
           "cv_tile", DType::kFloat32, kRowBlock * kPanel,
-          block({call_kernel(Microkernel::kGemmPanelRowsF32,
-                             {{io.w, w_off(imm(0))}, {"workspace", ws_off}, {"cv_tile", imm(0)}},
-                             {mb, imm(kg), imm(kg), width, npix, imm(kPanel), imm(0)}),
-                 store_rows("cv_", io, "cv_tile", imm(0), kPanel, mb, npix, add(row_base, ob),
-                            px0)}));
-      work = block({pack(imm(0), imm(kg)),
+          block({product, store_rows("cv_", io, "cv_tile", imm(0), kPanel, mb, npix,
+                                     add(row_base, ob), px0)}));
+      work = block({in_place ? block({}) : pack(imm(0), imm(kg)),
                     for_loop("cv_blk", b0, sub(b1, b0),
                              let("cv_ob", mul(blk, imm(kRowBlock)),
                                  let("cv_mb", min(imm(kRowBlock), sub(imm(mg), ob)), per_block)))});
