@@ -1,18 +1,15 @@
-// conv_pack_panel_f32 (conv_tiles.h): im2col rows of 64 output pixels written
-// straight into a GEMM panel, 16 floats at a time (vec16.h); the padding is
-// resolved per run of pixels, not per element. Depthwise tiles:
-// depthwise_tiles.cc.
+// conv_pack_panel_f32 (conv_tiles.h): im2col rows of 64 output pixels written straight into a
+// GEMM panel a vector at a time (vec_lanes.h: 16 lanes with AVX-512, 8 without); the padding is
+// resolved per run of pixels, not per element. Depthwise tiles: depthwise_tiles.cc.
 #include "kernels/conv_tiles.h"
 
 #include <algorithm>
 
 #include "kernels/cpu_features.h"
 #include "kernels/packed_gemm.h"
-#include "kernels/vec16.h"
+#include "kernels/vec_lanes.h"
 
 namespace tierjit::kernels {
-
-#pragma GCC diagnostic ignored "-Wpsabi"  // vec16.h
 
 namespace {
 
@@ -31,13 +28,14 @@ struct PackArgs {
 };
 
 // The body of conv_pack_panel_f32, inlined into a wrapper per instruction set
-// (vec16.h). Each row of the panel is built from the panel's runs (64 pixels
+// (vec_lanes.h, L lanes). Each row of the panel is built from the panel's runs (64 pixels
 // span a few output rows), each run one zeroed head, one contiguous (or
 // stride-2, or strided) copy and one zeroed tail, written in whole vectors in
 // order: a vector running past its part is overwritten by the next part (the
 // row buffer has room past its 64 columns, the source is read past a run only
 // inside x).
-inline __attribute__((always_inline)) void pack(const PackArgs &a, bool sliced) {
+template <int L>
+inline __attribute__((always_inline)) void pack(const PackArgs& a, bool sliced) {
   Run runs[kPanel];
   int nruns = 0;
   for (int64_t j = 0, pix = a.pix0; j < a.npix;) {
@@ -64,29 +62,29 @@ inline __attribute__((always_inline)) void pack(const PackArgs &a, bool sliced) 
       float *dst = out + run.j;
       const int64_t iy = run.oy * a.sh - a.ph + ky * a.dh;
       if (iy < 0 || iy >= a.h) {
-        zero_run_over(dst, run.n);
+        zero_run_over<L>(dst, run.n);
         continue;
       }
       const int64_t lo = std::clamp<int64_t>(ox_lo - run.ox0, 0, run.n);
       const int64_t hi = std::clamp<int64_t>(ox_hi - run.ox0, lo, run.n);
       const float *src = xc + iy * a.w + (run.ox0 + lo) * a.sw + off;  // column lo
-      zero_run_over(dst, lo);
+      zero_run_over<L>(dst, lo);
       if (a.sw == 1) {
-        if (src + (hi - lo + 15) / 16 * 16 <= x_end)
-          copy_run_over(dst + lo, src, hi - lo);
+        if (src + (hi - lo + L - 1) / L * L <= x_end)
+          copy_run_over<L>(dst + lo, src, hi - lo);
         else
-          copy_run(dst + lo, src, hi - lo);
+          copy_run<L>(dst + lo, src, hi - lo);
       } else if (a.sw == 2) {
-        copy_run_stride2(dst + lo, src, hi - lo, x_end - src);
+        copy_run_stride2<L>(dst + lo, src, hi - lo, x_end - src);
       } else {
         for (int64_t t = lo; t < hi; ++t) dst[t] = src[(t - lo) * a.sw];
       }
-      zero_run_over(dst + hi, run.n - hi);
+      zero_run_over<L>(dst + hi, run.n - hi);
     }
-    zero_run_over(out + a.npix, a.width - a.npix);
+    zero_run_over<L>(out + a.npix, a.width - a.npix);
     if (sliced)
-      for (int64_t s = 0; s < a.width / 16; ++s)
-        storeu16(a.panel + s * 16 * a.kc + q * 16, loadu16(row + 16 * s));
+      for (int64_t s = 0; s < a.width / 16; ++s)  // 16-column slices
+        copy_run_over<L>(a.panel + s * 16 * a.kc + q * 16, row + 16 * s, 16);
     if (++kx == a.kw) {
       kx = 0;
       if (++ky == a.kh) {
@@ -97,8 +95,10 @@ inline __attribute__((always_inline)) void pack(const PackArgs &a, bool sliced) 
   }
 }
 
-__attribute__((target("avx512f"))) void pack_avx512(const PackArgs &a) { pack(a, false); }
-__attribute__((target("avx2"))) void pack_avx2(const PackArgs &a, bool sliced) { pack(a, sliced); }
+__attribute__((target("avx512f"))) void pack_avx512(const PackArgs& a) { pack<16>(a, false); }
+__attribute__((target("avx2"))) void pack_avx2(const PackArgs& a, bool sliced) {
+  pack<8>(a, sliced);
+}
 
 const bool kHasAvx512 = cpu_has_avx512f();
 
