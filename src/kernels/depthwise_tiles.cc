@@ -110,14 +110,22 @@ inline __attribute__((always_inline)) void depthwise_call(const DwArgs& a) {
   const int64_t step = L * nv;
   const int64_t cols = (a.ow + step - 1) / step * step + ((a.kw - 1) * a.dw) / a.sw + 1;
   fill_phases<L>(phases, a.x, a.h, a.w, iy0, rows, a.sw, a.pw, cols);
-#define TJ_DW_ROWS(NV)                                                                       \
-  depthwise_rows<L, NV>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh, a.dw, a.ow, \
-                        a.oh0, a.oh1, a.ldy)
+#define TJ_DW_ROWS(NV)                                                                           \
+  depthwise_rows<L, NV>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh, a.dw, a.ow, a.oh0, \
+                        a.oh1, a.ldy)
   switch (nv) {
-    case 1: TJ_DW_ROWS(1); break;
-    case 2: TJ_DW_ROWS(2); break;
-    case 3: TJ_DW_ROWS(3); break;
-    default: TJ_DW_ROWS(4); break;
+    case 1:
+      TJ_DW_ROWS(1);
+      break;
+    case 2:
+      TJ_DW_ROWS(2);
+      break;
+    case 3:
+      TJ_DW_ROWS(3);
+      break;
+    default:
+      TJ_DW_ROWS(4);
+      break;
   }
 #undef TJ_DW_ROWS
 }
@@ -132,9 +140,9 @@ const bool kHasAvx512 = cpu_has_avx512f();
 }  // namespace
 
 void depthwise_conv_rows_f32(const float* x, const float* wt, float* y, int64_t h, int64_t w,
-                             int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph,
-                             int64_t pw, int64_t dh, int64_t dw, int64_t ow, int64_t oh0,
-                             int64_t oh1, int64_t ldy) {
+                             int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                             int64_t dh, int64_t dw, int64_t ow, int64_t oh0, int64_t oh1,
+                             int64_t ldy) {
   if (oh1 <= oh0 || ow <= 0) return;
   const DwArgs a{x, wt, y, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ow, oh0, oh1, ldy};
   if (kHasAvx512)

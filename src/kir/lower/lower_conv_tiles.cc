@@ -178,10 +178,9 @@ Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io, int64_t *work
               : call_kernel(Microkernel::kGemmPanelRowsF32,
                             {{io.w, w_off(imm(0))}, {"workspace", ws_off}, {"cv_tile", imm(0)}},
                             {mb, imm(kg), imm(kg), width, npix, imm(kPanel), imm(0)});
-      Stmt per_block = allocate(
-          "cv_tile", DType::kFloat32, kRowBlock * kPanel,
-          block({product, store_rows("cv_", io, "cv_tile", imm(0), kPanel, mb, npix,
-                                     add(row_base, ob), px0)}));
+      Stmt per_block = allocate("cv_tile", DType::kFloat32, kRowBlock * kPanel,
+                                block({product, store_rows("cv_", io, "cv_tile", imm(0), kPanel, mb,
+                                                           npix, add(row_base, ob), px0)}));
       work = block({in_place ? block({}) : pack(imm(0), imm(kg)),
                     for_loop("cv_blk", b0, sub(b1, b0),
                              let("cv_ob", mul(blk, imm(kRowBlock)),
