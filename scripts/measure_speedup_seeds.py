@@ -10,7 +10,9 @@ avx512 on CPUs with AVX-512F and avx2 otherwise. The runtime embeds those files 
 (src/runtime/CMakeLists.txt) and seeds its SpeedupModel from the one of the CPU it runs on.
 
 Usage: scripts/measure_speedup_seeds.py [--isa native|avx2] [--bench build/bin/tierjit_micro_bench]
-       [--reps 5] [--min-time 0.1] [--filter REGEX] [--out FILE]
+       [--reps 5] [--min-time 0.1] [--filter REGEX] [--out FILE] [--doc-only]
+Afterwards the tables of docs/performance.md between <!-- seeds:begin --> and <!-- seeds:end -->
+are rewritten from both data files (--doc-only: just that, nothing measured).
 --isa avx2 measures the AVX2 paths on an AVX-512 CPU (TIERJIT_ISA=avx2 for tierjit, and
 ONEDNN_MAX_CPU_ISA=AVX2 for tier 0's oneDNN convolutions); the file says which CPU ran it.
 Measure on a quiet machine (uptime below 0.5, nothing else building): docs/performance.md.
@@ -55,6 +57,42 @@ def isa():
     return "avx512" if " avx512f" in flags else "avx2"
 
 
+def doc_tables(root):
+    """The markdown tables of every src/runtime/speedup_seeds/*.json, for docs/performance.md."""
+    out = []
+    for isa, title in [("avx512", "AVX-512 (native)"),
+                       ("avx2", "AVX2 (`--isa avx2`: TIERJIT_ISA=avx2 and oneDNN limited to AVX2)")]:
+        path = os.path.join(root, "src/runtime/speedup_seeds", isa + ".json")
+        if not os.path.exists(path):
+            continue
+        d = json.load(open(path))
+        out += ["### " + title, "", "`%s` on %s, %s." % (d["command"], d["cpu"], d["generated"]), "",
+                "| case | tier 0 (µs) | tier 1 | tier 2 | tier 3 |", "| --- | ---: | ---: | ---: | ---: |"]
+        for c, t in d["cases_us"].items():
+            t0 = t.get("tier0")
+            if not t0:
+                continue
+            cell = lambda k: ("%.2fx" % (t0 / t[k])) if t.get(k) else "-"
+            out.append("| %s | %s | %s | %s | %s |" % (c, format(round(t0), ","), cell("tier1"),
+                                                       cell("tier2"), cell("tier3")))
+        out += ["", "Per kind, the geometric mean of each step (the seeds, 0->1 / 1->2 / 2->3): " +
+                "; ".join("%s %.2f / %.2f / %.2f" % (k, *v) for k, v in d["steps"].items()) + ".", ""]
+    return out
+
+
+def rewrite_doc(root):
+    path = os.path.join(root, "docs/performance.md")
+    text = open(path).read()
+    begin, end = "<!-- seeds:begin -->", "<!-- seeds:end -->"
+    if begin not in text or end not in text:
+        print("no seeds markers in", path, file=sys.stderr)
+        return
+    a, b = text.index(begin) + len(begin), text.index(end)
+    text = text[:a] + "\n" + "\n".join(doc_tables(root)) + "\n" + text[b:]
+    open(path, "w").write(text)
+    print("rewrote the seeds tables of", path, file=sys.stderr)
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -64,7 +102,11 @@ def main():
     ap.add_argument("--filter", default=r"^seeds\.")
     ap.add_argument("--out", default=None)
     ap.add_argument("--isa", choices=["native", "avx2"], default="native")
+    ap.add_argument("--doc-only", action="store_true")
     args = ap.parse_args()
+    if args.doc_only:
+        rewrite_doc(root)
+        return
     env = dict(os.environ)
     target = isa()
     if args.isa == "avx2":
@@ -118,6 +160,7 @@ def main():
     print("wrote", out, file=sys.stderr)
     for kind, s in steps.items():
         print("%-16s 0->1 %.3g  1->2 %.3g  2->3 %.3g" % (kind, *s))
+    rewrite_doc(root)
 
 
 if __name__ == "__main__":
