@@ -17,7 +17,8 @@ using ir::OpKind;
 Tier0Program gemm(int64_t m, int64_t k, int64_t n, bool gelu) {
   GraphBuilder b;
   ir::Value* x = b.feed("X", {m, k});
-  ir::Value* y = b.node(OpKind::MatMul, {x, b.constant("W", random_tensor({k, n}, 41, -0.1f, 0.1f))});
+  ir::Value* y =
+      b.node(OpKind::MatMul, {x, b.constant("W", random_tensor({k, n}, 41, -0.1f, 0.1f))});
   y = b.node(OpKind::Add, {y, b.constant("B", random_tensor({n}, 42))});
   if (gelu) {
     ir::Value* d = b.node(OpKind::Div, {y, b.constant("s2", Tensor::scalar<float>(1.4142135f))});
@@ -37,14 +38,15 @@ Tier0Program conv(int64_t c, int64_t hw, int64_t m, int64_t kernel, int64_t stri
   GraphBuilder b;
   ir::Value* x = b.feed("X", {1, c, hw, hw});
   const int64_t pad = kernel / 2;
-  ir::Value* y = b.node(OpKind::Conv,
-                        {x, b.constant("W", random_tensor({m, c / group, kernel, kernel}, 51, -0.1f, 0.1f)),
-                         b.constant("B", random_tensor({m}, 52))},
-                        {{"kernel_shape", attr_ints({kernel, kernel})},
-                         {"strides", attr_ints({stride, stride})},
-                         {"pads", attr_ints({pad, pad, pad, pad})},
-                         {"group", attr_int(group)}},
-                        11);
+  ir::Value* y =
+      b.node(OpKind::Conv,
+             {x, b.constant("W", random_tensor({m, c / group, kernel, kernel}, 51, -0.1f, 0.1f)),
+              b.constant("B", random_tensor({m}, 52))},
+             {{"kernel_shape", attr_ints({kernel, kernel})},
+              {"strides", attr_ints({stride, stride})},
+              {"pads", attr_ints({pad, pad, pad, pad})},
+              {"group", attr_int(group)}},
+             11);
   b.output(b.node(OpKind::Relu, {y}));
   return Tier0Program(b.finish(), {random_tensor({1, c, hw, hw}, 53)});
 }
@@ -66,7 +68,8 @@ Tier0Program layernorm(int64_t rows, int64_t n) {
   GraphBuilder b;
   ir::Value* x = b.node(OpKind::Add, {b.feed("X", {rows, n}), b.feed("R", {rows, n})});
   b.output(b.node(OpKind::LayerNormalization,
-                  {x, b.constant("g", random_tensor({n}, 71, 0.5f, 1.5f)), b.constant("b", random_tensor({n}, 72))},
+                  {x, b.constant("g", random_tensor({n}, 71, 0.5f, 1.5f)),
+                   b.constant("b", random_tensor({n}, 72))},
                   {{"axis", attr_int(-1)}, {"epsilon", attr_float(1e-5f)}}, 17));
   return Tier0Program(b.finish(), {random_tensor({rows, n}, 73), random_tensor({rows, n}, 74)});
 }
@@ -74,7 +77,8 @@ Tier0Program layernorm(int64_t rows, int64_t n) {
 // tanh(a * X + c) * d with per-column a, c, d: a 4-op elementwise chain with broadcasts.
 Tier0Program chain(int64_t rows, int64_t n) {
   GraphBuilder b;
-  ir::Value* t = b.node(OpKind::Mul, {b.feed("X", {rows, n}), b.constant("a", random_tensor({n}, 81))});
+  ir::Value* t =
+      b.node(OpKind::Mul, {b.feed("X", {rows, n}), b.constant("a", random_tensor({n}, 81))});
   t = b.node(OpKind::Add, {t, b.constant("c", random_tensor({n}, 82))});
   t = b.node(OpKind::Tanh, {t});
   b.output(b.node(OpKind::Mul, {t, b.constant("d", random_tensor({n}, 83))}));
@@ -93,13 +97,19 @@ void register_tiers(const std::string& name, Make make, double flop = 0) {
 }
 
 const bool registered = [] {
-  struct G { int64_t m, k, n; bool gelu; };
+  struct G {
+    int64_t m, k, n;
+    bool gelu;
+  };
   for (G g : {G{1, 256, 512, true}, G{8, 512, 512, false}, G{64, 256, 512, true},
               G{128, 128, 512, true}, G{512, 512, 128, false}, G{16, 768, 768, false}})
-    register_tiers("matmul_epilogue_" + std::to_string(g.m) + "x" + std::to_string(g.k) + "x" +
-                       std::to_string(g.n) + (g.gelu ? "_gelu" : "_relu"),
-                   [g] { return gemm(g.m, g.k, g.n, g.gelu); }, 2.0 * g.m * g.k * g.n);
-  struct C { int64_t c, hw, m, kernel, stride, group; };
+    register_tiers(
+        "matmul_epilogue_" + std::to_string(g.m) + "x" + std::to_string(g.k) + "x" +
+            std::to_string(g.n) + (g.gelu ? "_gelu" : "_relu"),
+        [g] { return gemm(g.m, g.k, g.n, g.gelu); }, 2.0 * g.m * g.k * g.n);
+  struct C {
+    int64_t c, hw, m, kernel, stride, group;
+  };
   for (C c : {C{64, 56, 64, 3, 1, 1}, C{128, 28, 128, 3, 1, 1}, C{128, 28, 256, 3, 2, 1},
               C{64, 56, 256, 1, 1, 1}, C{256, 14, 64, 1, 1, 1}, C{96, 56, 96, 3, 1, 96},
               C{240, 28, 240, 5, 2, 240}, C{16, 112, 96, 1, 1, 1}})

@@ -20,7 +20,7 @@ namespace tierjit::kernels {
 /// (kh kw), tap row (k / kw) % kh, tap column k % kw): panel[k - k0][j] = x[ci,
 /// oy * sh - ph + ky * dh, ox * sw - pw + kx * dw] for pixel pix0 + j = oy * ow
 /// + ox, or 0 outside the image. All sizes >= 1 except pads >= 0.
-void conv_pack_panel_f32(const float *x, float *panel, int64_t c, int64_t h, int64_t w, int64_t kh,
+void conv_pack_panel_f32(const float* x, float* panel, int64_t c, int64_t h, int64_t w, int64_t kh,
                          int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
                          int64_t dw, int64_t ow, int64_t pix0, int64_t npix, int64_t k0, int64_t kc,
                          int64_t width);
@@ -31,7 +31,7 @@ void conv_pack_panel_f32(const float *x, float *panel, int64_t c, int64_t h, int
 /// image, separate ones at its edges) for output rows oh0 <= oy < oh1 and 0 <=
 /// ox < ow; x: one channel [h, w]; no bias. 16 columns at a time in registers
 /// with AVX-512F, else 8.
-void depthwise_conv_rows_f32(const float *x, const float *wt, float *y, int64_t h, int64_t w,
+void depthwise_conv_rows_f32(const float* x, const float* wt, float* y, int64_t h, int64_t w,
                              int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
                              int64_t dh, int64_t dw, int64_t ow, int64_t oh0, int64_t oh1,
                              int64_t ldy);

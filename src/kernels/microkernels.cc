@@ -47,13 +47,13 @@ std::span<const MicrokernelInfo> microkernels() {
    "tierjit_mk_" #function,                            \
    pointers,                                           \
    ints,                                               \
-   reinterpret_cast<void *>(&function)},
+   reinterpret_cast<void*>(&function)},
 #include "kernels/microkernels.def"
   };
   return table;
 }
 
-const MicrokernelInfo &microkernel_info(Microkernel k) {
+const MicrokernelInfo& microkernel_info(Microkernel k) {
   return microkernels()[static_cast<size_t>(k)];
 }
 

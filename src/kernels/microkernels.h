@@ -23,7 +23,7 @@ struct MicrokernelInfo {
   std::string_view symbol;    ///< its symbol in the JIT: "tierjit_mk_" + name
   std::string_view pointers;  ///< one letter per pointer argument: 'f' float32
   int ints = 0;               ///< int64 arguments after the pointers
-  void *address = nullptr;    ///< the function
+  void* address = nullptr;    ///< the function
 
   int num_pointers() const { return static_cast<int>(pointers.size()); }
   /// The element dtype of pointer argument i (< num_pointers()).
@@ -32,6 +32,6 @@ struct MicrokernelInfo {
 
 /// Every microkernel, in microkernels.def order (index = static_cast<int>(id)).
 std::span<const MicrokernelInfo> microkernels();
-const MicrokernelInfo &microkernel_info(Microkernel k);
+const MicrokernelInfo& microkernel_info(Microkernel k);
 
 }  // namespace tierjit::kernels

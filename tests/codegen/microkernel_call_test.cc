@@ -58,11 +58,11 @@ TEST(MicrokernelCall, PackedPanelsMatchReference) {
         ASSERT_TRUE(compiled.ok()) << compiled.status().message();
         for (int64_t m : {0, 1, 5, 6, 7, 13}) {
           std::vector<float> a(m * k + 1), b(k * n + 1), y(m * n + 1, -7.f);
-          for (float &v : a) v = dist(rng);
-          for (float &v : b) v = dist(rng);
+          for (float& v : a) v = dist(rng);
+          for (float& v : b) v = dist(rng);
           kernels::LineBuffer ws;
           ws.resize(static_cast<size_t>(kernels::gemm_packed_floats(n, k)) + 1);
-          void *bufs[] = {a.data(), b.data(), y.data(), ws.data()};
+          void* bufs[] = {a.data(), b.data(), y.data(), ws.data()};
           int64_t dims[] = {m};
           compiled.value()(bufs, dims);
           for (int64_t r = 0; r < m; ++r)

@@ -58,7 +58,10 @@ TEST(GemmMicrokernel, InPlaceRowsGiveThePackedPanelsBits) {
   for (bool avx2 : {false, true}) {
     set_packed_matmul_force_avx2(avx2);
     for (auto [m, k, n, ldb] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{7, 16, 64, 100},
-                                {13, 300, 50, 50}, {1, 3, 16, 17}, {6, 0, 64, 64}, {25, 64, 9, 9}}) {
+                                {13, 300, 50, 50},
+                                {1, 3, 16, 17},
+                                {6, 0, 64, 64},
+                                {25, 64, 9, 9}}) {
       const int64_t width = n > 16 ? 64 : 16;
       std::vector<float> a(m * k + 1), b(k * ldb + 1);
       for (float& v : a) v = dist(rng);

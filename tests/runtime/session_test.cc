@@ -182,9 +182,14 @@ TEST(Session, ConcurrentRunsWithMixedShapes) {
       for (int it = 0; it < 50; ++it) {
         size_t k = static_cast<size_t>(t + it) % inputs.size();
         Tensor y = s.run({{"x", inputs[k]}})[0].second;
-        if (y.shape() != refs[k].shape() ||
-            std::memcmp(y.raw_data(), refs[k].raw_data(), y.nbytes()) != 0)
-          ++mismatches;
+        // Within tolerance, not bitwise: the default (adaptive) mode may install compiled code
+        // mid-test (it does under ThreadSanitizer's slowdown), whose GEMM sums in another order.
+        bool same = y.shape() == refs[k].shape();
+        for (int64_t i = 0; same && i < y.numel(); ++i) {
+          const float a = y.data<float>()[i], b = refs[k].data<float>()[i];
+          same = std::fabs(a - b) <= 1e-5f + 1e-4f * std::fabs(b);
+        }
+        if (!same) ++mismatches;
       }
     });
   }

@@ -143,8 +143,8 @@ Stmt gemm_panels_packing_b(const GemmSpec& s, const Expr& batches, const std::st
   int64_t nv = 0, kv = 0;
   const_value(s.n, &nv);
   const_value(s.k, &kv);
-  const int64_t slice =
-      std::max<int64_t>(16, (kernels::gemm_packed_floats(std::max<int64_t>(nv, 1), kv) + 15) / 16 * 16);
+  const int64_t slice = std::max<int64_t>(
+      16, (kernels::gemm_packed_floats(std::max<int64_t>(nv, 1), kv) + 15) / 16 * 16);
   auto pack = [&](const Expr& ws_off) {
     return call_kernel(kernels::Microkernel::kGemmPackBF32,
                        {{s.b.buffer, s.b.offset}, {"workspace", ws_off}}, {s.n, s.k, imm(0)});

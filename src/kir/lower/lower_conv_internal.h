@@ -34,7 +34,7 @@ struct ConvIo {
 /// gemm_panel_rows_f32 with the weights as the GEMM's rows. `workspace_floats`
 /// receives the floats of workspace it uses. kUnsupported when the shape needs
 /// K blocks and the region has no accumulator output.
-Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io, int64_t *workspace_floats,
-                          std::string *note);
+Expected<Stmt> conv_tiles(const ConvGeometry& g, const ConvIo& io, int64_t* workspace_floats,
+                          std::string* note);
 
 }  // namespace tierjit::kir::lowering

@@ -25,10 +25,10 @@ constexpr int64_t kDepthwiseTile = 2048;  // floats of one depthwise item's outp
 // kPrimitiveMinMacs).
 constexpr int64_t kParallelMinMacs = int64_t{1} << 16;
 
-Expr cdiv(const Expr &a, const Expr &b) { return div(add(a, sub(b, imm(1))), b); }
+Expr cdiv(const Expr& a, const Expr& b) { return div(add(a, sub(b, imm(1))), b); }
 
 // First pixel of panel p: `wide` panels of 64 pixels, then panels of 16.
-Expr panel_start(const Expr &p, int64_t wide) {
+Expr panel_start(const Expr& p, int64_t wide) {
   if (wide == 0) return mul(p, imm(16));
   return select(lt(p, imm(wide)), mul(p, imm(kPanel)),
                 add(imm(wide * kPanel), mul(sub(p, imm(wide)), imm(16))));
@@ -37,8 +37,8 @@ Expr panel_start(const Expr &p, int64_t wide) {
 // The loop over `items` (an int64 expr) with body(item, chunk): serial, or
 // `chunks` contiguous ranges of items in parallel (chunk = the slice index a
 // body may use for scratch).
-Stmt chunked(const std::string &pre, const Expr &items, int chunks, const Expr &macs,
-             const std::function<Stmt(const Expr &, const Expr &)> &body) {
+Stmt chunked(const std::string& pre, const Expr& items, int chunks, const Expr& macs,
+             const std::function<Stmt(const Expr&, const Expr&)>& body) {
   const Expr item = var(pre + "item"), chunk = var(pre + "chunk");
   Stmt serial = for_loop(pre + "item", imm(0), items, body(item, imm(0)));
   if (chunks <= 1) return serial;
@@ -55,13 +55,13 @@ Stmt chunked(const std::string &pre, const Expr &items, int chunks, const Expr &
 // Stores rows [0, rows) x columns [0, cols) of `src` (row stride ld, element
 // offset base) through io.store at output (row0 + r, col0 + c): vectors of
 // io.lanes, then a scalar tail.
-Stmt store_rows(const std::string &pre, const ConvIo &io, const std::string &src, const Expr &base,
-                int64_t ld, const Expr &rows, const Expr &cols, const Expr &row0,
-                const Expr &col0) {
+Stmt store_rows(const std::string& pre, const ConvIo& io, const std::string& src, const Expr& base,
+                int64_t ld, const Expr& rows, const Expr& cols, const Expr& row0,
+                const Expr& col0) {
   const int l = io.lanes;
   const Expr r = var(pre + "r"), v = var(pre + "v"), c = var(pre + "c");
   const Expr vec_cols = mul(div(cols, imm(l)), imm(l));
-  auto at = [&](const Expr &col) { return add(base, add(mul(r, imm(ld)), col)); };
+  auto at = [&](const Expr& col) { return add(base, add(mul(r, imm(ld)), col)); };
   Stmt vec = io.store(load(f32(l), src, ramp(at(mul(v, imm(l))), imm(1), l)), add(row0, r),
                       add(col0, mul(v, imm(l))), l);
   Stmt tail = io.store(load(f32(), src, at(c)), add(row0, r), add(col0, c), 1);
@@ -70,7 +70,7 @@ Stmt store_rows(const std::string &pre, const ConvIo &io, const std::string &src
                          for_loop(pre + "c", vec_cols, sub(cols, vec_cols), tail)}));
 }
 
-Expected<Stmt> depthwise(const ConvGeometry &g, const ConvIo &io, std::string *note) {
+Expected<Stmt> depthwise(const ConvGeometry& g, const ConvIo& io, std::string* note) {
   const int64_t os = g.oh * g.ow;
   const int64_t rows = std::clamp<int64_t>(kDepthwiseTile / g.ow, 1, g.oh);
   const int64_t blocks = (g.oh + rows - 1) / rows;
@@ -80,13 +80,13 @@ Expected<Stmt> depthwise(const ConvGeometry &g, const ConvIo &io, std::string *n
                       g.kh, g.kw, rows);
   // Row r of the tile is output row oh0 + r: pixel (oh0 + r) * OW + ox of the
   // plane's row.
-  Stmt out = chunked("dw_", items, io.threads, macs, [&](const Expr &item, const Expr &) {
+  Stmt out = chunked("dw_", items, io.threads, macs, [&](const Expr& item, const Expr&) {
     const Expr plane = var("dw_plane"), oh0 = var("dw_oh0"), nrows = var("dw_rows");
     const Expr r = var("dw_r"), v = var("dw_v"), c = var("dw_c");
     const int l = io.lanes;
     const Expr vec_cols = imm(g.ow / l * l);
-    auto at = [&](const Expr &col) { return add(mul(r, imm(g.ow)), col); };
-    auto pixel = [&](const Expr &col) { return add(mul(add(oh0, r), imm(g.ow)), col); };
+    auto at = [&](const Expr& col) { return add(mul(r, imm(g.ow)), col); };
+    auto pixel = [&](const Expr& col) { return add(mul(add(oh0, r), imm(g.ow)), col); };
     Stmt vec = io.store(load(f32(l), "dw_tile", ramp(at(mul(v, imm(l))), imm(1), l)), plane,
                         pixel(mul(v, imm(l))), l);
     Stmt tail = io.store(load(f32(), "dw_tile", at(c)), plane, pixel(c), 1);
@@ -111,8 +111,8 @@ Expected<Stmt> depthwise(const ConvGeometry &g, const ConvIo &io, std::string *n
 
 }  // namespace
 
-Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io, int64_t *workspace_floats,
-                          std::string *note) {
+Expected<Stmt> conv_tiles(const ConvGeometry& g, const ConvIo& io, int64_t* workspace_floats,
+                          std::string* note) {
   *workspace_floats = 0;
   const int64_t cg = g.c / g.group, mg = g.m / g.group;
   if (cg == 1 && mg == 1) return depthwise(g, io, note);
@@ -151,7 +151,7 @@ Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io, int64_t *work
                                        max(imm(1), cdiv(imm(2 * chunks), max(base_items, imm(1)))));
   const Expr items = mul(base_items, split);
   const Expr macs = mul(io.batch, imm(g.m * os * kg));
-  Stmt out = chunked("cv_", items, chunks, macs, [&](const Expr &item, const Expr &chunk) {
+  Stmt out = chunked("cv_", items, chunks, macs, [&](const Expr& item, const Expr& chunk) {
     const Expr unit = var("cv_unit"), part = var("cv_part"), img = var("cv_n"), grp = var("cv_g"),
                px0 = var("cv_px0"), npix = var("cv_npix"), width = var("cv_width"),
                b0 = var("cv_b0"), b1 = var("cv_b1"), blk = var("cv_blk"), ob = var("cv_ob"),
@@ -159,13 +159,13 @@ Expected<Stmt> conv_tiles(const ConvGeometry &g, const ConvIo &io, int64_t *work
     const Expr ws_off = mul(chunk, imm(slice));
     const Expr x_off = add(mul(img, imm(g.c * g.h * g.w)), mul(grp, imm(cg * g.h * g.w)));
     const Expr row_base = add(mul(img, imm(g.m)), mul(grp, imm(mg)));  // n * M + g * Mg
-    auto pack = [&](const Expr &kfirst, const Expr &kcount) {
+    auto pack = [&](const Expr& kfirst, const Expr& kcount) {
       return call_kernel(
           Microkernel::kConvPackPanelF32, {{io.x, x_off}, {"workspace", ws_off}},
           {imm(cg), imm(g.h), imm(g.w), imm(g.kh), imm(g.kw), imm(g.sh), imm(g.sw), imm(g.ph),
            imm(g.pw), imm(g.dh), imm(g.dw), imm(g.ow), px0, npix, kfirst, kcount, width});
     };
-    auto w_off = [&](const Expr &kfirst) {
+    auto w_off = [&](const Expr& kfirst) {
       return add(mul(add(mul(grp, imm(mg)), ob), imm(kg)), kfirst);
     };
     Stmt work;
