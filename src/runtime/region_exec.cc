@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <span>
 #include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "runtime/signature.h"
 #include "support/hash.h"
 
 namespace tierjit::runtime {
@@ -19,9 +21,10 @@ namespace tierjit::runtime {
 namespace {
 
 // `constant`: dims the lowering needs as constants at every level (kir::constant_dims_required).
+// `varying` (kShapeClass only, one byte per dim of this input): dims read at run time.
 kir::TensorSpec spec_of(const ir::Value& v, const std::vector<Shape>& shapes,
                         const std::vector<DType>& dtypes, kir::ShapeLevel level,
-                        const std::vector<bool>& constant) {
+                        const std::vector<bool>& constant, std::span<const uint8_t> varying) {
   kir::TensorSpec s;
   const size_t id = static_cast<size_t>(v.id());
   s.dtype = dtypes[id];
@@ -34,9 +37,37 @@ kir::TensorSpec spec_of(const ir::Value& v, const std::vector<Shape>& shapes,
                        (sym && sym->size() == shape.size() && (*sym)[d].is_constant() &&
                         (*sym)[d].value == shape[d]);
     const bool required = d < constant.size() && constant[d];
-    if (level == kir::ShapeLevel::kExact || graph_fixed || required) s.dims[d] = shape[d];
+    if (level == kir::ShapeLevel::kExact || graph_fixed || required) {
+      s.dims[d] = shape[d];
+    } else if (level == kir::ShapeLevel::kShapeClass) {
+      const bool varies = d < varying.size() && varying[d] != 0;
+      const int64_t b = bucket(shape[d]);
+      if (!varies || b <= 1) s.dims[d] = shape[d];  // sizes 0 and 1 are classes of their own
+      else s.bounds[d] = b;
+    }
   }
   return s;
+}
+
+// Output specs at the shape-class level: an output dim carrying the same graph symbol as an input
+// dim ("N", "seq") is that input dim's constant or bucket; other symbolic dims stay -1.
+void class_output_dims(const passes::Region& region, const kir::LowerOptions& o,
+                       kir::TensorSpec& out, const ir::Value& v) {
+  const auto& sym = v.type().shape;
+  if (!sym || sym->size() != out.dims.size()) return;
+  for (size_t d = 0; d < out.dims.size(); ++d) {
+    if (out.dims[d] >= 0 || !(*sym)[d].is_symbol()) continue;
+    for (size_t i = 0; i < region.inputs.size() && out.dims[d] < 0 && out.bounds[d] < 0; ++i) {
+      const auto& isym = region.inputs[i]->type().shape;
+      if (!isym || isym->size() != o.inputs[i].dims.size()) continue;
+      for (size_t k = 0; k < isym->size(); ++k) {
+        if (!(*isym)[k].is_symbol() || (*isym)[k].symbol != (*sym)[d].symbol) continue;
+        out.dims[d] = o.inputs[i].dims[k];
+        out.bounds[d] = o.inputs[i].bounds[k];
+        break;
+      }
+    }
+  }
 }
 
 void hash_specs(support::Hasher& h, const std::vector<kir::TensorSpec>& specs) {
@@ -70,10 +101,22 @@ kir::LowerOptions lower_options(const passes::Region& region, const std::vector<
   o.threads = request.threads;
   o.prepare_constant_inputs = true;  // compile_region prepares them; every caller binds them
   const kir::ConstantDims constant = kir::constant_dims_required(region);
-  for (size_t i = 0; i < region.inputs.size(); ++i)
-    o.inputs.push_back(spec_of(*region.inputs[i], shapes, dtypes, o.level, constant.inputs[i]));
-  for (size_t j = 0; j < region.outputs.size(); ++j)
-    o.outputs.push_back(spec_of(*region.outputs[j], shapes, dtypes, o.level, constant.outputs[j]));
+  const std::span<const uint8_t> varying(request.class_dims);
+  size_t flat = 0;
+  for (size_t i = 0; i < region.inputs.size(); ++i) {
+    const size_t rank = shapes[static_cast<size_t>(region.inputs[i]->id())].size();
+    o.inputs.push_back(spec_of(*region.inputs[i], shapes, dtypes, o.level, constant.inputs[i],
+                               flat < varying.size() ? varying.subspan(flat) : varying.subspan(0, 0)));
+    flat += rank;
+  }
+  for (size_t j = 0; j < region.outputs.size(); ++j) {
+    o.outputs.push_back(spec_of(*region.outputs[j], shapes, dtypes,
+                                o.level == kir::ShapeLevel::kShapeClass ? kir::ShapeLevel::kGeneric
+                                                                        : o.level,
+                                constant.outputs[j], {}));
+    if (o.level == kir::ShapeLevel::kShapeClass)
+      class_output_dims(region, o, o.outputs.back(), *region.outputs[j]);
+  }
   return o;
 }
 

@@ -62,6 +62,10 @@ struct CompileRequest {
   kir::ShapeLevel level = kir::ShapeLevel::kExact;
   int vector_lanes = 8;
   int threads = 1;
+  /// kShapeClass: one byte per flat dim of the region's inputs (Signature order), 1 = the dim
+  /// varies and the code reads it at run time, knowing its bucket; every other dim is a constant
+  /// of the code (Specialization::shape_class with the same mask guards it).
+  std::vector<uint8_t> class_dims;
 };
 
 /// A CompiledRegion as the VersionTable's entry (adaptive mode). Plans call the kernel directly;
@@ -79,7 +83,10 @@ class CompiledEntry : public VersionEntry {
 
 /// Lowering options for `region` under `request`: specs from `shapes`/`dtypes` (indexed by
 /// Value::id(), the shapes of one call). Exact: every dim; generic: only dims the graph fixes
-/// (and constants' dims), -1 elsewhere.
+/// (and constants' dims), -1 elsewhere. Shape class: the input dims of request.class_dims of
+/// size >= 2 are -1 with their bucket as bound, every other input dim a constant; an output dim
+/// whose graph symbol names an input dim gets that dim's treatment, other output dims are -1.
+/// Dims kir::constant_dims_required names are constants at every level.
 kir::LowerOptions lower_options(const passes::Region& region, const std::vector<Shape>& shapes,
                                 const std::vector<DType>& dtypes, const CompileRequest& request);
 /// Key of a compile: region id, tier, level, lanes, threads and every spec (equal keys give

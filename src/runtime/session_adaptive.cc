@@ -312,25 +312,50 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
   AdaptiveRegion& a = *adaptive[static_cast<size_t>(st.region)];
   const runtime::DimTracker dims = a.profile.dims();
   // Tier 1: one generic version. Tier 2 (DESIGN "Which shapes get which code"): an exact version
-  // when the policy gives this plan's shape one; a generic version for the rest when generic
-  // compiled code is predicted faster than tier 0 (the tier-1 step: matmul regions fall back to
-  // tier 0's oneDNN instead); shape-class requests are served by the generic level.
+  // when the policy gives this plan's shape one; a shape-class version when the policy names the
+  // bucket this plan's shape lies in (the varying dims read at run time within their bucket, every
+  // other dim a constant); a generic version for the rest when generic compiled code is predicted
+  // faster than tier 0 (the tier-1 step: matmul regions fall back to tier 0's oneDNN instead).
   std::vector<kir::ShapeLevel> levels;
   size_t specialized = 0;
   for (const auto& v : a.table.versions()) specialized += v->level() != runtime::SpecLevel::kGeneric;
   const size_t cap = policy->options().version_cap;
+  // The shape-class mask: the dims that vary, less those the code needs as constants (a Conv's
+  // C/H/W: exact in the guard too).
+  std::vector<uint8_t> class_dims(dims.dynamic_mask().begin(), dims.dynamic_mask().end());
+  for (size_t d = 0; d < class_dims.size() && d < a.pinned_dims.size(); ++d)
+    if (a.pinned_dims[d]) class_dims[d] = 0;
   if (exact_only) {
     levels.push_back(kir::ShapeLevel::kExact);
   } else if (to_tier >= 2) {
     const uint64_t here = runtime::Specialization::exact(st.region_sig).key();
-    bool exact_here = false, other = false;
+    const uint64_t class_here = runtime::Specialization::shape_class(st.region_sig, class_dims).key();
+    bool exact_here = false, bucket_here = false, other = false;
     for (const runtime::SpecRequest& req : policy->choose_specializations(dims, to_tier)) {
-      if (req.spec.level == runtime::SpecLevel::kExact) exact_here = exact_here || req.spec.key() == here;
-      else other = true;
+      if (req.spec.level == runtime::SpecLevel::kExact) {
+        exact_here = exact_here || req.spec.key() == here;
+      } else if (req.spec.level == runtime::SpecLevel::kShapeClass &&
+                 req.spec.key_of(st.region_sig) == req.spec.key()) {
+        bucket_here = true;
+      } else {
+        other = true;
+      }
     }
+    // A shape-class version that would guard nothing beyond the exact one (no dim varies
+    // within it) is not compiled twice.
+    bool class_distinct = false;
+    for (size_t d = 0; d < class_dims.size(); ++d)
+      class_distinct = class_distinct || (class_dims[d] && runtime::bucket(st.region_sig.flat_dim(d)) > 1);
+    for (const auto& v : a.table.versions()) class_distinct = class_distinct && v->key != class_here;
+    const bool bucket = bucket_here && class_distinct;
     const bool generic_pays = generic_speedup_over_tier0(a.info.speedup_class(), to_tier) > 1;
-    const bool generic = (other || !exact_here) && generic_pays;
-    if (exact_here && specialized + 1 + (generic ? 1 : 0) <= cap) levels.push_back(kir::ShapeLevel::kExact);
+    const bool generic = (other || !(exact_here || bucket)) && generic_pays;
+    size_t used = specialized + (generic ? 1 : 0);
+    if (exact_here && used + 1 <= cap) {
+      levels.push_back(kir::ShapeLevel::kExact);
+      ++used;
+    }
+    if (bucket && used + 1 <= cap) levels.push_back(kir::ShapeLevel::kShapeClass);
     if (generic) levels.push_back(kir::ShapeLevel::kGeneric);
   } else {
     levels.push_back(kir::ShapeLevel::kGeneric);
@@ -358,12 +383,13 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
   std::vector<uint64_t> keys;
   std::vector<std::shared_ptr<const runtime::Version>> replaced;
   for (kir::ShapeLevel level : levels) {
-    auto c = compile_version(r, rec, to_tier, level);
+    auto c = compile_version(r, rec, to_tier, level, class_dims);
     if (!c) continue;
     compile_us += static_cast<double>(c->kernel.compile_us + c->lower_us);
-    runtime::Specialization spec = level == kir::ShapeLevel::kExact
-                                       ? runtime::Specialization::exact(st.region_sig)
-                                       : runtime::Specialization::generic(st.region_sig, a.pinned_dims);
+    runtime::Specialization spec =
+        level == kir::ShapeLevel::kExact        ? runtime::Specialization::exact(st.region_sig)
+        : level == kir::ShapeLevel::kShapeClass ? runtime::Specialization::shape_class(st.region_sig, class_dims)
+                                                : runtime::Specialization::generic(st.region_sig, a.pinned_dims);
     const int64_t us = c->kernel.compile_us + c->lower_us;
     const uint64_t key = spec.key();
     auto version = runtime::Version::make(to_tier, std::move(spec),

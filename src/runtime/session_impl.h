@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "interp/executor.h"
@@ -201,10 +202,11 @@ struct Session::Impl {
                                                                 runtime::Recording& rec);
   /// Lowers, compiles (tier 3: kernel selection) and, with options.verify, checks against the
   /// recording's tier-0 values; shared by the code store. Null on failure (logged, remembered).
-  /// Verification and tier 3 need a recording made with keep_all.
-  std::shared_ptr<const runtime::CompiledRegion> compile_version(const passes::Region& r,
-                                                                 runtime::Recording& rec, int tier,
-                                                                 kir::ShapeLevel level);
+  /// Verification and tier 3 need a recording made with keep_all. `class_dims`: with
+  /// kShapeClass, the flat dims read at run time (runtime::CompileRequest::class_dims).
+  std::shared_ptr<const runtime::CompiledRegion> compile_version(
+      const passes::Region& r, runtime::Recording& rec, int tier, kir::ShapeLevel level,
+      std::span<const uint8_t> class_dims = {});
   /// True for the region kinds that are compiled (and, where cheap to tell, have a lowering).
   static bool may_compile(const passes::Region& r);
   /// Tier 3: kernel selection (runtime/kernel_select.h) on the recording's data; null when the

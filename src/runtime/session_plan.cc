@@ -74,10 +74,12 @@ std::shared_ptr<const runtime::CompiledRegion> Session::Impl::pinned_version(
 }
 
 std::shared_ptr<const runtime::CompiledRegion> Session::Impl::compile_version(
-    const passes::Region& r, runtime::Recording& rec, int tier, kir::ShapeLevel level) {
+    const passes::Region& r, runtime::Recording& rec, int tier, kir::ShapeLevel level,
+    std::span<const uint8_t> class_dims) {
   runtime::CompileRequest req;
   req.tier = tier;
   req.level = level;
+  if (level == kir::ShapeLevel::kShapeClass) req.class_dims.assign(class_dims.begin(), class_dims.end());
   req.vector_lanes = vector_lanes;
   req.threads = exec.intra_op_threads;
   kir::LowerOptions lo = runtime::lower_options(r, rec.shapes, rec.dtypes, req);
@@ -147,8 +149,9 @@ std::shared_ptr<const runtime::CompiledRegion> Session::Impl::compile_version(
                   options.verify ? "verified" : "not verified", c->lower_us,
                   c->notes.empty() ? "" : "; ", fmt::join(c->notes, "; ")));
   d.compile_us = c->kernel.compile_us + c->lower_us;
-  d.level = c->level == kir::ShapeLevel::kExact ? runtime::SpecLevel::kExact
-                                                : runtime::SpecLevel::kGeneric;
+  d.level = c->level == kir::ShapeLevel::kExact        ? runtime::SpecLevel::kExact
+            : c->level == kir::ShapeLevel::kShapeClass ? runtime::SpecLevel::kShapeClass
+                                                       : runtime::SpecLevel::kGeneric;
   log.record(std::move(d));
   std::vector<cache::Eviction> evicted;
   auto installed = code->install(r.id, std::move(c), &evicted);

@@ -216,6 +216,66 @@ TEST(AdaptivePolicy, NewlyHotShapeGetsExactVersionAtTopTier) {
   EXPECT_LE(st.compiled_regions + st.compile_failures, 5u);
 }
 
+// Batches 33..64 in turn: 32 shapes of ~3% each (below θ_spec, so no exact version), all in
+// bucket 64 (> θ_class). Tier 2 compiles a shape-class version for the bucket — the batch dim
+// read at run time within 33..64, the 1024 columns a constant — and it serves every shape of the
+// bucket; a batch outside it (100) is not served by that version (its guard fails on the bucket).
+TEST(AdaptivePolicy, HotBucketGetsShapeClassVersion) {
+  TempDir dir("policy_class");
+  Harness h(write_chain(dir), eager(4));
+  for (int i = 0; i < 96; ++i) h.run(33 + i % 32);
+  const RegionReport r = chain_region(h.session.region_reports());
+  EXPECT_EQ(r.tier, 2) << h.log().dump(1);
+  bool has_class = false, has_exact = false;
+  for (const std::string& v : r.versions) {
+    has_class = has_class || v.find("shape_class float32[<=64,1024]") != std::string::npos;
+    has_exact = has_exact || v.find("exact") != std::string::npos;
+  }
+  EXPECT_TRUE(has_class) << ::testing::PrintToString(r.versions) << h.log().dump(1);
+  EXPECT_FALSE(has_exact) << ::testing::PrintToString(r.versions);
+  EXPECT_FALSE(h.records("compiled", "shape_class").empty()) << h.log().dump(1);
+  const uint64_t compiles = h.session.stats().compiled_regions;
+  for (int i = 0; i < 64; ++i) h.run(33 + (i * 7) % 32);  // the bucket again: no new compile
+  EXPECT_EQ(h.session.stats().compiled_regions, compiles) << h.log().dump(1);
+  h.run(100);  // outside the bucket: another version (or tier 0) serves it, with the right values
+}
+
+// The same with dims the graph leaves symbolic but the traffic keeps static: x[N, C] with C = 96
+// always and N in 33..64. The shape-class versions of the Softmax (reduction) and the
+// Mul -> ReduceSum regions get C as a constant and N within its bucket; every output equals
+// tier 0's within the harness tolerance.
+TEST(AdaptivePolicy, ShapeClassVersionsMakeStaticSymbolicDimsConstants) {
+  TempDir dir("policy_class_sym");
+  const int32_t f32 = onnx::TensorProto_DataType_FLOAT;
+  onnx::GraphProto g;
+  add_input(g, "x", f32, {"N", "C"});
+  attr_int(add_node(g, "Softmax", {"x"}, {"y"}), "axis", -1);
+  add_node(g, "Mul", {"x", "x"}, {"sq"});
+  add_int64_init(g, "axes", {1});
+  attr_int(add_node(g, "ReduceSum", {"sq", "axes"}, {"z"}), "keepdims", 1);
+  add_output(g, "y", f32, {"N", "C"});
+  add_output(g, "z", f32, {"N", 1});
+  dir.write("sym.onnx", serialize(make_model(g)));
+  Session s(dir.file("sym.onnx"), eager(4));
+  Session ref(dir.file("sym.onnx"), Harness::interp());
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-3.f, 3.f);
+  for (int i = 0; i < 128; ++i) {
+    const int64_t n = 33 + (i * 5) % 32;
+    Tensor x = Tensor::empty(DType::kFloat32, {n, 96});
+    for (float& v : x.span<float>()) v = u(rng);
+    const NamedTensors got = s.run({{"x", x}}), want = ref.run({{"x", x}});
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t o = 0; o < got.size(); ++o)
+      EXPECT_EQ(mismatches(got[o].second, want[o].second), 0) << got[o].first << " batch " << n;
+  }
+  int class_versions = 0;
+  for (const RegionReport& r : s.region_reports())
+    for (const std::string& v : r.versions)
+      class_versions += v.find("shape_class float32[<=64,96]") != std::string::npos;
+  EXPECT_EQ(class_versions, 2) << nlohmann::json::parse(s.decision_log_json()).dump(1);
+}
+
 // Batch 3 only: at tier 2 every dim is static, so the region gets one exact version (plus the
 // tier-1 generic it had: 2 versions = cap 2). Then batch 6: it is hot but finds no slot
 // (megamorphic), and each call leaves the exact code on dim 0, which was static when that code
