@@ -135,6 +135,19 @@ Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, 
   return Status();
 }
 
+std::vector<Tensor> specialized_input_values(const passes::Region& region, const Recording& rec) {
+  std::vector<Tensor> out(region.inputs.size());
+  for (size_t i = 0; i < region.inputs.size(); ++i) {
+    const uint32_t id = static_cast<uint32_t>(region.inputs[i]->id());
+    for (const auto& per_region : rec.bound)
+      for (const auto& [bid, t] : per_region)
+        if (bid == id && t.defined() && t.dtype() == DType::kInt64 &&
+            t.numel() <= static_cast<int64_t>(kMaxSpecializedValues))
+          out[i] = t;
+  }
+  return out;
+}
+
 // A call's frame, buffer array and (small) arena, pooled per plan. A large arena
 // (>= support::kPooledMinBytes) is not kept here: each call borrows one from the process-wide
 // buffer pool, so idle plans hold no large memory and plans of other shapes reuse the same bytes.
@@ -226,9 +239,14 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
       bytes += st.dims.size() * sizeof(int64_t) + (st.inputs.size() + st.outputs.size()) * sizeof(PlanOperand);
     }
     if (passes::is_compiled_kind(r.kind)) {
-      for (const ir::Value* v : r.inputs) {
+      const std::vector<Tensor> values = specialized_input_values(r, rec);
+      for (size_t i = 0; i < r.inputs.size(); ++i) {
+        const ir::Value* v = r.inputs[i];
         const uint32_t id = static_cast<uint32_t>(v->id());
-        st.region_sig.add_input(p->dtypes_[id], p->shapes_[id]);
+        if (values[i].defined())
+          st.region_sig.add_input_with_values(p->dtypes_[id], p->shapes_[id], values[i].span<const int64_t>());
+        else
+          st.region_sig.add_input(p->dtypes_[id], p->shapes_[id]);
         st.bytes += static_cast<double>(shape_bytes(p->dtypes_[id], p->shapes_[id]));
       }
       for (const ir::Value* v : r.outputs) {

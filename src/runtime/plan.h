@@ -56,6 +56,12 @@ struct Recording {
 Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, bool keep_all,
                    Recording& rec);
 
+/// Value specialization (DESIGN.md "Specialization"): per input of `region`, the value a plan
+/// binds for it when a shape-only region computes it (so it is the same on every call of the
+/// plan) and it is int64 with at most kMaxSpecializedValues elements; an undefined Tensor
+/// elsewhere. Exact versions take these values as constants and their guards check them.
+std::vector<Tensor> specialized_input_values(const passes::Region& region, const Recording& rec);
+
 enum class StepKind : uint8_t {
   kTier0,     ///< run the region's nodes through the interpreter
   kCompiled,  ///< call the compiled kernel

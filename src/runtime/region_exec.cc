@@ -117,6 +117,10 @@ kir::LowerOptions lower_options(const passes::Region& region, const std::vector<
     if (o.level == kir::ShapeLevel::kShapeClass)
       class_output_dims(region, o, o.outputs.back(), *region.outputs[j]);
   }
+  if (o.level == kir::ShapeLevel::kExact) {
+    o.input_values = request.input_values;
+    o.input_values.resize(region.inputs.size());
+  }
   return o;
 }
 
@@ -129,6 +133,11 @@ uint64_t compile_key(const passes::Region& region, const kir::LowerOptions& opti
       .add_u64(static_cast<uint64_t>(options.threads));
   hash_specs(h, options.inputs);
   hash_specs(h, options.outputs);
+  for (const Tensor& t : options.input_values) {  // value specialization: the values are code
+    h.add_u64(t.defined() ? static_cast<uint64_t>(t.numel()) : ~uint64_t{0});
+    if (t.defined() && t.dtype() == DType::kInt64)
+      for (int64_t v : t.span<const int64_t>()) h.add_u64(static_cast<uint64_t>(v));
+  }
   return h.digest();
 }
 

@@ -66,6 +66,9 @@ struct CompileRequest {
   /// varies and the code reads it at run time, knowing its bucket; every other dim is a constant
   /// of the code (Specialization::shape_class with the same mask guards it).
   std::vector<uint8_t> class_dims;
+  /// kExact: per region input, its value when the code may take it as a constant (value
+  /// specialization: specialized_input_values in plan.h), else an undefined Tensor.
+  std::vector<Tensor> input_values;
 };
 
 /// A CompiledRegion as the VersionTable's entry (adaptive mode). Plans call the kernel directly;

@@ -377,6 +377,9 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
   if (rec.shapes.empty()) {
     rec.shapes = plan->shapes();
     rec.dtypes = plan->dtypes();
+    // The values the plan binds (value specialization of exact versions).
+    rec.bound.assign(plan->steps().size(), {});
+    for (size_t i = 0; i < plan->steps().size(); ++i) rec.bound[i] = plan->steps()[i].bound;
   }
   double compile_us = 0;
   int installed = 0;

@@ -80,6 +80,7 @@ std::shared_ptr<const runtime::CompiledRegion> Session::Impl::compile_version(
   req.tier = tier;
   req.level = level;
   if (level == kir::ShapeLevel::kShapeClass) req.class_dims.assign(class_dims.begin(), class_dims.end());
+  if (level == kir::ShapeLevel::kExact) req.input_values = runtime::specialized_input_values(r, rec);
   req.vector_lanes = vector_lanes;
   req.threads = exec.intra_op_threads;
   kir::LowerOptions lo = runtime::lower_options(r, rec.shapes, rec.dtypes, req);

@@ -513,3 +513,65 @@ TEST(Elementwise, UnsupportedOpsNameNodeAndOp) {
 
 }  // namespace
 }  // namespace tierjit::lower_testing
+
+namespace tierjit::lower_testing {
+namespace {
+
+// Value specialization (LowerOptions::input_values): a one-element input given by value is an
+// immediate of the code. The kernel is called with another value in that input's buffer and must
+// still use the given one; the kernel IR never loads from that input. A value of the wrong dtype or size is
+// refused with kInvalidArgument.
+TEST(Elementwise, ValueSpecializedScalarIsAnImmediate) {
+  passes::testing::GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kInt64, passes::testing::dims({passes::testing::S("N")}));
+  ir::Value* s = b.input("s", DType::kInt64, passes::testing::dims({passes::testing::C(1)}));
+  b.output(b.node(ir::OpKind::Mul, {x, s}, "mul"));
+  b.infer();
+  auto part = passes::partition_graph(b.g, passes::PartitionOptions{});
+  ASSERT_TRUE(part.ok()) << part.status().message();
+  const passes::Region* region = nullptr;
+  for (const passes::Region& r : part->regions)
+    if (r.kind == passes::RegionKind::kElementwise) region = &r;
+  ASSERT_NE(region, nullptr);
+  ASSERT_EQ(region->inputs.size(), 2u);
+  const size_t si = region->inputs[0] == s ? 0 : 1, xi = 1 - si;
+  kir::LowerOptions lo;
+  lo.level = kir::ShapeLevel::kExact;
+  lo.vector_lanes = codegen::host_cpu().f32_lanes();
+  lo.inputs.resize(2);
+  lo.inputs[xi] = {DType::kInt64, {5}, {-1}};
+  lo.inputs[si] = {DType::kInt64, {1}, {-1}};
+  lo.outputs = {{DType::kInt64, {5}, {-1}}};
+  lo.input_values.resize(2);
+  lo.input_values[si] = Tensor::from_vector<int64_t>({1}, {7});
+  auto lowered = kir::lower_region(*region, lo);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+  const std::string text = kir::to_string(lowered->fn);
+  EXPECT_EQ(text.find("in" + std::to_string(si) + "["), std::string::npos) << text;  // no load
+  auto kernel = codegen::compile(lowered->fn, codegen::CompileOptions{});
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  Tensor xt = Tensor::from_vector<int64_t>({5}, {1, -2, 3, 0, 10});
+  Tensor st = Tensor::from_vector<int64_t>({1}, {100});  // not the specialized value
+  Tensor y = Tensor::empty(DType::kInt64, {5});
+  std::vector<void*> buffers(3);
+  buffers[xi] = xt.raw_data();
+  buffers[si] = st.raw_data();
+  buffers[2] = y.raw_data();
+  std::vector<int64_t> dims(3);
+  dims[xi == 0 ? 0 : 1] = 5;
+  dims[si == 0 ? 0 : 1] = 1;
+  dims[2] = 5;
+  (*kernel)(buffers.data(), dims.data());
+  EXPECT_EQ(std::vector<int64_t>(y.span<int64_t>().begin(), y.span<int64_t>().end()),
+            (std::vector<int64_t>{7, -14, 21, 0, 70}));
+
+  lo.input_values[si] = Tensor::from_vector<int64_t>({2}, {7, 8});
+  auto wrong_size = kir::lower_region(*region, lo);
+  ASSERT_FALSE(wrong_size.ok());
+  EXPECT_EQ(wrong_size.status().code(), StatusCode::kInvalidArgument);
+  lo.input_values[si] = Tensor::from_vector<float>({1}, {7.f});
+  EXPECT_EQ(kir::lower_region(*region, lo).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tierjit::lower_testing

@@ -276,6 +276,42 @@ TEST(AdaptivePolicy, ShapeClassVersionsMakeStaticSymbolicDimsConstants) {
   EXPECT_EQ(class_versions, 2) << nlohmann::json::parse(s.decision_log_json()).dump(1);
 }
 
+// Value specialization: y = ids * Gather(Shape(ids), 1) (int64). The shape-only region computes
+// the sequence length, which the plan binds; the elementwise region's exact version takes it as
+// an immediate and its guard checks the value ("={7}"). A later sequence length (9) must not run
+// that code: its outputs use 9.
+TEST(AdaptivePolicy, ExactVersionsTakePlanBoundValuesAsConstants) {
+  TempDir dir("policy_values");
+  const int32_t i64 = onnx::TensorProto_DataType_INT64;
+  onnx::GraphProto g;
+  add_input(g, "ids", i64, {"N", "S"});
+  add_node(g, "Shape", {"ids"}, {"shape"});
+  add_int64_init(g, "one", {1});
+  attr_int(add_node(g, "Gather", {"shape", "one"}, {"s"}), "axis", 0);
+  add_node(g, "Mul", {"ids", "s"}, {"a"});
+  add_node(g, "Add", {"a", "ids"}, {"y"});
+  add_output(g, "y", i64, {"N", "S"});
+  dir.write("values.onnx", serialize(make_model(g)));
+  Session s(dir.file("values.onnx"), eager(4));
+  auto check = [&](int64_t n, int64_t seq) {
+    Tensor ids = Tensor::empty(DType::kInt64, {n, seq});
+    for (int64_t i = 0; i < ids.numel(); ++i) ids.data<int64_t>()[i] = i % 13 - 6;
+    const Tensor y = s.run({{"ids", ids}})[0].second;
+    ASSERT_EQ(y.shape(), ids.shape());
+    int64_t bad = 0;
+    for (int64_t i = 0; i < ids.numel(); ++i)
+      bad += y.data<int64_t>()[i] != ids.data<int64_t>()[i] * (seq + 1);
+    EXPECT_EQ(bad, 0) << "ids [" << n << ", " << seq << "]";
+  };
+  for (int i = 0; i < 40; ++i) check(3, 7);
+  bool valued = false;
+  for (const RegionReport& r : s.region_reports())
+    for (const std::string& v : r.versions) valued = valued || v.find("exact int64[3,7], int64[1]={7}") != std::string::npos;
+  EXPECT_TRUE(valued) << nlohmann::json::parse(s.decision_log_json()).dump(1);
+  for (int i = 0; i < 40; ++i) check(3, 9);
+  for (int i = 0; i < 10; ++i) check(3, 7);
+}
+
 // Batch 3 only: at tier 2 every dim is static, so the region gets one exact version (plus the
 // tier-1 generic it had: 2 versions = cap 2). Then batch 6: it is hot but finds no slot
 // (megamorphic), and each call leaves the exact code on dim 0, which was static when that code

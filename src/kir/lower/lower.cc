@@ -46,6 +46,19 @@ Status check_specs(const passes::Region& region, const std::vector<const ir::Val
 Expected<LoweredRegion> lower_region(const passes::Region& region, const LowerOptions& options) {
   TJ_RETURN_IF_ERROR(check_specs(region, region.inputs, options.inputs, "input"));
   TJ_RETURN_IF_ERROR(check_specs(region, region.outputs, options.outputs, "output"));
+  if (!options.input_values.empty() && options.input_values.size() != region.inputs.size())
+    return invalid_argument("region '{}': {} input values for {} inputs", region.name,
+                            options.input_values.size(), region.inputs.size());
+  for (size_t i = 0; i < options.input_values.size(); ++i) {
+    const Tensor& t = options.input_values[i];
+    if (!t.defined()) continue;
+    int64_t numel = 1;
+    for (int64_t d : options.inputs[i].dims) numel = d < 0 ? -1 : numel * d;
+    if (t.dtype() != options.inputs[i].dtype || (numel >= 0 && numel != t.numel()))
+      return invalid_argument("region '{}': input {} value is {} {}, spec gives {} with {} elements",
+                              region.name, i, dtype_name(t.dtype()), shape_to_string(t.shape()),
+                              dtype_name(options.inputs[i].dtype), numel);
+  }
   Expected<LoweredRegion> out = unsupported("region '{}': no lowering", region.name);
   switch (region.kind) {
     case passes::RegionKind::kElementwise: out = lowering::lower_elementwise(region, options); break;

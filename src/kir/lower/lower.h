@@ -53,6 +53,10 @@ struct LowerOptions {
   /// compiled version with prepare_input() (e.g. Gemm's transposed weights as [K, N], so that
   /// small batches read them in place instead of packing 1 MB per call).
   bool prepare_constant_inputs = false;
+  /// Value specialization (exact level): per region input, its values when the code may take
+  /// them as constants (a small int64 input the runtime saw constant), else an undefined Tensor;
+  /// empty = none. A one-element input given here becomes an immediate like a constant scalar.
+  std::vector<Tensor> input_values;
 };
 
 /// The layout in which the kernel reads a region input.

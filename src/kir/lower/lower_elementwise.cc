@@ -99,7 +99,9 @@ Expected<Expr> Lowering::value(const ir::Value* v, Body& b) {
   if (auto it = input_index_.find(v); it != input_index_.end()) {
     const size_t i = it->second;
     const Type t{options_.inputs[i].dtype, 1};
-    if (Expr c = scalar_constant(v)) {
+    Expr c = scalar_constant(v);
+    if (!c && i < options_.input_values.size()) c = scalar_immediate(options_.input_values[i]);
+    if (c) {
       e = c;
     } else {
       e = load(t, input_buffer_name(i), flat_index(b.idx, b.plan->strides[i]));

@@ -493,10 +493,13 @@ Expected<Expr> lower_elementwise_op(const ir::Node& node, const std::vector<Expr
   return out;
 }
 
-// The constant value of a one-element constant input as an immediate, else nullptr.
 Expr scalar_constant(const ir::Value* v) {
-  if (!v->is_constant() || v->constant().numel() != 1) return nullptr;
-  const Tensor& t = v->constant();
+  if (!v->is_constant()) return nullptr;
+  return scalar_immediate(v->constant());
+}
+
+Expr scalar_immediate(const Tensor& t) {
+  if (!t.defined() || t.numel() != 1) return nullptr;
   const DType d = t.dtype();
   if (d == DType::kFloat32 || d == DType::kFloat64) return fimm(t.value_as_double(0), Type{d, 1});
   if (d == DType::kBool || d == DType::kInt8 || d == DType::kInt16 || d == DType::kInt32 ||

@@ -61,6 +61,9 @@ bool elementwise_op_supported(const ir::Node& node);
 /// nullptr (not constant, several elements, uint64). Code that embeds it depends on the value:
 /// the cache key hashes the kernel IR, immediates included.
 Expr scalar_constant(const ir::Value* v);
+/// The same for a one-element tensor given by value (value specialization,
+/// LowerOptions::input_values): an immediate of its dtype, else nullptr.
+Expr scalar_immediate(const Tensor& t);
 
 
 }  // namespace tierjit::kir::lowering

@@ -317,7 +317,10 @@ Expected<Expr> Lowering::value_at(const ir::Value* v, SpaceKind space, const Poi
                                   const Expr& anchor_value) {
   if (v == anchor_->output(0) && space == SpaceKind::kOut && anchor_value) return anchor_value;
   if (auto it = input_index_.find(v); it != input_index_.end()) {
-    if (Expr c = scalar_constant(v)) return widen(c, p.lanes);  // e.g. attention's 1/sqrt(d)
+    Expr c = scalar_constant(v);  // e.g. attention's 1/sqrt(d)
+    const size_t i = static_cast<size_t>(it->second);
+    if (!c && i < opt_.input_values.size()) c = scalar_immediate(opt_.input_values[i]);
+    if (c) return widen(c, p.lanes);
     auto at = access_index_.find({v, space});
     if (at == access_index_.end())
       return internal_error("region '{}': no access for '{}'", region_.name, v->name());
