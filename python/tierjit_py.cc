@@ -439,6 +439,11 @@ PYBIND11_MODULE(_tierjit, m) {
       .def_readwrite("slower_margin", &SessionOptions::slower_margin,
                      "New code slower than the tier below by more than this fraction is "
                      "removed; negative = never.")
+      .def_readwrite("whole_plan_calls", &SessionOptions::whole_plan_calls,
+                     "Calls of a fully compiled plan before it is compiled into one function; "
+                     "0 = never.")
+      .def_readwrite("whole_plan_max_us", &SessionOptions::whole_plan_max_us,
+                     "Largest per-call time (us) of a plan compiled whole.")
       .def_property(
           "speedup_seeds",
           [](const SessionOptions& o) {
@@ -462,7 +467,8 @@ PYBIND11_MODULE(_tierjit, m) {
                                         "theta_spec", "code_cache_bytes", "max_plans",
                                         "benefit_horizon_windows", "lindy_horizon",
                                         "demotion_epsilon", "demotion_cold_calls",
-                                        "slower_margin", "speedup_seeds"};
+                                        "slower_margin", "whole_plan_calls",
+                                        "whole_plan_max_us", "speedup_seeds"};
       });
 
   py::class_<Session>(m, "CoreSession")

@@ -86,6 +86,13 @@ struct SessionOptions {
   /// removed again (the lower tier's code serves the region, which is not promoted again).
   /// Negative: never removed (tests that must not depend on timing).
   double slower_margin = 0.1;
+  /// Whole-plan compilation (docs/runtime.md "Whole-plan compilation"): a plan (one model-input
+  /// signature) whose every region runs exact compiled code of tier >= 2 is compiled into one
+  /// function after this many calls, when its steps took at most whole_plan_max_us together
+  /// (small shapes, where per-region dispatch shows). 0 disables; negative: Session throws
+  /// Error(kInvalidArgument).
+  int whole_plan_calls = 64;
+  double whole_plan_max_us = 2000;  ///< µs per call (adaptive mode; pinned tiers do not time)
   /// One seed of the speedup model (docs/runtime.md, "Speedup estimates"): the expected
   /// t_i / t_{i+1} of the step from tier `from_tier` (0..2) to the next for regions of `kind`
   /// ("elementwise", "matmul_epilogue", "reduction", "recurrent" or "conv"), replacing the

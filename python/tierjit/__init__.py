@@ -129,6 +129,9 @@ class SessionOptions(_tierjit.CoreSessionOptions):
                            (default 256)
       slower_margin        new code slower than the tier below by more than this fraction is
                            removed (default 0.1)
+      whole_plan_calls     calls of a fully compiled plan before it becomes one function;
+                           0 = never (default 64)
+      whole_plan_max_us    largest per-call time of a plan compiled whole, us (default 2000)
       speedup_seeds        [(kind, from_tier, speedup)]: each replaces the speedup model's default
                            for that kind ('elementwise', 'matmul_epilogue', 'reduction', 'conv')
                            and step (from_tier 0..2 -> the next tier); others keep theirs

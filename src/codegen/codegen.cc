@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <string_view>
@@ -130,20 +131,24 @@ void log_llvm_diagnostic(const llvm::DiagnosticInfo& info, void* kernel_name) {
   else TJ_LOG_DEBUG("codegen: LLVM on kernel '{}': {}", name, message);
 }
 
-// Verified, optimized module for `f`.
-Expected<Built> build(const kir::Function& f, Tier tier, const std::string& symbol) {
-  TJ_RETURN_IF_ERROR(kir::verify(f));
+// Verified, optimized module whose contents `emit` writes into the empty module (`name`: of the
+// kernel or program, for errors and LLVM's diagnostics).
+Expected<Built> build(const std::string& name, Tier tier, const std::string& symbol,
+                      const std::function<Status(llvm::Module&)>& emit) {
   TJ_RETURN_IF_ERROR(Jit::instance().status());  // initializes the native target once
   Built out;
   out.ctx = std::make_unique<llvm::LLVMContext>();
   // The name outlives every diagnostic: they are reported during emit and run_pipeline below.
-  out.ctx->setDiagnosticHandlerCallBack(log_llvm_diagnostic, const_cast<std::string*>(&f.name));
+  out.ctx->setDiagnosticHandlerCallBack(log_llvm_diagnostic, const_cast<std::string*>(&name));
   TJ_ASSIGN_OR_RETURN(out.tm, make_target_machine(tier));
-  TJ_ASSIGN_OR_RETURN(out.module, emit_module(f, *out.ctx, *out.tm, symbol));
+  out.module = std::make_unique<llvm::Module>(symbol, *out.ctx);
+  out.module->setTargetTriple(out.tm->getTargetTriple().str());
+  out.module->setDataLayout(out.tm->createDataLayout());
+  TJ_RETURN_IF_ERROR(emit(*out.module));
   std::string msg;
   llvm::raw_string_ostream os(msg);
   if (llvm::verifyModule(*out.module, &os)) {
-    return internal_error("codegen: kernel '{}' produced invalid LLVM IR: {}", f.name, os.str());
+    return internal_error("codegen: kernel '{}' produced invalid LLVM IR: {}", name, os.str());
   }
   auto t0 = Clock::now();
   run_pipeline(*out.module, *out.tm, tier);
@@ -151,13 +156,15 @@ Expected<Built> build(const kir::Function& f, Tier tier, const std::string& symb
   return out;
 }
 
-}  // namespace
+Expected<Built> build(const kir::Function& f, Tier tier, const std::string& symbol) {
+  TJ_RETURN_IF_ERROR(kir::verify(f));
+  return build(f.name, tier, symbol,
+               [&](llvm::Module& m) { return emit_function(f, m, symbol); });
+}
 
-Expected<CompiledKernel> compile(const kir::Function& f, const CompileOptions& options) {
-  auto t0 = Clock::now();
-  std::string symbol = unique_symbol(f.name);
-  TJ_ASSIGN_OR_RETURN(Built built, build(f, options.tier, symbol));
-
+// Object code of `built` linked into the JIT; `t0`: when the compile started (compile_us).
+Expected<CompiledKernel> finish(Built built, const std::string& symbol, const CompileOptions& options,
+                                Clock::time_point t0) {
   auto t_codegen = Clock::now();
   llvm::SmallVector<char, 0> object;
   {
@@ -184,6 +191,25 @@ Expected<CompiledKernel> compile(const kir::Function& f, const CompileOptions& o
   TJ_LOG_DEBUG("codegen: compiled {} at tier {} in {} us ({} bytes)", symbol,
                static_cast<int>(options.tier), k.compile_us, object_bytes);
   return k;
+}
+
+}  // namespace
+
+Expected<CompiledKernel> compile(const kir::Function& f, const CompileOptions& options) {
+  auto t0 = Clock::now();
+  std::string symbol = unique_symbol(f.name);
+  TJ_ASSIGN_OR_RETURN(Built built, build(f, options.tier, symbol));
+  return finish(std::move(built), symbol, options, t0);
+}
+
+Expected<CompiledKernel> compile_program(const Program& p, const CompileOptions& options) {
+  auto t0 = Clock::now();
+  TJ_RETURN_IF_ERROR(check_program(p));
+  std::string symbol = unique_symbol(p.name);
+  TJ_ASSIGN_OR_RETURN(Built built, build(p.name, options.tier, symbol, [&](llvm::Module& m) {
+                        return emit_program(p, m, symbol);
+                      }));
+  return finish(std::move(built), symbol, options, t0);
 }
 
 Expected<CompiledKernel> link_object(std::string_view object, const std::string& symbol) {

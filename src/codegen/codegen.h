@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "codegen/cpu_features.h"
 #include "kir/kir.h"
@@ -44,6 +45,38 @@ struct CompiledKernel {
 
   void operator()(void* const* buffers, const int64_t* dims) const { fn(buffers, dims); }
 };
+
+/// Whole-plan compilation (DESIGN.md "Whole-plan compilation"): several kernels called in order
+/// from one entry function, each with its buffer addresses and dims fixed at compile time, so
+/// the optimizer sees one function (the kernels inlined, their dims constants) and a call pays
+/// one indirect call instead of one per kernel.
+struct ProgramArg {
+  enum class Kind : uint8_t {
+    kIo,       ///< the entry's buffers[value]: a pointer that changes per call (feeds, outputs)
+    kArena,    ///< the entry's arena buffer (buffers[num_io]) + value bytes
+    kAddress,  ///< the fixed address `value` (constants the program's owner keeps alive)
+  };
+  Kind kind = Kind::kIo;
+  int64_t value = 0;
+};
+/// One kernel call of a Program: `fn`'s buffer parameters in order, then its dims.
+struct ProgramCall {
+  const kir::Function* fn = nullptr;  ///< must outlive compile_program
+  std::vector<ProgramArg> buffers;    ///< one per fn->buffers
+  std::vector<int64_t> dims;          ///< one per fn->dims: the values this call passes
+};
+/// The entry is a KernelFn: buffers[0..num_io) are the kIo pointers, buffers[num_io] the arena
+/// base (64-byte aligned; may be null when no call reads kArena); dims is not read.
+struct Program {
+  std::string name;
+  int64_t num_io = 0;
+  std::vector<ProgramCall> calls;
+};
+
+/// Compiles `p` into one kernel (each call's kernel verified and emitted into one module, then
+/// the tier's pipeline and the link as compile()). Errors: kInvalidArgument when a call's
+/// argument counts do not match its kernel or an io index is out of range, else as compile().
+Expected<CompiledKernel> compile_program(const Program& p, const CompileOptions& options = {});
 
 /// Verifies `f`, emits LLVM IR, runs the tier's pipeline for the host CPU, links the object.
 /// Errors: kInvalidArgument (kir verifier), kUnsupported (a node/dtype codegen does not handle),

@@ -23,6 +23,15 @@ Expected<std::unique_ptr<llvm::Module>> emit_module(const kir::Function& f, llvm
                                                     llvm::TargetMachine& tm,
                                                     const std::string& symbol);
 
+/// Emits `f` as `void symbol(ptr buffers, ptr dims)` into the existing module `m` (whole-plan
+/// programs put several kernels in one module). Errors as emit_module.
+Status emit_function(const kir::Function& f, llvm::Module& m, const std::string& symbol);
+
+/// Checks a Program's shape (argument counts, io indices, kernels verified); kInvalidArgument.
+Status check_program(const Program& p);
+/// Emits `p`'s kernels (internal functions) and its entry `symbol` into `m` (program.cc).
+Status emit_program(const Program& p, llvm::Module& m, const std::string& symbol);
+
 /// Runs the tier's optimization pipeline on `m` (module passes; codegen is separate).
 void run_pipeline(llvm::Module& m, llvm::TargetMachine& tm, Tier tier);
 

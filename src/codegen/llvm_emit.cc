@@ -563,9 +563,13 @@ Expected<std::unique_ptr<llvm::Module>> emit_module(const kir::Function& f, llvm
   auto m = std::make_unique<llvm::Module>(symbol, ctx);
   m->setTargetTriple(tm.getTargetTriple().str());
   m->setDataLayout(tm.createDataLayout());
-  Emitter em(ctx, *m);
-  TJ_RETURN_IF_ERROR(em.function(f, symbol, host_cpu()));
+  TJ_RETURN_IF_ERROR(emit_function(f, *m, symbol));
   return m;
+}
+
+Status emit_function(const kir::Function& f, llvm::Module& m, const std::string& symbol) {
+  Emitter em(m.getContext(), m);
+  return em.function(f, symbol, host_cpu());
 }
 
 }  // namespace tierjit::codegen

@@ -323,6 +323,7 @@ void Plan::release(CallStatePtr state) const {
 Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* shape_changed,
                                         double* step_us) const {
   *shape_changed = false;
+  if (const WholePlan* w = whole()) return run_whole(*w, feeds, step_us);
   CallStatePtr cs = acquire();
   struct Return {
     const Plan* p;
@@ -390,6 +391,57 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
       t0 = t1;
     }
   }
+  return collect_outputs(vals);
+}
+
+Expected<std::vector<Tensor>> Plan::run_whole(const WholePlan& w, const std::vector<Tensor>& feeds,
+                                              double* step_us) const {
+  CallStatePtr cs = acquire();
+  struct Return {
+    const Plan* p;
+    CallStatePtr* s;
+    ~Return() { p->release(std::move(*s)); }
+  } ret{this, &cs};
+  if (arena_bytes_ > 0 && !cs->arena) {
+    cs->arena_bytes = static_cast<size_t>(arena_bytes_);
+    cs->arena = support::buffer_alloc(cs->arena_bytes);
+  }
+  std::vector<Tensor>& vals = cs->frame.values;
+  for (size_t i = 0; i < feeds.size(); ++i) vals[layout_->feed_ids[i]] = feeds[i];
+  for (size_t b : bound_steps_)  // a graph output may be a plan-time value
+    for (const auto& [id, t] : steps_[b].bound) vals[id] = t;
+  thread_local std::vector<void*> io;
+  io.resize(w.io.size() + 1);
+  for (size_t k = 0; k < w.io.size(); ++k) {
+    Tensor& t = vals[w.io[k]];
+    if (w.allocate[k]) t = Tensor::empty(dtypes_[w.io[k]], shapes_[w.io[k]]);
+    io[k] = t.raw_data();
+  }
+  io[w.io.size()] = cs->arena;
+  const auto t0 = step_us ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  w.kernel(io.data(), nullptr);
+  if (step_us) {
+    // One time for the whole call, split over the compiled steps by their last measured times
+    // (equally while none has one): the profile keeps counting every region's calls.
+    const double total =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    double weight = 0;
+    size_t compiled = 0;
+    for (const PlanStep& st : steps_) {
+      weight += st.kind == StepKind::kCompiled ? st.shape_us.v.load(std::memory_order_relaxed) : 0;
+      compiled += st.kind == StepKind::kCompiled;
+    }
+    for (const PlanStep& st : steps_) {
+      const double own = st.kind == StepKind::kCompiled ? st.shape_us.v.load(std::memory_order_relaxed) : 0;
+      *step_us++ = st.kind != StepKind::kCompiled ? 0
+                   : weight > 0                   ? total * own / weight
+                                                  : total / static_cast<double>(compiled);
+    }
+  }
+  return collect_outputs(vals);
+}
+
+Expected<std::vector<Tensor>> Plan::collect_outputs(const std::vector<Tensor>& vals) const {
   std::vector<Tensor> out;
   out.reserve(layout_->output_ids.size());
   for (size_t i = 0; i < layout_->output_ids.size(); ++i) {

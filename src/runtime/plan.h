@@ -114,6 +114,17 @@ struct PlanStep {
   double bytes = 0, flops = 0;
 };
 
+/// Whole-plan compilation (DESIGN.md "Whole-plan compilation"): a plan whose every step is
+/// compiled (or bound at plan time) runs as one compiled program behind the plan's own guard, its
+/// exact signature: no per-step dispatch, intermediates at their arena offsets, constants and
+/// prepared weights at fixed addresses.
+struct WholePlan {
+  codegen::CompiledKernel kernel;
+  std::vector<uint32_t> io;       ///< per io slot of the program: a value id
+  std::vector<uint8_t> allocate;  ///< per io slot: 1 = an output the call allocates, 0 = a feed
+  size_t regions = 0;             ///< compiled steps in the program
+};
+
 class Plan {
  public:
   /// `compiled[r]`: the version region r runs, or null for tier 0. `rec` must be the recording
@@ -134,6 +145,22 @@ class Plan {
   /// `step_us` (steps().size() entries) each step's wall time in µs is stored there.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& feeds, bool* shape_changed,
                                     double* step_us = nullptr) const;
+
+  /// Whole-plan compilation (plan_whole.cc). True when no step runs on tier 0, at least two are
+  /// compiled, and every compiled version is exact and of tier >= 2 (so it assumes nothing the
+  /// plan's signature does not fix).
+  bool whole_compilable() const;
+  /// The plan's compiled steps as one program (codegen::compile_program at tier 2). Errors:
+  /// kUnsupported when !whole_compilable() or a version kept no kernel IR; codegen's errors.
+  Expected<std::shared_ptr<const WholePlan>> compile_whole() const;
+  /// Installs `w`: later calls run it (run() then times the whole call and splits it over the
+  /// steps in proportion to their last measured times). Only the first install counts.
+  void set_whole(std::shared_ptr<const WholePlan> w) const;
+  const WholePlan* whole() const { return whole_.load(std::memory_order_acquire); }
+  /// Counts a call of this plan; returns the count including it.
+  uint64_t count_call() const { return calls_.fetch_add(1, std::memory_order_relaxed) + 1; }
+  /// True for exactly one caller: it compiles the whole plan.
+  bool claim_whole() const { return !whole_claimed_.exchange(true, std::memory_order_acq_rel); }
 
   /// Code epoch of the Session when the plan resolved its versions (adaptive mode).
   uint64_t epoch() const { return epoch_; }
@@ -166,6 +193,16 @@ class Plan {
   using CallStatePtr = std::unique_ptr<CallState, CallStateDeleter>;
   CallStatePtr acquire() const;
   void release(CallStatePtr state) const;
+  Expected<std::vector<Tensor>> run_whole(const WholePlan& w, const std::vector<Tensor>& feeds,
+                                          double* step_us) const;
+  /// The graph outputs from a call's values (constants and plan-time values cloned).
+  Expected<std::vector<Tensor>> collect_outputs(const std::vector<Tensor>& vals) const;
+
+  mutable std::mutex whole_mu_;
+  mutable std::shared_ptr<const WholePlan> whole_owner_;  ///< guarded by whole_mu_
+  mutable std::atomic<const WholePlan*> whole_{nullptr};
+  mutable std::atomic<uint64_t> calls_{0};
+  mutable std::atomic<bool> whole_claimed_{false};
 
   const GraphLayout* layout_ = nullptr;
   uint64_t epoch_ = 0;

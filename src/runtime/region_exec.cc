@@ -228,6 +228,7 @@ Expected<std::shared_ptr<const CompiledRegion>> compile_region(const passes::Reg
   c->key = key;
   c->notes = std::move(lowered.value().notes);
   c->lower_us = lower_us;
+  c->ir = std::make_shared<const kir::Function>(std::move(lowered.value().fn));
   auto prepared = prepare_inputs(region, lowered.value().input_layouts);
   if (!prepared.ok()) return prepared.status();
   c->set_prepared_inputs(std::move(prepared.value()));

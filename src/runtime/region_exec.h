@@ -31,6 +31,9 @@ struct CompiledRegion {
   uint64_t key = 0;             ///< CompileRequest key (region, tier, level, specs)
   std::vector<std::string> notes;
   int64_t lower_us = 0;         ///< time in lower_region, µs
+  /// The kernel IR the code was compiled from (whole-plan compilation emits it again, into one
+  /// program with the plan's other kernels).
+  std::shared_ptr<const kir::Function> ir;
   /// Per region input: the prepared copy of a constant input the kernel reads instead of the
   /// input's own data (kir::LoweredRegion::input_layouts), or an empty Tensor (as is). Computed
   /// once when the version is compiled; counted in bytes().

@@ -46,6 +46,11 @@ Session::Session(const std::string& model_path, SessionOptions options)
     throw Error(StatusCode::kInvalidArgument,
                 fmt::format("{}: compile_threads must be 0 (default) to {}, got {}", model_path,
                             kMaxCompileThreads, options.compile_threads));
+  if (options.whole_plan_calls < 0 || !(options.whole_plan_max_us >= 0))
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("{}: whole_plan_calls must be >= 0 and whole_plan_max_us >= 0, got {} "
+                            "and {}",
+                            model_path, options.whole_plan_calls, options.whole_plan_max_us));
   if (!(options.benefit_horizon_windows >= 0) || !std::isfinite(options.benefit_horizon_windows))
     throw Error(StatusCode::kInvalidArgument,
                 fmt::format("{}: benefit_horizon_windows must be a finite number >= 0, got {}",
@@ -161,6 +166,7 @@ NamedTensors Session::run(const NamedTensors& feeds) const {
           su = step_us.data();
         }
         result = impl.run_plan(*plan, ordered, su);
+        impl.consider_whole_plan(plan);
       } else {
         // Adaptive: re-resolve after an install; time the steps while a region can still move up.
         if (plan->epoch() != impl.code_epoch.load(std::memory_order_acquire)) plan = impl.refresh_plan(plan);
@@ -171,6 +177,7 @@ NamedTensors Session::run(const NamedTensors& feeds) const {
         }
         result = impl.run_plan(*plan, ordered, su);
         if (su && !plan->interpret_only()) impl.after_call(plan, su);
+        impl.consider_whole_plan(plan);
       }
       if (impl.region_counters) impl.count_call(*plan, impl.options.time_regions ? su : nullptr);
     } else {

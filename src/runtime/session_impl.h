@@ -149,6 +149,11 @@ struct Session::Impl {
   /// Profiles the call's steps (µs each) and asks the TierPolicy about each region still below
   /// the top tier; promotions go to the CompileQueue.
   void after_call(const std::shared_ptr<const runtime::Plan>& plan, const double* step_us);
+  /// Whole-plan compilation: counts a call of `plan` and, at options.whole_plan_calls calls of a
+  /// plan whose steps are all compiled exact at tier >= 2 (and, when timed, took at most
+  /// options.whole_plan_max_us), compiles it into one function — in the background in adaptive
+  /// mode — and logs the outcome.
+  void consider_whole_plan(const std::shared_ptr<const runtime::Plan>& plan);
   /// After kObserveCalls calls at a new tier: TierPolicy::observe_compile (θ, speedup and cost
   /// models learn from the measured payoff), logged. New code slower than the best lower tier
   /// measured (by more than 10%) is removed again: the region runs that tier's code.

@@ -163,6 +163,47 @@ std::shared_ptr<const runtime::CompiledRegion> Session::Impl::compile_version(
   return installed;
 }
 
+void Session::Impl::consider_whole_plan(const std::shared_ptr<const runtime::Plan>& plan) {
+  const int64_t after = options.whole_plan_calls;
+  if (after <= 0 || plan->whole() || plan->compiled_steps() < 2 || plan->interpret_only()) return;
+  const uint64_t n = plan->count_call();
+  // Checked at the threshold and every 64 calls after it (the versions may complete later).
+  if (n < static_cast<uint64_t>(after) || (n - static_cast<uint64_t>(after)) % 64 != 0) return;
+  if (!plan->whole_compilable()) return;
+  double plan_us = 0;
+  for (const runtime::PlanStep& st : plan->steps()) plan_us += st.shape_us.v.load(std::memory_order_relaxed);
+  if (adaptive_on && plan_us > options.whole_plan_max_us) return;
+  if (!plan->claim_whole()) return;
+  auto work = [this, plan, plan_us]() {
+    auto w = plan->compile_whole();
+    runtime::DecisionRecord d;
+    d.tier = 2;
+    d.level = runtime::SpecLevel::kExact;
+    if (!w.ok()) {
+      d.kind = runtime::DecisionKind::kDeclined;
+      d.message = fmt::format("whole plan {}: stays one call per region: {}",
+                              plan->signature().to_string(), w.status().message());
+      log.record(std::move(d));
+      return Status();
+    }
+    d.kind = runtime::DecisionKind::kCompiled;
+    d.compile_us = w.value()->kernel.compile_us;
+    d.message = fmt::format("whole plan {}: {} regions in one function ({:.0f} us per call at "
+                            "{} calls; {} bytes of code)",
+                            plan->signature().to_string(), w.value()->regions, plan_us,
+                            options.whole_plan_calls, w.value()->kernel.object_bytes);
+    log.record(std::move(d));
+    plan->set_whole(std::move(w).value());
+    return Status();
+  };
+  if (adaptive_on && queue) {
+    queue->submit(plan->hash() ^ 0x9e3779b97f4a7c15ULL, /*density=*/1.0, std::move(work), nullptr,
+                  "whole plan " + plan->signature().to_string());
+  } else {
+    work();
+  }
+}
+
 Expected<std::shared_ptr<const runtime::CompiledRegion>> Session::Impl::select_tier3(
     const passes::Region& r, const kir::LowerOptions& lo, uint64_t key, runtime::Recording& rec) {
   std::vector<void*> buffers;
@@ -201,6 +242,7 @@ Expected<std::shared_ptr<const runtime::CompiledRegion>> Session::Impl::select_t
   c->notes.push_back(ks.summary());
   c->set_prepared_inputs(std::move(ks.prepared_inputs));
   c->lower_us = ks.total_us - c->kernel.compile_us;
+  c->ir = std::make_shared<const kir::Function>(std::move(ks.lowered.fn));
   return std::shared_ptr<const runtime::CompiledRegion>(std::move(c));
 }
 
