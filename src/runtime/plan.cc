@@ -289,6 +289,17 @@ std::shared_ptr<Plan> Plan::remake(const Plan& old,
   for (size_t i = 0; i < old.steps_.size(); ++i) rec.bound[i] = old.steps_[i].bound;
   auto p = make(*old.layout_, old.sig_, rec, std::move(compiled), old.pool_cap_);
   p->sample_feeds_ = old.sample_feeds_;
+  // The same versions in every step (another region's code changed the epoch): the whole-plan
+  // program stays valid, and is not compiled again.
+  bool same = true;
+  for (size_t i = 0; i < old.steps_.size() && same; ++i) same = old.steps_[i].compiled == p->steps_[i].compiled;
+  if (same) {
+    std::lock_guard<std::mutex> lock(old.whole_mu_);
+    if (old.whole_owner_) {
+      p->set_whole(old.whole_owner_);
+      p->whole_claimed_.store(true);
+    }
+  }
   if (old.interpret_only()) p->interpret_only_.store(true);
   return p;
 }
