@@ -30,10 +30,14 @@ void conv_pack_panel_f32(const float* x, float* panel, int64_t c, int64_t h, int
 /// pw + kx * dw] (taps in the padding skipped; fused multiply-adds inside the
 /// image, separate ones at its edges) for output rows oh0 <= oy < oh1 and 0 <=
 /// ox < ow; x: one channel [h, w]; no bias. 16 columns at a time in registers
-/// with AVX-512F, else 8.
+/// with AVX-512F, else 8. `x_avail` (>= h * w): floats readable from x (to the end of the
+/// input tensor): rows are copied in whole vectors where that stays inside it, by masked loads
+/// where it would not. Rows of y are written in whole vectors: y needs room for
+/// kDepthwiseRowSlack floats past its last row (oh1 - oh0 - 1) * ldy + ow.
+inline constexpr int64_t kDepthwiseRowSlack = 64;
 void depthwise_conv_rows_f32(const float* x, const float* wt, float* y, int64_t h, int64_t w,
                              int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
                              int64_t dh, int64_t dw, int64_t ow, int64_t oh0, int64_t oh1,
-                             int64_t ldy);
+                             int64_t ldy, int64_t x_avail);
 
 }  // namespace tierjit::kernels

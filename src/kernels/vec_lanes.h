@@ -78,4 +78,27 @@ inline __attribute__((always_inline)) void copy_run_stride2(float* dst, const fl
   for (; t < n; ++t) dst[t] = src[2 * t];
 }
 
+/// dst[t] = src[2 t] for t < n in whole vectors of L: may write up to L - 1 floats past dst + n
+/// (callers give it room) and reads whole vectors while `avail` (floats readable from src) allows,
+/// masked loads for the rest (AVX-512F for L = 16, AVX2 for L = 8: the helpers below carry their
+/// target; they are not inlined into the generic template, one call per run's end).
+void stride2_tail16(float* dst, const float* src, int64_t n, int64_t avail);
+void stride2_tail8(float* dst, const float* src, int64_t n, int64_t avail);
+template <int L>
+inline __attribute__((always_inline)) void copy_run_stride2_over(float* dst, const float* src,
+                                                                 int64_t n, int64_t avail) {
+  int64_t t = 0;
+  for (; t < n && avail - 2 * t >= 2 * L; t += L) {
+    const typename VecF<L>::type a = loadu<L>(src + 2 * t), b = loadu<L>(src + 2 * t + L);
+    if constexpr (L == 16)
+      storeu<L>(dst + t, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
+                                                 24, 26, 28, 30));
+    else
+      storeu<L>(dst + t, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
+  }
+  if (t >= n) return;
+  if constexpr (L == 16) stride2_tail16(dst + t, src + 2 * t, n - t, avail - 2 * t);
+  else stride2_tail8(dst + t, src + 2 * t, n - t, avail - 2 * t);
+}
+
 }  // namespace tierjit::kernels

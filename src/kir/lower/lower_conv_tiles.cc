@@ -10,6 +10,7 @@
 #include "kir/builder.h"
 #include "kir/lower/lower_conv_internal.h"
 #include "kir/lower/matmul_common.h"
+#include "kernels/conv_tiles.h"
 
 namespace tierjit::kir::lowering {
 
@@ -93,14 +94,17 @@ Expected<Stmt> depthwise(const ConvGeometry& g, const ConvIo& io, std::string* n
     Stmt stores = for_loop("dw_r", imm(0), nrows,
                            block({for_loop("dw_v", imm(0), imm(g.ow / l), vec),
                                   for_loop("dw_c", vec_cols, imm(g.ow - g.ow / l * l), tail)}));
-    Stmt work = allocate("dw_tile", DType::kFloat32, rows * g.ow,
+    Stmt work = allocate("dw_tile", DType::kFloat32, rows * g.ow + kernels::kDepthwiseRowSlack,
                          block({call_kernel(Microkernel::kDepthwiseConvRowsF32,
                                             {{io.x, mul(plane, imm(g.h * g.w))},
                                              {io.w, mul(mod(plane, imm(g.c)), imm(g.kh * g.kw))},
                                              {"dw_tile", imm(0)}},
                                             {imm(g.h), imm(g.w), imm(g.kh), imm(g.kw), imm(g.sh),
                                              imm(g.sw), imm(g.ph), imm(g.pw), imm(g.dh), imm(g.dw),
-                                             imm(g.ow), oh0, add(oh0, nrows), imm(g.ow)}),
+                                             imm(g.ow), oh0, add(oh0, nrows), imm(g.ow),
+                                             // floats readable from the plane: to the tensor's end
+                                             mul(sub(mul(io.batch, imm(g.c)), plane),
+                                                 imm(g.h * g.w))}),
                                 stores}));
     return let("dw_plane", div(item, imm(blocks)),
                let("dw_oh0", mul(mod(item, imm(blocks)), imm(rows)),

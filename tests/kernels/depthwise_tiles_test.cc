@@ -1,0 +1,95 @@
+// depthwise_conv_rows_f32 (kernels/conv_tiles.h) against a float64 reference of one channel's
+// convolution (taps in the padding skipped), over kernel sizes 1-5, strides 1-3, dilations 1-2,
+// pads 0-2, maps from 1x1 to 33x30, row ranges that start and stop inside the map, and rows
+// written with a row pitch wider than the output. The input plane ends where a PROT_NONE page
+// begins (x_avail = h * w, as for the last plane of a tensor): any read past it faults; the
+// output keeps the documented slack and nothing past it is written. Under TIERJIT_ISA=avx2 the
+// same cases run the 8-lane path (CTest avx2_kernels).
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/conv_tiles.h"
+
+namespace tierjit::kernels {
+namespace {
+
+// `n` floats whose end touches an inaccessible page.
+class GuardedFloats {
+ public:
+  explicit GuardedFloats(int64_t n) {
+    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t bytes = static_cast<size_t>(n) * sizeof(float);
+    data_pages_ = (bytes + page_ - 1) / page_;
+    base_ = mmap(nullptr, (data_pages_ + 1) * page_, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(base_, MAP_FAILED);
+    mprotect(static_cast<char*>(base_) + data_pages_ * page_, page_, PROT_NONE);
+    data_ = reinterpret_cast<float*>(static_cast<char*>(base_) + data_pages_ * page_ - bytes);
+  }
+  ~GuardedFloats() { munmap(base_, (data_pages_ + 1) * page_); }
+  float* data() { return data_; }
+
+ private:
+  size_t page_ = 0, data_pages_ = 0;
+  void* base_ = nullptr;
+  float* data_ = nullptr;
+};
+
+struct Geometry {
+  int64_t h, w, k, s, p, d;
+};
+
+TEST(DepthwiseTiles, MatchReferenceWithoutReadingPastThePlane) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  int checked = 0;
+  for (Geometry g : {Geometry{1, 1, 1, 1, 0, 1}, {1, 1, 3, 1, 1, 1}, {2, 3, 3, 2, 1, 1},
+                     {5, 5, 3, 1, 1, 1}, {7, 9, 5, 2, 2, 1}, {14, 14, 3, 1, 1, 1},
+                     {28, 28, 5, 2, 2, 1}, {28, 28, 3, 2, 1, 1}, {33, 30, 3, 3, 1, 1},
+                     {17, 40, 3, 1, 2, 2}, {16, 16, 5, 1, 2, 1}, {9, 70, 5, 2, 2, 2},
+                     {12, 12, 1, 2, 0, 1}}) {
+    const int64_t oh = (g.h + 2 * g.p - g.d * (g.k - 1) - 1) / g.s + 1;
+    const int64_t ow = (g.w + 2 * g.p - g.d * (g.k - 1) - 1) / g.s + 1;
+    if (oh < 1 || ow < 1) continue;
+    GuardedFloats x(g.h * g.w);
+    for (int64_t i = 0; i < g.h * g.w; ++i) x.data()[i] = u(rng);
+    std::vector<float> wt(static_cast<size_t>(g.k * g.k));
+    for (float& v : wt) v = u(rng);
+    for (auto [oh0, oh1, pitch] : {std::tuple<int64_t, int64_t, int64_t>{0, oh, ow},
+                                   {oh / 2, oh, ow + 3}, {0, (oh + 1) / 2, ow}}) {
+      if (oh1 <= oh0) continue;
+      const float poison = std::numeric_limits<float>::quiet_NaN();
+      std::vector<float> y(static_cast<size_t>((oh1 - oh0 - 1) * pitch + ow + kDepthwiseRowSlack + 8),
+                           poison);
+      depthwise_conv_rows_f32(x.data(), wt.data(), y.data(), g.h, g.w, g.k, g.k, g.s, g.s, g.p,
+                              g.p, g.d, g.d, ow, oh0, oh1, pitch, g.h * g.w);
+      for (int64_t oy = oh0; oy < oh1; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          double want = 0;
+          for (int64_t ky = 0; ky < g.k; ++ky)
+            for (int64_t kx = 0; kx < g.k; ++kx) {
+              const int64_t iy = oy * g.s - g.p + ky * g.d, ix = ox * g.s - g.p + kx * g.d;
+              if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
+                want += double(wt[ky * g.k + kx]) * x.data()[iy * g.w + ix];
+            }
+          const float got = y[(oy - oh0) * pitch + ox];
+          ASSERT_NEAR(got, want, 1e-5 * (1 + std::fabs(want)))
+              << "h " << g.h << " w " << g.w << " k " << g.k << " s " << g.s << " p " << g.p
+              << " d " << g.d << " rows " << oh0 << ".." << oh1 << " at " << oy << "," << ox;
+        }
+      // Nothing past the documented slack.
+      for (size_t i = y.size() - 8; i < y.size(); ++i) EXPECT_TRUE(std::isnan(y[i])) << i;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 30);
+}
+
+}  // namespace
+}  // namespace tierjit::kernels
