@@ -27,7 +27,17 @@ import re
 import subprocess
 import sys
 
-KINDS = ["elementwise", "matmul_epilogue", "reduction", "conv"]
+KINDS = ["elementwise", "matmul_epilogue", "reduction", "conv", "conv_pointwise", "conv_depthwise"]
+
+
+def kind_of(case):
+    """The seed kind of a case: its name's prefix, convolutions by family (the cases name their
+    kernel as KxK and end in _dw when depthwise)."""
+    if case.startswith("conv_"):
+        if case.endswith("_dw"):
+            return "conv_depthwise"
+        return "conv_pointwise" if "_1x1s" in case else "conv"
+    return next((k for k in KINDS if case.startswith(k + "_")), None)
 SYSTEMS = ["tier0", "tier1", "tier2", "tier3"]
 
 
@@ -135,7 +145,7 @@ def main():
     for kind in KINDS:
         logs = [[] for _ in range(3)]
         for case, t in times.items():
-            if not case.startswith(kind + "_"):
+            if kind_of(case) != kind:
                 continue
             for s in range(3):
                 a, b = t.get(SYSTEMS[s]), t.get(SYSTEMS[s + 1])

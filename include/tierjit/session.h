@@ -95,7 +95,8 @@ struct SessionOptions {
   double whole_plan_max_us = 2000;  ///< µs per call (adaptive mode; pinned tiers do not time)
   /// One seed of the speedup model (docs/runtime.md, "Speedup estimates"): the expected
   /// t_i / t_{i+1} of the step from tier `from_tier` (0..2) to the next for regions of `kind`
-  /// ("elementwise", "matmul_epilogue", "reduction", "recurrent" or "conv"), replacing the
+  /// ("elementwise", "matmul_epilogue", "reduction", "recurrent", "conv" (convolutions other than
+  /// the next two), "conv_pointwise" (1x1, one group) or "conv_depthwise"), replacing the
   /// default (its measurements are in src/runtime/tier_policy.cc). Every payoff the session
   /// measures is still folded in (geometric mean). A step seeded at or below 1 is skipped when
   /// promoting.

@@ -133,7 +133,8 @@ class SessionOptions(_tierjit.CoreSessionOptions):
                            0 = never (default 64)
       whole_plan_max_us    largest per-call time of a plan compiled whole, us (default 2000)
       speedup_seeds        [(kind, from_tier, speedup)]: each replaces the speedup model's default
-                           for that kind ('elementwise', 'matmul_epilogue', 'reduction', 'conv')
+                           for that kind ('elementwise', 'matmul_epilogue', 'reduction',
+                           'recurrent', 'conv', 'conv_pointwise', 'conv_depthwise')
                            and step (from_tier 0..2 -> the next tier); others keep theirs
                            (default [], docs/runtime.md "Speedup estimates")
     ONNX Runtime's fields:

@@ -59,7 +59,9 @@ Session::Session(const std::string& model_path, SessionOptions options)
     const SessionOptions::SpeedupSeed& seed = options.speedup_seeds[i];
     std::string wrong;
     if (!runtime::speedup_class_named(seed.kind))
-      wrong = fmt::format("kind {:?} is not elementwise, matmul_epilogue, reduction, recurrent or conv", seed.kind);
+      wrong = fmt::format("kind {:?} is not elementwise, matmul_epilogue, reduction, recurrent, conv, "
+                          "conv_pointwise or conv_depthwise",
+                          seed.kind);
     else if (seed.from_tier < 0 || seed.from_tier > 2)
       wrong = fmt::format("from_tier must be 0, 1 or 2, got {}", seed.from_tier);
     else if (!(seed.speedup >= 1e-6 && seed.speedup <= 1e6))  // NaN fails too

@@ -45,6 +45,7 @@ Session::Impl::AdaptiveRegion::AdaptiveRegion(const passes::Region& r,
   info.name = r.name;
   info.kind = r.kind;
   info.conv_anchor = r.anchor && r.anchor->op() == ir::OpKind::Conv;
+  if (info.conv_anchor) info.conv_class = runtime::conv_speedup_class(*r.anchor);
   info.size = static_cast<double>(r.nodes.size());
   // The signature's flat dims are the region inputs' dims in order.
   for (const std::vector<bool>& m : kir::constant_dims_required(r).inputs)

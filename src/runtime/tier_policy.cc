@@ -38,6 +38,8 @@ constexpr double kSeedSpeedup[kNumSpeedupClasses][kNumTiers - 1] = {
     // --benchmark_filter='recurrent\.' --benchmark_repetitions=5`, median CPU time): LSTM
     // 1.02-1.38x, GRU 1.10-1.31x; tier 1 is the same code at the light pipeline.
     {1.1, 1.05, 1.0},
+    {1.0, 1.0, 1.0},  // conv_pointwise
+    {1.0, 1.0, 1.0},  // conv_depthwise
 };
 // t_exact / t_generic at one tier per kind (SpeedupModel::generic_factor):
 //  - matmul_epilogue and conv: 1.0. Their generated code loops around the kernel layer's
@@ -76,12 +78,35 @@ SpeedupClass speedup_class(RegionKind kind, bool conv_anchor) {
 }
 
 std::optional<SpeedupClass> speedup_class_named(std::string_view name) {
-  // The compilable region kinds by their partition names (passes::region_kind_name), and "conv".
+  // The compilable region kinds by their partition names (passes::region_kind_name), and the
+  // three convolution families.
   for (RegionKind kind : {RegionKind::kElementwise, RegionKind::kMatMulEpilogue, RegionKind::kReduction,
                           RegionKind::kRecurrent})
     if (name == passes::region_kind_name(kind)) return speedup_class(kind);
   if (name == "conv") return SpeedupClass::kConv;
+  if (name == "conv_pointwise") return SpeedupClass::kConvPointwise;
+  if (name == "conv_depthwise") return SpeedupClass::kConvDepthwise;
   return std::nullopt;
+}
+
+SpeedupClass conv_speedup_class(const ir::Node& conv) {
+  const int64_t group = conv.attr_int("group", 1);
+  const ir::Value* w = conv.inputs().size() > 1 ? conv.input(1) : nullptr;
+  int64_t per_group = -1, kh = -1, kw = -1;
+  if (w && w->is_constant() && w->constant().rank() == 4) {
+    per_group = w->constant().dim(1);
+    kh = w->constant().dim(2);
+    kw = w->constant().dim(3);
+  } else {
+    const std::vector<int64_t> k = conv.attr_ints("kernel_shape");
+    if (k.size() == 2) {
+      kh = k[0];
+      kw = k[1];
+    }
+  }
+  if (group > 1 && per_group == 1) return SpeedupClass::kConvDepthwise;
+  if (group == 1 && kh == 1 && kw == 1) return SpeedupClass::kConvPointwise;
+  return SpeedupClass::kConv;
 }
 
 const MeasuredSeeds& measured_seeds() {

@@ -34,24 +34,35 @@ using passes::RegionKind;
 inline constexpr int kNumRegionKinds = 6;
 
 /// What the SpeedupModel keys on: the region kind, with convolution regions (a matmul_epilogue
-/// whose anchor is a Conv) apart from the MatMul / Gemm ones: tier 0 runs oneDNN's convolutions
-/// and fused conv chains, and the generated im2col + GEMM code is no faster (tier_policy.cc).
+/// whose anchor is a Conv) apart from the MatMul / Gemm ones, and split by the microkernel their
+/// code is built on: pointwise (1x1, one group: the image's rows multiplied in place), depthwise
+/// (one input channel per group: the depthwise tile) and the rest (im2col panels x GEMM tiles).
+/// Tier 0 runs oneDNN's convolutions for all of them; each family wins or loses against it on
+/// its own (docs/performance.md).
 enum class SpeedupClass : uint8_t {
   kElementwise,
   kMatMulEpilogue,
   kReduction,
   kShapeOnly,
   kOpaque,
-  kConv,
+  kConv,  ///< convolutions other than the two below ("conv")
   kRecurrent,  ///< LSTM / GRU regions
+  kConvPointwise,  ///< 1x1 kernel, one group ("conv_pointwise")
+  kConvDepthwise,  ///< one input channel per group ("conv_depthwise")
 };
-inline constexpr int kNumSpeedupClasses = 7;
+inline constexpr int kNumSpeedupClasses = 9;
 
 /// The class of a region of `kind`; `conv_anchor`: its anchor is a Conv.
 SpeedupClass speedup_class(RegionKind kind, bool conv_anchor = false);
 
+/// The class of a Conv node by its family: kConvPointwise, kConvDepthwise or kConv (group from
+/// its attribute, kernel and channels per group from its constant weight [M, C/group, kH, kW], or
+/// kernel_shape when the weight is not constant).
+SpeedupClass conv_speedup_class(const ir::Node& conv);
+
 /// The class a SessionOptions::SpeedupSeed names: "elementwise", "matmul_epilogue", "reduction",
-/// "recurrent" or "conv"; nullopt for anything else (shape_only and opaque regions are never compiled).
+/// "recurrent", "conv", "conv_pointwise" or "conv_depthwise"; nullopt for anything else
+/// (shape_only and opaque regions are never compiled).
 std::optional<SpeedupClass> speedup_class_named(std::string_view name);
 
 /// The seed speedups of this CPU's instruction set: per class and step (0->1, 1->2, 2->3),
@@ -151,7 +162,11 @@ struct RegionInfo {
   RegionKind kind = RegionKind::kOpaque;
   double size = 1;  ///< nodes in the region (the CompileCostModel's x)
   bool conv_anchor = false;  ///< the region's anchor is a Conv (see SpeedupClass)
-  SpeedupClass speedup_class() const { return runtime::speedup_class(kind, conv_anchor); }
+  SpeedupClass conv_class = SpeedupClass::kConv;  ///< with conv_anchor: its family
+  SpeedupClass speedup_class() const {
+    return conv_anchor && kind == RegionKind::kMatMulEpilogue ? conv_class
+                                                              : runtime::speedup_class(kind, conv_anchor);
+  }
 };
 
 struct PromotionDecision {

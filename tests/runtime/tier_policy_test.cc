@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "passes/pass_test_util.h"
 #include "runtime/tier_policy.h"
 #include "signature_util.h"
 
@@ -322,6 +323,13 @@ TEST(TierPolicy, ConvRegionsAreWeighedApartFromMatMuls) {
   EXPECT_EQ(conv.speedup_class(), SpeedupClass::kConv);
   EXPECT_EQ(gemm.speedup_class(), SpeedupClass::kMatMulEpilogue);
   EXPECT_EQ(speedup_class(RegionKind::kReduction, true), SpeedupClass::kReduction);
+  RegionInfo pointwise = conv, depthwise = conv;
+  pointwise.conv_class = SpeedupClass::kConvPointwise;
+  depthwise.conv_class = SpeedupClass::kConvDepthwise;
+  EXPECT_EQ(pointwise.speedup_class(), SpeedupClass::kConvPointwise);
+  EXPECT_EQ(depthwise.speedup_class(), SpeedupClass::kConvDepthwise);
+  EXPECT_EQ(speedup_class_named("conv_pointwise"), SpeedupClass::kConvPointwise);
+  EXPECT_EQ(speedup_class_named("conv_depthwise"), SpeedupClass::kConvDepthwise);
   Profile prof;
   model_calls(prof, 100000, 1000);
   PromotionDecision c = p.consider_promotion(conv, prof, 0);
@@ -448,6 +456,30 @@ TEST(TierPolicy, SpecializationsNoHotShape) {
   EXPECT_EQ(req[1].spec.to_string(), "shape_class float32[<=64,64]");
   EXPECT_EQ(req[2].spec.to_string(), "shape_class float32[<=32,64]");
   EXPECT_EQ(req[3].spec.to_string(), "shape_class float32[<=16,64]");
+}
+
+}  // namespace
+}  // namespace tierjit::runtime
+
+namespace tierjit::runtime {
+namespace {
+
+// Conv nodes by family: the constant weight [M, C/group, kH, kW] and the group attribute decide.
+TEST(TierPolicy, ConvFamiliesFromTheNode) {
+  passes::testing::GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kFloat32, passes::testing::dims({passes::testing::S("N"),
+                                                                      passes::testing::C(8),
+                                                                      passes::testing::C(10),
+                                                                      passes::testing::C(10)}));
+  auto conv = [&](const char* name, Shape wshape, int64_t group) {
+    ir::Value* w = b.constant(std::string(name) + "_w", Tensor::zeros(DType::kFloat32, wshape));
+    return b.node_n(ir::OpKind::Conv, {x, w}, name, 1, {{"group", passes::testing::attr_int(group)}});
+  };
+  EXPECT_EQ(conv_speedup_class(*conv("pw", {16, 8, 1, 1}, 1)), SpeedupClass::kConvPointwise);
+  EXPECT_EQ(conv_speedup_class(*conv("dw", {8, 1, 3, 3}, 8)), SpeedupClass::kConvDepthwise);
+  EXPECT_EQ(conv_speedup_class(*conv("dw1x1", {8, 1, 1, 1}, 8)), SpeedupClass::kConvDepthwise);
+  EXPECT_EQ(conv_speedup_class(*conv("k3", {16, 8, 3, 3}, 1)), SpeedupClass::kConv);
+  EXPECT_EQ(conv_speedup_class(*conv("grouped", {16, 4, 1, 1}, 2)), SpeedupClass::kConv);
 }
 
 }  // namespace
