@@ -86,11 +86,12 @@ struct SessionOptions {
   /// removed again (the lower tier's code serves the region, which is not promoted again).
   /// Negative: never removed (tests that must not depend on timing).
   double slower_margin = 0.1;
-  /// Whole-plan compilation (docs/runtime.md "Whole-plan compilation"): a plan (one model-input
-  /// signature) whose every region runs exact compiled code of tier >= 2 is compiled into one
-  /// function after this many calls, when its steps took at most whole_plan_max_us together
-  /// (small shapes, where per-region dispatch shows). 0 disables; negative: Session throws
-  /// Error(kInvalidArgument).
+  /// Whole-plan compilation (docs/runtime.md "Whole-plan compilation"): in a plan (one
+  /// model-input signature), each run of consecutive regions that all run exact compiled code of
+  /// tier >= 2 is compiled into one function after this many calls of the plan, when its steps
+  /// took at most whole_plan_max_us together (small shapes, where per-region dispatch shows;
+  /// adaptive mode compiles in the background, a pinned tier on that call). 0 disables;
+  /// negative: Session throws Error(kInvalidArgument).
   int whole_plan_calls = 64;
   double whole_plan_max_us = 2000;  ///< µs per call (adaptive mode; pinned tiers do not time)
   /// One seed of the speedup model (docs/runtime.md, "Speedup estimates"): the expected

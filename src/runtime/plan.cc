@@ -334,7 +334,6 @@ void Plan::release(CallStatePtr state) const {
 Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* shape_changed,
                                         double* step_us) const {
   *shape_changed = false;
-  if (const WholePlan* w = whole()) return run_whole(*w, feeds, step_us);
   CallStatePtr cs = acquire();
   struct Return {
     const Plan* p;
@@ -355,7 +354,19 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
   // than by every step: each decision reads the clock.
   interp::ExecOptions exec = layout_->exec;
   auto t0 = step_us ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-  for (const PlanStep& st : steps_) {
+  const WholePlan* whole_plan = whole();
+  for (size_t si = 0; si < steps_.size(); ++si) {
+    const PlanStep& st = steps_[si];
+    if (whole_plan && whole_plan->segment_at[si] >= 0) {
+      const PlanSegment& seg = whole_plan->segments[static_cast<size_t>(whole_plan->segment_at[si])];
+      run_segment(seg, vals, arena, step_us);
+      if (step_us) {
+        step_us += seg.end - seg.first;
+        t0 = std::chrono::steady_clock::now();
+      }
+      si = seg.end - 1;
+      continue;
+    }
     switch (st.kind) {
       case StepKind::kBound:  // bound at the start of the call
         break;
@@ -405,51 +416,39 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& feeds, bool* 
   return collect_outputs(vals);
 }
 
-Expected<std::vector<Tensor>> Plan::run_whole(const WholePlan& w, const std::vector<Tensor>& feeds,
-                                              double* step_us) const {
-  CallStatePtr cs = acquire();
-  struct Return {
-    const Plan* p;
-    CallStatePtr* s;
-    ~Return() { p->release(std::move(*s)); }
-  } ret{this, &cs};
-  if (arena_bytes_ > 0 && !cs->arena) {
-    cs->arena_bytes = static_cast<size_t>(arena_bytes_);
-    cs->arena = support::buffer_alloc(cs->arena_bytes);
-  }
-  std::vector<Tensor>& vals = cs->frame.values;
-  for (size_t i = 0; i < feeds.size(); ++i) vals[layout_->feed_ids[i]] = feeds[i];
-  for (size_t b : bound_steps_)  // a graph output may be a plan-time value
-    for (const auto& [id, t] : steps_[b].bound) vals[id] = t;
+void Plan::run_segment(const PlanSegment& seg, std::vector<Tensor>& vals, char* arena,
+                       double* step_us) const {
   thread_local std::vector<void*> io;
-  io.resize(w.io.size() + 1);
-  for (size_t k = 0; k < w.io.size(); ++k) {
-    Tensor& t = vals[w.io[k]];
-    if (w.allocate[k]) t = Tensor::empty(dtypes_[w.io[k]], shapes_[w.io[k]]);
+  io.resize(seg.io.size() + 1);
+  for (size_t k = 0; k < seg.io.size(); ++k) {
+    Tensor& t = vals[seg.io[k]];
+    if (seg.allocate[k]) t = Tensor::empty(dtypes_[seg.io[k]], shapes_[seg.io[k]]);
     io[k] = t.raw_data();
   }
-  io[w.io.size()] = cs->arena;
+  io[seg.io.size()] = arena;
   const auto t0 = step_us ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-  w.kernel(io.data(), nullptr);
-  if (step_us) {
-    // One time for the whole call, split over the compiled steps by their last measured times
-    // (equally while none has one): the profile keeps counting every region's calls.
-    const double total =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    double weight = 0;
-    size_t compiled = 0;
-    for (const PlanStep& st : steps_) {
-      weight += st.kind == StepKind::kCompiled ? st.shape_us.v.load(std::memory_order_relaxed) : 0;
-      compiled += st.kind == StepKind::kCompiled;
-    }
-    for (const PlanStep& st : steps_) {
-      const double own = st.kind == StepKind::kCompiled ? st.shape_us.v.load(std::memory_order_relaxed) : 0;
-      *step_us++ = st.kind != StepKind::kCompiled ? 0
-                   : weight > 0                   ? total * own / weight
-                                                  : total / static_cast<double>(compiled);
-    }
+  seg.kernel(io.data(), nullptr);
+  for (size_t s = seg.first; s < seg.end; ++s)
+    for (uint32_t id : steps_[s].release) vals[id] = Tensor();
+  if (!step_us) return;
+  // One time for the segment, split over its compiled steps by their last measured times
+  // (equally while none has one): the profile keeps counting every region's calls.
+  const double total =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  double weight = 0;
+  size_t compiled = 0;
+  for (size_t s = seg.first; s < seg.end; ++s) {
+    const PlanStep& st = steps_[s];
+    weight += st.kind == StepKind::kCompiled ? st.shape_us.v.load(std::memory_order_relaxed) : 0;
+    compiled += st.kind == StepKind::kCompiled;
   }
-  return collect_outputs(vals);
+  for (size_t s = seg.first; s < seg.end; ++s) {
+    const PlanStep& st = steps_[s];
+    const double own = st.kind == StepKind::kCompiled ? st.shape_us.v.load(std::memory_order_relaxed) : 0;
+    step_us[s - seg.first] = st.kind != StepKind::kCompiled ? 0
+                             : weight > 0                   ? total * own / weight
+                                                            : total / static_cast<double>(compiled);
+  }
 }
 
 Expected<std::vector<Tensor>> Plan::collect_outputs(const std::vector<Tensor>& vals) const {

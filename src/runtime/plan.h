@@ -114,15 +114,36 @@ struct PlanStep {
   double bytes = 0, flops = 0;
 };
 
-/// Whole-plan compilation (DESIGN.md "Whole-plan compilation"): a plan whose every step is
-/// compiled (or bound at plan time) runs as one compiled program behind the plan's own guard, its
-/// exact signature: no per-step dispatch, intermediates at their arena offsets, constants and
-/// prepared weights at fixed addresses.
-struct WholePlan {
+/// Whole-plan compilation (DESIGN.md "Whole-plan compilation"): each maximal run of a plan's
+/// steps that are all compiled (or bound at plan time), with at least two compiled, runs as one
+/// compiled program: no per-step dispatch inside it, intermediates at their arena offsets,
+/// constants and prepared weights at fixed addresses. A plan with no tier-0 step is one segment
+/// (the whole plan behind its own guard, its exact signature).
+struct PlanSegment {
+  size_t first = 0, end = 0;      ///< the steps [first, end)
   codegen::CompiledKernel kernel;
   std::vector<uint32_t> io;       ///< per io slot of the program: a value id
-  std::vector<uint8_t> allocate;  ///< per io slot: 1 = an output the call allocates, 0 = a feed
-  size_t regions = 0;             ///< compiled steps in the program
+  std::vector<uint8_t> allocate;  ///< per io slot: 1 = produced here into a Tensor, 0 = read
+  size_t regions = 0;             ///< compiled steps in the segment
+};
+struct WholePlan {
+  std::vector<PlanSegment> segments;
+  std::vector<int> segment_at;  ///< per step: the segment starting there, or -1
+  size_t regions() const {
+    size_t n = 0;
+    for (const PlanSegment& s : segments) n += s.regions;
+    return n;
+  }
+  size_t object_bytes() const {
+    size_t n = 0;
+    for (const PlanSegment& s : segments) n += s.kernel.object_bytes;
+    return n;
+  }
+  int64_t compile_us() const {
+    int64_t n = 0;
+    for (const PlanSegment& s : segments) n += s.kernel.compile_us;
+    return n;
+  }
 };
 
 class Plan {
@@ -146,15 +167,15 @@ class Plan {
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& feeds, bool* shape_changed,
                                     double* step_us = nullptr) const;
 
-  /// Whole-plan compilation (plan_whole.cc). True when no step runs on tier 0, at least two are
-  /// compiled, and every compiled version is exact and of tier >= 2 (so it assumes nothing the
-  /// plan's signature does not fix).
+  /// Whole-plan compilation (plan_whole.cc). True when some run of consecutive steps with no
+  /// tier-0 step holds two compiled steps or more, every one exact and of tier >= 2 (so it
+  /// assumes nothing the plan's signature does not fix).
   bool whole_compilable() const;
-  /// The plan's compiled steps as one program (codegen::compile_program at tier 2). Errors:
+  /// Those runs as programs (codegen::compile_program at tier 2), one per run. Errors:
   /// kUnsupported when !whole_compilable() or a version kept no kernel IR; codegen's errors.
   Expected<std::shared_ptr<const WholePlan>> compile_whole() const;
-  /// Installs `w`: later calls run it (run() then times the whole call and splits it over the
-  /// steps in proportion to their last measured times). Only the first install counts.
+  /// Installs `w`: later calls run its segments as one call each (timed as one and split over
+  /// their steps in proportion to the steps' last measured times). Only the first install counts.
   void set_whole(std::shared_ptr<const WholePlan> w) const;
   const WholePlan* whole() const { return whole_.load(std::memory_order_acquire); }
   /// Counts a call of this plan; returns the count including it.
@@ -193,8 +214,10 @@ class Plan {
   using CallStatePtr = std::unique_ptr<CallState, CallStateDeleter>;
   CallStatePtr acquire() const;
   void release(CallStatePtr state) const;
-  Expected<std::vector<Tensor>> run_whole(const WholePlan& w, const std::vector<Tensor>& feeds,
-                                          double* step_us) const;
+  /// Runs segment `seg` on the call's values (binding its io slots) and frees what its steps
+  /// release; with `step_us`, stores the segment's time split over its steps there.
+  void run_segment(const PlanSegment& seg, std::vector<Tensor>& vals, char* arena,
+                   double* step_us) const;
   /// The graph outputs from a call's values (constants and plan-time values cloned).
   Expected<std::vector<Tensor>> collect_outputs(const std::vector<Tensor>& vals) const;
 

@@ -187,11 +187,12 @@ void Session::Impl::consider_whole_plan(const std::shared_ptr<const runtime::Pla
       return Status();
     }
     d.kind = runtime::DecisionKind::kCompiled;
-    d.compile_us = w.value()->kernel.compile_us;
-    d.message = fmt::format("whole plan {}: {} regions in one function ({:.0f} us per call at "
+    d.compile_us = w.value()->compile_us();
+    d.message = fmt::format("whole plan {}: {} regions in {} function{} ({:.0f} us per call at "
                             "{} calls; {} bytes of code)",
-                            plan->signature().to_string(), w.value()->regions, plan_us,
-                            options.whole_plan_calls, w.value()->kernel.object_bytes);
+                            plan->signature().to_string(), w.value()->regions(),
+                            w.value()->segments.size(), w.value()->segments.size() == 1 ? "" : "s",
+                            plan_us, options.whole_plan_calls, w.value()->object_bytes());
     log.record(std::move(d));
     plan->set_whole(std::move(w).value());
     return Status();

@@ -1,8 +1,9 @@
-// Whole-plan compilation (docs/runtime.md "Whole-plan compilation"): a plan whose regions all run
-// exact compiled code becomes one compiled function after SessionOptions::whole_plan_calls calls.
+// Whole-plan compilation (docs/runtime.md "Whole-plan compilation"): the runs of a plan's regions
+// that all run exact compiled code become one compiled function each after
+// SessionOptions::whole_plan_calls calls.
 // Checked at a pinned tier 2 and in adaptive mode (synchronous compiles): the decision log records the
-// compile, every output before and after equals tier 0's (rtol 1e-4, atol 1e-5), a plan with a
-// tier-0 step is never compiled whole, 0 disables it and a negative count is refused.
+// compile, every output before and after equals tier 0's (rtol 1e-4, atol 1e-5), tier-0 steps
+// split a plan into runs compiled apart, 0 disables it and a negative count is refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,7 +32,9 @@ std::vector<float> values(size_t n, uint32_t seed) {
 
 // x[N, 48] -> MatMul(W1 [48, 40]) + b1 -> Relu -> MatMul(W2 [40, 24]) -> Softmax -> y; and
 // z = ReduceSum(x * x, axis 1): matmul-epilogue, reduction and elementwise regions.
-std::string write_model(const TempDir& dir, bool with_topk) {
+// With `middle`, CumSum (no lowering: tier 0) between the ReLU and the second MatMul splits the
+// compiled steps into runs; with `tail`, TopK (tier 0) reads the Softmax output.
+std::string write_model(const TempDir& dir, bool middle, bool tail = false) {
   onnx::GraphProto g;
   add_input(g, "x", kF32, {"N", 48});
   add_float_init(g, "W1", {48, 40}, values(48 * 40, 1));
@@ -40,20 +43,27 @@ std::string write_model(const TempDir& dir, bool with_topk) {
   add_node(g, "MatMul", {"x", "W1"}, {"h"});
   add_node(g, "Add", {"h", "b1"}, {"hb"});
   add_node(g, "Relu", {"hb"}, {"r"});
-  add_node(g, "MatMul", {"r", "W2"}, {"o"});
+  std::string into_second = "r";
+  if (middle) {
+    add_int64_init(g, "axis", {1});
+    g.mutable_initializer(g.initializer_size() - 1)->clear_dims();  // a scalar axis
+    add_node(g, "CumSum", {"r", "axis"}, {"cs"});
+    into_second = "cs";
+  }
+  add_node(g, "MatMul", {into_second, "W2"}, {"o"});
   attr_int(add_node(g, "Softmax", {"o"}, {"y"}), "axis", -1);
   add_node(g, "Mul", {"x", "x"}, {"sq"});
   add_int64_init(g, "axes", {1});
   attr_int(add_node(g, "ReduceSum", {"sq", "axes"}, {"z"}), "keepdims", 1);
   add_output(g, "y", kF32, {"N", 24});
   add_output(g, "z", kF32, {"N", 1});
-  if (with_topk) {  // an op no lowering takes: its region stays on tier 0
+  if (tail) {
     add_int64_init(g, "k", {3});
     add_node(g, "TopK", {"y", "k"}, {"tv", "ti"});
     add_output(g, "tv", kF32, {"N", 3});
     add_output(g, "ti", onnx::TensorProto_DataType_INT64, {"N", 3});
   }
-  const std::string name = with_topk ? "whole_topk.onnx" : "whole.onnx";
+  const std::string name = std::string("whole") + (middle ? "_mid" : "") + (tail ? "_tail" : "") + ".onnx";
   dir.write(name, serialize(make_model(g)));
   return dir.file(name);
 }
@@ -107,7 +117,7 @@ TEST(WholePlan, PinnedTierTwoCompilesEachPlanOnce) {
   run_and_check(s, ref, 40);
   const auto compiled = whole_records(s, "compiled");
   ASSERT_EQ(compiled.size(), 2u) << s.decision_log_json();  // one per batch size
-  EXPECT_NE(compiled[0]["message"].get<std::string>().find("regions in one function"), std::string::npos);
+  EXPECT_NE(compiled[0]["message"].get<std::string>().find("regions in 1 function "), std::string::npos);
   EXPECT_TRUE(whole_records(s, "declined").empty()) << s.decision_log_json();
 }
 
@@ -126,15 +136,21 @@ TEST(WholePlan, AdaptiveCompilesFullyCompiledPlans) {
   EXPECT_FALSE(whole_records(s, "compiled").empty()) << versions << s.decision_log_json();
 }
 
-TEST(WholePlan, PlanWithATierZeroStepIsNotCompiledWholeAndZeroDisables) {
-  TempDir dir("whole_off");
+// Tier-0 steps (CumSum in the middle, TopK at the end) split the plan: the runs of compiled
+// steps around them become programs of their own, the tier-0 steps read and write the values
+// between them, and every output still equals tier 0's. 0 disables; negative is refused.
+TEST(WholePlan, RunsBetweenTierZeroStepsAndZeroDisables) {
+  TempDir dir("whole_runs");
   SessionOptions o;
   o.mode = ExecutionMode::kPinnedTier;
   o.pinned_tier = 2;
   o.whole_plan_calls = 4;
-  Session topk(write_model(dir, true), o), ref(write_model(dir, true), interp());
-  run_and_check(topk, ref, 20);
-  EXPECT_TRUE(whole_records(topk, "compiled").empty()) << topk.decision_log_json();
+  for (auto [middle, tail] : {std::pair{true, false}, {false, true}, {true, true}}) {
+    Session s(write_model(dir, middle, tail), o), ref(write_model(dir, middle, tail), interp());
+    run_and_check(s, ref, 20);
+    EXPECT_FALSE(whole_records(s, "compiled").empty()) << middle << tail << s.decision_log_json();
+    run_and_check(s, ref, 20);
+  }
   o.whole_plan_calls = 0;
   Session off(write_model(dir, false), o), ref2(write_model(dir, false), interp());
   run_and_check(off, ref2, 20);
