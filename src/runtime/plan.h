@@ -4,8 +4,9 @@
 // one 64-byte-aligned arena for the intermediates that compiled regions write and only compiled
 // regions read. Each call takes its own frame (and a small arena) from a small per-plan pool, a
 // large arena from the process-wide buffer pool (support/buffer_pool.h), so concurrent calls
-// never share one and idle plans hold no large buffers. PlanCache: the plans of a Session, an
-// LRU bounded in plans and bytes.
+// never share one and idle plans hold no large buffers. Whole-plan compilation (WholePlan,
+// plan_whole.cc) may later run runs of its compiled steps as one program each. PlanCache: the
+// plans of a Session, an LRU bounded in plans and bytes.
 #pragma once
 
 #include <atomic>
