@@ -280,6 +280,12 @@ def test_session_options_fields(demo_model, demo_ref):
         so.intra_op_num_threads = 10**20  # beyond the C++ int: one line, not pybind's TypeError
     with pytest.raises(tierjit.InvalidArgument, match="compile_threads must be 0 .default. to 256"):
         tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(compile_threads=100000))
+    # slower_margin < 0 means "never remove slower code" (C++ accepts it, so Python does too).
+    assert tierjit.SessionOptions(slower_margin=-1).slower_margin == -1
+    with pytest.raises(ValueError, match="whole_plan_calls must be >= 0"):
+        tierjit.SessionOptions(whole_plan_calls=-1)
+    with pytest.raises(tierjit.InvalidArgument, match="whole_plan_max_us must be a number >= 0, got nan"):
+        tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(whole_plan_max_us=float("nan")))
     with pytest.raises(tierjit.InvalidArgument, match="benefit_horizon_windows must be a finite number >= 0, got nan"):
         tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(benefit_horizon_windows=float("nan")))
     seeded = tierjit.SessionOptions(speedup_seeds=[("matmul_epilogue", 1, 117)])

@@ -104,6 +104,8 @@ _ORT_IGNORED_OPTIONS = {
 
 # Defaults of the core fields: their types decide what each field accepts.
 _CORE_DEFAULTS = _tierjit.CoreSessionOptions()
+# Number fields whose negative values mean something: slower_margin < 0 never removes new code.
+_NEGATIVE_ALLOWED = {"slower_margin"}
 
 
 class SessionOptions(_tierjit.CoreSessionOptions):
@@ -128,7 +130,7 @@ class SessionOptions(_tierjit.CoreSessionOptions):
       demotion_cold_calls  region calls before an unused specialized version is freed; 0 = never
                            (default 256)
       slower_margin        new code slower than the tier below by more than this fraction is
-                           removed (default 0.1)
+                           removed; negative = never (default 0.1)
       whole_plan_calls     calls of a fully compiled plan before it becomes one function;
                            0 = never (default 64)
       whole_plan_max_us    largest per-call time of a plan compiled whole, us (default 2000)
@@ -205,7 +207,7 @@ class SessionOptions(_tierjit.CoreSessionOptions):
             elif isinstance(default, float):
                 if not isinstance(value, (int, float)) or isinstance(value, bool):
                     raise TypeError(f"SessionOptions.{name} must be a number, got {type(value).__name__}")
-                if value < 0:
+                if value < 0 and name not in _NEGATIVE_ALLOWED:
                     raise ValueError(f"SessionOptions.{name} must be >= 0, got {value}")
                 value = float(value)
             else:

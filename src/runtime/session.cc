@@ -46,11 +46,14 @@ Session::Session(const std::string& model_path, SessionOptions options)
     throw Error(StatusCode::kInvalidArgument,
                 fmt::format("{}: compile_threads must be 0 (default) to {}, got {}", model_path,
                             kMaxCompileThreads, options.compile_threads));
-  if (options.whole_plan_calls < 0 || !(options.whole_plan_max_us >= 0))
+  if (options.whole_plan_calls < 0)
     throw Error(StatusCode::kInvalidArgument,
-                fmt::format("{}: whole_plan_calls must be >= 0 and whole_plan_max_us >= 0, got {} "
-                            "and {}",
-                            model_path, options.whole_plan_calls, options.whole_plan_max_us));
+                fmt::format("{}: whole_plan_calls must be >= 0 (0 disables), got {}", model_path,
+                            options.whole_plan_calls));
+  if (!(options.whole_plan_max_us >= 0))  // NaN fails too
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("{}: whole_plan_max_us must be a number >= 0, got {}", model_path,
+                            options.whole_plan_max_us));
   if (!(options.benefit_horizon_windows >= 0) || !std::isfinite(options.benefit_horizon_windows))
     throw Error(StatusCode::kInvalidArgument,
                 fmt::format("{}: benefit_horizon_windows must be a finite number >= 0, got {}",
