@@ -61,6 +61,15 @@ inline __attribute__((always_inline)) void zero_run(float* dst, int64_t n) {
   for (; i + L <= n; i += L) storeu<L>(dst + i, z);
   for (; i < n; ++i) dst[i] = 0.f;
 }
+/// The even lanes of a then of b: {a0, a2, ..., b0, b2, ...}.
+template <int L>
+inline __attribute__((always_inline)) typename VecF<L>::type even_lanes(typename VecF<L>::type a,
+                                                                         typename VecF<L>::type b) {
+  if constexpr (L == 16)
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  else
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+}
 /// dst[t] = src[2 t] for t < n: L at a time from 2 L floats while src[2 t + 2 L - 1] is inside
 /// `limit` floats of src, then one by one.
 template <int L>
@@ -68,12 +77,7 @@ inline __attribute__((always_inline)) void copy_run_stride2(float* dst, const fl
                                                             int64_t limit) {
   int64_t t = 0;
   for (; t + L <= n && 2 * t + 2 * L <= limit; t += L) {
-    const typename VecF<L>::type a = loadu<L>(src + 2 * t), b = loadu<L>(src + 2 * t + L);
-    if constexpr (L == 16)
-      storeu<L>(dst + t, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
-                                                 24, 26, 28, 30));
-    else
-      storeu<L>(dst + t, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
+    storeu<L>(dst + t, even_lanes<L>(loadu<L>(src + 2 * t), loadu<L>(src + 2 * t + L)));
   }
   for (; t < n; ++t) dst[t] = src[2 * t];
 }
@@ -89,12 +93,7 @@ inline __attribute__((always_inline)) void copy_run_stride2_over(float* dst, con
                                                                  int64_t n, int64_t avail) {
   int64_t t = 0;
   for (; t < n && avail - 2 * t >= 2 * L; t += L) {
-    const typename VecF<L>::type a = loadu<L>(src + 2 * t), b = loadu<L>(src + 2 * t + L);
-    if constexpr (L == 16)
-      storeu<L>(dst + t, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
-                                                 24, 26, 28, 30));
-    else
-      storeu<L>(dst + t, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
+    storeu<L>(dst + t, even_lanes<L>(loadu<L>(src + 2 * t), loadu<L>(src + 2 * t + L)));
   }
   if (t >= n) return;
   if constexpr (L == 16) stride2_tail16(dst + t, src + 2 * t, n - t, avail - 2 * t);
