@@ -72,6 +72,7 @@ TEST(KernelSelect, MatMulChoosesTheFastestMeasuredCandidateAndItIsCorrect) {
   SelectOptions so;
   so.reps = 3;
   so.min_rep_us = 200;
+  so.min_search_us = 0;  // search every candidate, however fast the region
   auto sel = select_kernel(r, o, buffers, dims_arg, [&] {
     ++library_calls;
     return Status();
@@ -79,6 +80,11 @@ TEST(KernelSelect, MatMulChoosesTheFastestMeasuredCandidateAndItIsCorrect) {
   ASSERT_TRUE(sel.ok()) << sel.status().message();
   ASSERT_GE(sel->chosen, 0);
   EXPECT_GT(library_calls, 3);  // warm-up plus every repetition
+  EXPECT_TRUE(sel->searched);
+  // K = 64: K blocks of 256 and 512 give the same code; each such pair is compiled once.
+  EXPECT_GT(sel->duplicates, 0);
+  EXPECT_EQ(sel->candidates.size() + sel->duplicates,
+            kir::tuning_candidates(r, o).size() + 1);  // + the library
   for (const KernelCandidate& c : sel->candidates) {
     if (c.status.ok()) {
       EXPECT_LE(sel->choice().best_us, c.best_us) << c.name;
@@ -99,6 +105,70 @@ TEST(KernelSelect, MatMulChoosesTheFastestMeasuredCandidateAndItIsCorrect) {
     auto ref = (*want)[0].span<const float>();
     // K = 64 products per element, float32: summation order differs from oneDNN's.
     for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(got[i], ref[i], 1e-4 + 1e-4 * std::fabs(ref[i])) << i;
+  }
+}
+
+TEST(KernelSelect, ARegionUnderTheSearchThresholdKeepsTheDefaultAndTheLibrary) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", DType::kFloat32, dims({C(2), C(4)}));
+  Tensor wt = random_tensor({4, 3}, 2);
+  ir::Value* w = b.constant("w", wt);
+  b.output(b.node(OpKind::MatMul, {x, w}, "mm"));
+  b.infer();
+  auto part = passes::partition_graph(b.g, {});
+  ASSERT_TRUE(part.ok());
+  const passes::Region& r = part->regions[0];
+  Tensor xt = random_tensor({2, 4}, 1), out = Tensor::zeros(DType::kFloat32, {2, 3});
+  kir::LowerOptions o;
+  o.level = kir::ShapeLevel::kExact;
+  o.tier = 3;
+  o.vector_lanes = codegen::host_cpu().f32_lanes();
+  std::vector<void*> buffers;
+  std::vector<int64_t> dims_arg;
+  for (const ir::Value* v : r.inputs) {
+    Tensor& t = v == x ? xt : wt;
+    buffers.push_back(t.raw_data());
+    dims_arg.insert(dims_arg.end(), t.shape().begin(), t.shape().end());
+    o.inputs.push_back(exact(t));
+  }
+  buffers.push_back(out.raw_data());
+  dims_arg.insert(dims_arg.end(), {2, 3});
+  o.outputs.push_back(exact(out));
+  ASSERT_GT(kir::tuning_candidates(r, o).size(), 2u);
+  SelectOptions so;
+  so.reps = 2;
+  so.min_rep_us = 50;
+  so.min_search_us = 1e6;  // every region is "fast": nothing beyond the default is compiled
+  auto sel = select_kernel(r, o, buffers, dims_arg, [] { return Status(); }, so);
+  ASSERT_TRUE(sel.ok()) << sel.status().message();
+  EXPECT_FALSE(sel->searched);
+  ASSERT_EQ(sel->candidates.size(), 2u);
+  EXPECT_TRUE(sel->candidates[0].tuning.empty());
+  EXPECT_TRUE(sel->candidates[1].library);
+  EXPECT_EQ(sel->unsearched, static_cast<int>(kir::tuning_candidates(r, o).size()) - 1);
+  EXPECT_NE(sel->summary().find("not tried"), std::string::npos) << sel->summary();
+}
+
+// Conv regions: only a 1x1, stride-1, unpadded product offers tuning candidates (the others run
+// the kernel layer's tiles).
+TEST(KernelSelect, ConvTuningCandidatesOnlyForOneByOneProducts) {
+  for (auto [k, stride, pad, want_knobs] :
+       {std::tuple<int64_t, int64_t, int64_t, bool>{1, 1, 0, true}, {3, 1, 1, false}, {1, 2, 0, false},
+        {1, 1, 1, false}}) {
+    GraphBuilder b;
+    ir::Value* x = b.input("x", DType::kFloat32, dims({C(1), C(8), C(6), C(6)}));
+    ir::Value* w = b.constant("w", random_tensor({16, 8, k, k}, 3));
+    b.output(b.node(OpKind::Conv, {x, w}, "conv",
+                    {{"strides", attr_ints({stride, stride})},
+                     {"pads", attr_ints({pad, pad, pad, pad})}}));
+    b.infer();
+    auto part = passes::partition_graph(b.g, {});
+    ASSERT_TRUE(part.ok());
+    ASSERT_EQ(part->regions[0].anchor->op(), OpKind::Conv);
+    kir::LowerOptions o;
+    o.vector_lanes = 16;
+    EXPECT_EQ(kir::tuning_candidates(part->regions[0], o).size() > 1, want_knobs)
+        << "k " << k << " stride " << stride << " pad " << pad;
   }
 }
 

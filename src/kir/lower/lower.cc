@@ -1,6 +1,7 @@
 // lower_region(): checks the options against the region and dispatches on the region kind.
 #include "kir/lower/lower.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -82,6 +83,22 @@ std::vector<std::map<std::string, int64_t>> tuning_candidates(const passes::Regi
                                                               const LowerOptions& options) {
   std::vector<std::map<std::string, int64_t>> out = {{}};
   if (region.kind != passes::RegionKind::kMatMulEpilogue) return out;
+  // A Conv takes the knobs below only as a 1x1, stride-1, unpadded product on X in place: other
+  // convolutions go through the kernel layer's tiles by default, and their generated im2col +
+  // GEMM alternative lost to them on every measured layer (docs/runtime.md "Tier 3").
+  if (const ir::Node* n = region.anchor; n && n->op() == ir::OpKind::Conv) {
+    const ir::Value* w = n->num_inputs() > 1 ? n->input(1) : nullptr;
+    auto all_equal = [&](const char* name, int64_t want) {
+      const ir::Attribute* a = n->attr(name);
+      return !a || std::all_of(a->ints.begin(), a->ints.end(), [&](int64_t v) { return v == want; });
+    };
+    const bool one_by_one = w && w->type().shape && w->type().shape->size() == 4 &&
+                            (*w->type().shape)[2].value == 1 && (*w->type().shape)[3].value == 1;
+    if (!one_by_one || !all_equal("strides", 1) || !all_equal("pads", 0) ||
+        n->attr_string("auto_pad", "NOTSET") == "SAME_UPPER" ||
+        n->attr_string("auto_pad", "NOTSET") == "SAME_LOWER")
+      return out;
+  }
   // Register tiles of mr rows x nr columns keep mr * nr / lanes accumulators in vector registers
   // (32 with AVX-512, 16 with AVX2; a few stay free for the B loads and the A broadcast).
   const int64_t lanes = options.vector_lanes;
