@@ -149,15 +149,16 @@ TEST(KernelSelect, ARegionUnderTheSearchThresholdKeepsTheDefaultAndTheLibrary) {
   EXPECT_NE(sel->summary().find("not tried"), std::string::npos) << sel->summary();
 }
 
-// Conv regions: only a 1x1, stride-1, unpadded product offers tuning candidates (the others run
-// the kernel layer's tiles).
-TEST(KernelSelect, ConvTuningCandidatesOnlyForOneByOneProducts) {
-  for (auto [k, stride, pad, want_knobs] :
-       {std::tuple<int64_t, int64_t, int64_t, bool>{1, 1, 0, true}, {3, 1, 1, false}, {1, 2, 0, false},
-        {1, 1, 1, false}}) {
+// Conv regions: a 1x1, stride-1, unpadded product or a K = C x KH x KW <= 32 offers tuning
+// candidates; other convolutions run the kernel layer's tiles only.
+TEST(KernelSelect, ConvTuningCandidatesForOneByOneProductsAndSmallK) {
+  for (auto [c, k, stride, pad, want_knobs] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t, bool>{48, 1, 1, 0, true},
+        {48, 3, 1, 1, false}, {48, 1, 2, 0, false}, {48, 1, 1, 1, false}, {1, 3, 1, 1, true},
+        {3, 3, 2, 1, true}, {4, 3, 1, 1, false}}) {
     GraphBuilder b;
-    ir::Value* x = b.input("x", DType::kFloat32, dims({C(1), C(8), C(6), C(6)}));
-    ir::Value* w = b.constant("w", random_tensor({16, 8, k, k}, 3));
+    ir::Value* x = b.input("x", DType::kFloat32, dims({C(1), C(c), C(6), C(6)}));
+    ir::Value* w = b.constant("w", random_tensor({16, c, k, k}, 3));
     b.output(b.node(OpKind::Conv, {x, w}, "conv",
                     {{"strides", attr_ints({stride, stride})},
                      {"pads", attr_ints({pad, pad, pad, pad})}}));
@@ -168,7 +169,7 @@ TEST(KernelSelect, ConvTuningCandidatesOnlyForOneByOneProducts) {
     kir::LowerOptions o;
     o.vector_lanes = 16;
     EXPECT_EQ(kir::tuning_candidates(part->regions[0], o).size() > 1, want_knobs)
-        << "k " << k << " stride " << stride << " pad " << pad;
+        << "C " << c << " k " << k << " stride " << stride << " pad " << pad;
   }
 }
 

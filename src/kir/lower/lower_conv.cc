@@ -20,8 +20,11 @@ namespace {
 
 using Geometry = ConvGeometry;
 
-// The largest K of a 1x1 product that defaults to the generated GEMM (above: the tiles).
+// The largest K of a 1x1 product, and of another ungrouped conv (im2col), that defaults to the
+// generated GEMM (above: the tiles). Measured crossovers: 1x1 products gain down to K = 112;
+// a 3x3 conv gains at K = 9 and loses at K = 27 (8%) and K = 144 (1.4x).
 constexpr int64_t kPointwiseGeneratedMaxK = 128;
+constexpr int64_t kIm2colGeneratedMaxK = 16;
 
 std::vector<int64_t> ints_attr(const ir::Node& n, const char* name, std::vector<int64_t> dflt) {
   const ir::Attribute* a = n.attr(name);
@@ -119,14 +122,16 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
   const int64_t kg = cg * g.kh * g.kw;
   const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
                       g.oh == g.h && g.ow == g.w;
-  // A 1x1 product with few multiply-adds per output (K <= kPointwiseGeneratedMaxK) defaults to
-  // the generated GEMM of 8 (AVX2: 6) rows x 16 columns with the epilogue in registers: the
-  // panel tile's round trip through memory costs more than its K steps (tier 3 chose this
-  // tiling over the tile for every such layer of efficientnet_b0: 1.04-1.5x; docs/lowering.md).
+  // Few multiply-adds per output: a 1x1 product with K <= kPointwiseGeneratedMaxK, or an
+  // ungrouped conv with K <= kIm2colGeneratedMaxK, defaults to the generated GEMM of 8 (AVX2: 6)
+  // rows x 16 columns with the epilogue in registers: the panel tile's round trip through memory
+  // costs more than its K steps (tier 3 chose this tiling over the tile for every 1x1 layer of
+  // efficientnet_b0, 1.04-1.5x, and for a 3x3 conv of one channel, 1.4x; docs/lowering.md).
   std::map<std::string, int64_t> tuning = options.tuning;
-  const bool pointwise_generated = tuning.empty() && direct && kg <= kPointwiseGeneratedMaxK &&
-                                   options.tier >= 2;
-  if (pointwise_generated) tuning = {{"mr", lanes >= 16 ? 8 : 6}, {"nr", 16}, {"kc", 512}};
+  const bool small_k = direct ? kg <= kPointwiseGeneratedMaxK
+                              : g.group == 1 && kg <= kIm2colGeneratedMaxK;
+  if (tuning.empty() && small_k && options.tier >= 2)
+    tuning = {{"mr", lanes >= 16 ? 8 : 6}, {"nr", 16}, {"kc", 512}};
   TJ_ASSIGN_OR_RETURN(gemm::Tiles tiles, gemm::tiles_from_tuning(tuning, lanes));
   Expr batch = io.input_dim(ix, 0);
 
