@@ -286,7 +286,7 @@ TEST(NnRecurrent, HugeHiddenSizeIsAClearError) {
   const std::pair<OpKind, int64_t> ops[] = {{OpKind::LSTM, 4}, {OpKind::GRU, 3}, {OpKind::RNN, 1}};
   for (const auto& [op, gates] : ops)
     for (int64_t h : huge) {
-      if (gates * 2 <= 2 && h < std::numeric_limits<int64_t>::max() / 2) continue;  // RNN: fits
+      if (gates == 1 && h <= std::numeric_limits<int64_t>::max() / 2) continue;  // RNN: fits
       Tensor x = f32({2, 1, 3}, pseudo(6, 1));
       Tensor w = f32({1, gates, 3}, pseudo(static_cast<size_t>(3 * gates), 2));
       Tensor r = f32({1, gates, 1}, pseudo(static_cast<size_t>(gates), 3));
