@@ -146,7 +146,8 @@ class SessionOptions(_tierjit.CoreSessionOptions):
       inter_op_num_threads, graph_optimization_level, execution_mode, log_severity_level, ...
                            accepted and unused.
     Every value is range-checked when set by the same check the C++ Session runs
-    (tierjit::validate): ValueError with one line naming the field, its range and the value.
+    (tierjit::validate): tierjit.InvalidArgument (a ValueError) with one line naming the field,
+    its range and the value.
     Setting any other attribute raises AttributeError (a typo must not pass silently).
     Keyword arguments set fields: SessionOptions(intra_op_threads=2).
     """
