@@ -327,15 +327,15 @@ void bench_impl(const BenchOptions& opts) {
 
   // ---- Table ----
   size_t w = std::string("overall").size();
-  for (const auto& s : stats.shapes) w = std::max(w, s.shape.size());
-  fmt::print("tierjit bench: {} on {} ({} requests, {} distinct shapes), mode {}{}, {} thread{}\n", opts.model,
-             opts.trace.empty() ? "--shapes" : opts.trace, n, stats.shapes.size(), opts.mode,
+  for (const auto& s : stats.shapes) w = std::max(w, escape_name(s.shape).size());
+  fmt::print("tierjit bench: {} on {} ({} requests, {} distinct shapes), mode {}{}, {} thread{}\n",
+             escape_name(opts.model), opts.trace.empty() ? "--shapes" : escape_name(opts.trace), n, stats.shapes.size(), opts.mode,
              opts.tier >= 0 ? fmt::format(" --tier {}", opts.tier) : std::string(),
              threads, threads == 1 ? "" : "s");
   fmt::print("\n{:<{}}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>16}\n", "shape", w, "count", "first_ms",
              "p50_ms", "p90_ms", "p99_ms", "mean_ms", "max_ms", "mean_after_first");
   auto row = [&](const std::string& name, const LatencyStats& s) {
-    fmt::print("{:<{}}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>16}\n", name, w, s.count,
+    fmt::print("{:<{}}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>16}\n", escape_name(name), w, s.count,
                fmt_ms(s.first_ms), fmt_ms(s.p50_ms), fmt_ms(s.p90_ms), fmt_ms(s.p99_ms), fmt_ms(s.mean_ms),
                fmt_ms(s.max_ms), s.mean_after_first_ms ? fmt_ms(*s.mean_after_first_ms) : "-");
   };

@@ -34,8 +34,18 @@ struct SessionOptions {
   /// Threads one kernel may use (OpenMP / oneDNN), 0..kMaxIntraOpThreads; 0 = all cores. A call
   /// runs min(this, usable cores) of them while the cores are free, else one.
   int intra_op_threads = 1;
-  /// Largest single tensor accepted, from the model or computed at run time (bytes).
+  /// Largest single tensor accepted (bytes, >= 1): every tensor of the model, every tensor a
+  /// kernel computes and every feed (Session::run; the CLI checks a feed file's declared size
+  /// before reading its data). Over it: Error(kResourceExhausted) naming the tensor.
   int64_t memory_limit_bytes = int64_t{16} << 30;
+  /// Largest total of the intermediates alive at once during a run (bytes; 0 = no limit), at
+  /// every tier: the peak, over the steps of a call, of the bytes of the values computed and not
+  /// yet freed (graph outputs included, feeds and model constants not). Checked when the Plan of
+  /// a new input signature is made (its recording tier-0 run stops as soon as the peak passes
+  /// the limit; the plan's arena and compiled workspaces count too) and, without plans
+  /// (kInterpretOnly), node by node. Over it: Error(kResourceExhausted) naming the model, the
+  /// signature, the bytes needed and the limit; the session goes on serving other signatures.
+  int64_t arena_limit_bytes = 0;
   /// Tier choice; see ExecutionMode.
   ExecutionMode mode = ExecutionMode::kAdaptive;
   /// With kPinnedTier: 1 (generic code, cheap compile), 2 (exact shapes, optimized) or 3 (exact,
@@ -123,6 +133,12 @@ struct SessionOptions {
   /// two clock reads per region per call: not for serving.
   bool time_regions = false;
 };
+
+/// Checks every field of `options` against its range (docs/runtime.md, "Modes"); the Session
+/// constructor and the Python SessionOptions call it. Throws Error(kInvalidArgument) with one line
+/// naming the first bad field, its allowed range and its value, e.g. "theta_spec must be a number
+/// in [0, 1], got 2"; NaN is refused wherever a number is expected.
+void validate(const SessionOptions& options);
 
 /// Counters of one Session (the adaptive runtime's detail is in metrics_json()).
 struct SessionStats {

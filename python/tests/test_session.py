@@ -326,6 +326,58 @@ def test_memory_limit_is_enforced(demo_model):
     assert "demo_mlp.onnx" in str(info.value)
 
 
+def test_every_option_is_range_checked_by_the_cpp_check():
+    # The one range check (tierjit::validate in C++) refuses each bad value when it is set, with
+    # the C++ message; NaN is refused wherever a number is expected.
+    nan, inf = float("nan"), float("inf")
+    bad = [
+        ("theta_spec", 2, "theta_spec must be a number in [0, 1], got 2"),
+        ("theta_spec", nan, "theta_spec must be a number in [0, 1], got nan"),
+        ("demotion_epsilon", 5, "demotion_epsilon must be a number in [0, 1], got 5"),
+        ("demotion_epsilon", -0.1, "demotion_epsilon must be a number in [0, 1], got -0.1"),
+        ("theta0", nan, "theta0 must be a finite number >= 0 (calls), got nan"),
+        ("theta0", inf, "theta0 must be a finite number >= 0 (calls), got inf"),
+        ("gamma", nan, "gamma must be a finite number >= 1, got nan"),
+        ("gamma", 0.5, "gamma must be a finite number >= 1, got 0.5"),
+        ("version_cap", 0, "version_cap must be >= 1, got 0"),
+        ("max_plans", 0, "max_plans must be >= 1, got 0"),
+        ("memory_limit_bytes", 0, "memory_limit_bytes must be >= 1 (bytes), got 0"),
+        ("arena_limit_bytes", -1, "arena_limit_bytes must be >= 0 (bytes; 0 = no limit), got -1"),
+        ("pinned_tier", 4, "pinned_tier must be 1, 2 or 3, got 4"),
+        ("slower_margin", nan, "slower_margin must be a number (negative: never remove), got nan"),
+        ("whole_plan_calls", -1, "whole_plan_calls must be >= 0 (0 disables), got -1"),
+        ("intra_op_num_threads", 5000, "intra_op_threads must be 0 (all cores) to 1024, got 5000"),
+    ]
+    so = tierjit.SessionOptions()
+    for field, value, message in bad:
+        with pytest.raises(tierjit.InvalidArgument) as info:
+            setattr(so, field, value)
+        assert str(info.value) == "SessionOptions." + message, field
+        with pytest.raises(ValueError):  # InvalidArgument is a ValueError too
+            tierjit.SessionOptions(**{field: value})
+    assert so.theta_spec == 0.1 and so.gamma == 10  # unchanged by the refusals
+    edge = tierjit.SessionOptions(theta_spec=1, demotion_epsilon=0, theta0=0, gamma=1,
+                                  slower_margin=-inf, arena_limit_bytes=0)
+    assert edge.theta_spec == 1.0
+
+
+def test_feeds_and_live_intermediates_are_bounded(demo_model):
+    # memory_limit_bytes applies to every feed; arena_limit_bytes to the intermediates of a run.
+    sess = tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(
+        memory_limit_bytes=1 << 20, mode="interpret-only"))
+    with pytest.raises(tierjit.ResourceExhausted, match=r"input 'x': float32\[8192, 64\] is 2097152 "
+                                                        r"bytes, over the memory limit of 1048576 bytes"):
+        sess.run(None, {"x": np.zeros((8192, 64), np.float32)})
+    (y,) = sess.run(None, {"x": np.ones((2, 64), np.float32)})
+    assert y.shape == (2, 10)
+    sess = tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(arena_limit_bytes=64 << 10))
+    with pytest.raises(tierjit.ResourceExhausted, match=r"signature \(float32\[4096,64\]\).* over the arena "
+                                                        r"limit of 65536 bytes"):
+        sess.run(None, {"x": np.ones((4096, 64), np.float32)})
+    (y,) = sess.run(None, {"x": np.ones((2, 64), np.float32)})
+    assert y.shape == (2, 10)
+
+
 def test_a_feed_too_large_to_copy_is_a_clear_error(demo_model):
     # A non-contiguous feed is copied to C order first; a 2 TiB copy (a broadcast row) cannot be
     # allocated: one line naming the input and the size, and the session goes on serving.

@@ -104,8 +104,6 @@ _ORT_IGNORED_OPTIONS = {
 
 # Defaults of the core fields: their types decide what each field accepts.
 _CORE_DEFAULTS = _tierjit.CoreSessionOptions()
-# Number fields whose negative values mean something: slower_margin < 0 never removes new code.
-_NEGATIVE_ALLOWED = {"slower_margin"}
 
 
 class SessionOptions(_tierjit.CoreSessionOptions):
@@ -113,7 +111,10 @@ class SessionOptions(_tierjit.CoreSessionOptions):
 
     tierjit's own fields (tierjit::SessionOptions, every field of include/tierjit/session.h):
       intra_op_threads     threads one kernel may use; 0 = all cores (default 1)
-      memory_limit_bytes   largest single tensor accepted, in bytes (default 16 GiB)
+      memory_limit_bytes   largest single tensor accepted (model, computed or fed), in bytes
+                           (default 16 GiB)
+      arena_limit_bytes    largest total of the intermediates alive at once in a run, in bytes;
+                           0 = no limit (default 0)
       mode                 'adaptive' (default), 'interpret-only' (tier 0) or 'pinned-tier'
       pinned_tier          with mode 'pinned-tier': 1, 2 or 3 (default 2)
       synchronous_compilation  adaptive mode: a call that triggers a compile waits (default False)
@@ -144,6 +145,9 @@ class SessionOptions(_tierjit.CoreSessionOptions):
                            ONNX Runtime's is 0 = all cores; set it explicitly when comparing)
       inter_op_num_threads, graph_optimization_level, execution_mode, log_severity_level, ...
                            accepted and unused.
+    Every value is range-checked when set by the same check the C++ Session runs
+    (tierjit::validate): tierjit.InvalidArgument (a ValueError) with one line naming the field,
+    its range and the value.
     Setting any other attribute raises AttributeError (a typo must not pass silently).
     Keyword arguments set fields: SessionOptions(intra_op_threads=2).
     """
@@ -207,18 +211,23 @@ class SessionOptions(_tierjit.CoreSessionOptions):
             elif isinstance(default, float):
                 if not isinstance(value, (int, float)) or isinstance(value, bool):
                     raise TypeError(f"SessionOptions.{name} must be a number, got {type(value).__name__}")
-                if value < 0 and name not in _NEGATIVE_ALLOWED:
-                    raise ValueError(f"SessionOptions.{name} must be >= 0, got {value}")
-                value = float(value)
+                try:
+                    value = float(value)
+                except OverflowError:
+                    raise ValueError(f"SessionOptions.{name} = {value} is too large") from None
             else:
                 if not isinstance(value, int) or isinstance(value, bool):
                     raise TypeError(f"SessionOptions.{name} must be an int, got {type(value).__name__}")
-                if value < 0:
-                    raise ValueError(f"SessionOptions.{name} must be >= 0, got {value}")
+            field = "intra_op_threads" if name == "intra_op_num_threads" else name
+            probe = _tierjit.CoreSessionOptions()  # the other fields at their (valid) defaults
             try:
-                object.__setattr__(self, name, value)
+                object.__setattr__(probe, field, value)
             except TypeError:  # pybind11's conversion: the value does not fit the C++ field
                 raise ValueError(f"SessionOptions.{name} = {value} is too large") from None
+            error = _tierjit.options_error(probe)  # the C++ range check (tierjit::validate)
+            if error:
+                raise InvalidArgument(f"SessionOptions.{error}")
+            object.__setattr__(self, name, value)
         else:
             raise AttributeError(
                 f"tierjit.SessionOptions has no attribute '{name}' (tierjit fields: "

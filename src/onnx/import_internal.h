@@ -49,6 +49,11 @@ struct ImportContext {
 /// kNotFound (missing), kInvalidModel (not a regular file), kIoError (open or read failure).
 Status read_file(const std::string& path, std::string* bytes);
 
+/// The dims and data_type a serialized TensorProto file declares, read without its data, against
+/// `limit_bytes` (check_tensor_size's kResourceExhausted, naming the file). OK when the file
+/// cannot be read or parsed: the full read reports that.
+Status check_tensor_pb_size(const std::string& path, int64_t limit_bytes);
+
 /// Checks that a tensor of `dtype` and `shape` fits `limit_bytes`: kInvalidModel for negative
 /// dims, kResourceExhausted "WHAT: shape [..] (float32) needs N bytes, over the memory limit of L
 /// bytes" otherwise.
