@@ -186,9 +186,12 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 class Session {
  public:
-  /// Loads `model_path` (ONNX, opset <= 17). Throws tierjit::Error: kNotFound (no file),
-  /// kInvalidModel (not ONNX, truncated, inconsistent), kUnsupported (op/opset/dtype),
-  /// kResourceExhausted (tensor over memory_limit_bytes).
+  /// Loads `model_path` (ONNX, opset <= 17). Throws tierjit::Error: kNotFound (no file, no
+  /// external data file), kInvalidModel (not ONNX, truncated, inconsistent, a loop-carried value
+  /// whose dtype the body changes, external data outside the model's folder after resolving
+  /// symbolic links or shorter than declared: docs/runtime.md "Loading: external data and
+  /// bounds"), kUnsupported (op/opset/dtype; a file over 2 GiB - 1 bytes, refused from its size
+  /// before it is read), kResourceExhausted (tensor over memory_limit_bytes).
   explicit Session(const std::string& model_path, SessionOptions options = {});
   /// Loads a model from its serialized bytes (a .onnx file's contents); messages and
   /// model_path() name it "<model bytes>". External data is read from
