@@ -392,6 +392,9 @@ PYBIND11_MODULE(_tierjit, m) {
       .def_readwrite("arena_limit_bytes", &SessionOptions::arena_limit_bytes,
                      "Largest total of the intermediates alive at once during a run (bytes); "
                      "0 = no limit.")
+      .def_readwrite("external_data_folder", &SessionOptions::external_data_folder,
+                     "For a model given as bytes: the folder its external data files are relative "
+                     "to and must lie in ('' = none: external data refused). Ignored for a path.")
       .def_property(
           "mode",
           [](const SessionOptions& o) -> std::string {
@@ -467,7 +470,8 @@ PYBIND11_MODULE(_tierjit, m) {
           "t_i / t_{i+1} > 0 (checked when the session is created).")
       .def_property_readonly_static("_fields", [](py::object) {
         return std::vector<std::string>{"intra_op_threads", "memory_limit_bytes",
-                                        "arena_limit_bytes", "mode",
+                                        "arena_limit_bytes", "external_data_folder",
+                                        "mode",
                                         "pinned_tier", "synchronous_compilation", "verify",
                                         "compile_threads", "theta0", "gamma", "version_cap",
                                         "theta_spec", "code_cache_bytes", "max_plans",
@@ -494,6 +498,15 @@ PYBIND11_MODULE(_tierjit, m) {
              return Session(path, options);
            }),
            py::arg("path"), py::arg("options"))
+      .def_static(
+          "from_bytes",
+          [](const py::bytes& data, const SessionOptions& options) {
+            std::string bytes = data;
+            py::gil_scoped_release release;
+            return Session::from_bytes(bytes, options);
+          },
+          py::arg("data"), py::arg("options"),
+          "Loads a serialized model; external data only from options.external_data_folder.")
       .def("inputs", [](const Session& s) { return python::info_list(s.inputs()); },
            "[(name, 'tensor(float)', shape)] of the inputs to feed")
       .def("outputs", [](const Session& s) { return python::info_list(s.outputs()); })

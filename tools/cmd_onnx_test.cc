@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli_util.h"
+#include "support/file_io.h"
 
 namespace tierjit::cli {
 namespace fs = std::filesystem;
@@ -265,8 +266,7 @@ Status write_expected(const std::string& path, const ExpectedList& old, const st
     if (!ran.count(name) || old.may_pass.count(name)) merged[name] = reason;  // other suites'
                                                                               // and random tests
   for (const auto& [name, reason] : failing) merged[name] = reason;
-  std::ofstream f(path, std::ios::trunc);
-  if (!f) return io_error("{}: cannot open for writing: {}", path, std::strerror(errno));
+  std::ostringstream f;
   if (old.header.empty()) {
     f << "# ONNX backend tests that tierjit is known to fail: `test_name  # reason`, one a line.\n"
          "# Read by `tierjit onnx-test --expected-failures`; regenerate with --write-expected-failures.\n";
@@ -276,8 +276,7 @@ Status write_expected(const std::string& path, const ExpectedList& old, const st
     std::string r = reason.size() > 200 ? reason.substr(0, 197) + "..." : reason;
     f << (old.may_pass.count(name) ? "?" : "") << name << "  # " << r << "\n";
   }
-  if (!f) return io_error("{}: write failed", path);
-  return Status();
+  return write_file_no_follow(path, f.str());
 }
 
 int onnx_test_impl(const OnnxTestOptions& opts) {

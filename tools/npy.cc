@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 
+#include "support/file_io.h"
 #include "support/float16.h"
 #include "cli_util.h"
 
@@ -326,12 +327,7 @@ Expected<std::string> serialize_npy(const Tensor& t) {
 Status write_npy(const std::string& path, const Tensor& t) {
   auto bytes = serialize_npy(t);
   if (!bytes.ok()) return bytes.status().with_prefix(path);
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return io_error("{}: cannot open for writing: {}", path, std::strerror(errno));
-  f.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-  f.close();
-  if (!f) return io_error("{}: write failed: {}", path, std::strerror(errno));
-  return Status();
+  return write_file_no_follow(path, *bytes);
 }
 
 }  // namespace tierjit::cli

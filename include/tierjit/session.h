@@ -46,6 +46,12 @@ struct SessionOptions {
   /// (kInterpretOnly), node by node. Over it: Error(kResourceExhausted) naming the model, the
   /// signature, the bytes needed and the limit; the session goes on serving other signatures.
   int64_t arena_limit_bytes = 0;
+  /// For a model given as bytes (Session::from_bytes), which has no folder of its own: the folder
+  /// its external data files are relative to and must lie in after resolving symbolic links
+  /// (ONNX Runtime's config session.model_external_initializers_file_folder_path). Empty
+  /// (default): such a model that uses external data is refused (kInvalidModel). Ignored for a
+  /// model loaded from a path, whose data lie in its own folder (docs/runtime.md "External data").
+  std::string external_data_folder;
   /// Tier choice; see ExecutionMode.
   ExecutionMode mode = ExecutionMode::kAdaptive;
   /// With kPinnedTier: 1 (generic code, cheap compile), 2 (exact shapes, optimized) or 3 (exact,
@@ -196,10 +202,18 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 class Session {
  public:
-  /// Loads `model_path` (ONNX, opset <= 17). Throws tierjit::Error: kNotFound (no file),
-  /// kInvalidModel (not ONNX, truncated, inconsistent), kUnsupported (op/opset/dtype),
-  /// kResourceExhausted (tensor over memory_limit_bytes).
+  /// Loads `model_path` (ONNX, opset <= 17). Throws tierjit::Error: kNotFound (no file, no
+  /// external data file), kInvalidModel (not ONNX, truncated, inconsistent, a loop-carried value
+  /// whose dtype the body changes, external data outside the model's folder after resolving
+  /// symbolic links or shorter than declared: docs/runtime.md "Loading: external data and
+  /// bounds"), kUnsupported (op/opset/dtype; a file over 2 GiB - 1 bytes, refused from its size
+  /// before it is read), kResourceExhausted (tensor over memory_limit_bytes).
   explicit Session(const std::string& model_path, SessionOptions options = {});
+  /// Loads a model from its serialized bytes (a .onnx file's contents); messages and
+  /// model_path() name it "<model bytes>". External data is read from
+  /// options.external_data_folder and refused (kInvalidModel) when that is empty. Throws as the
+  /// path constructor, and kUnsupported for more than 2 GiB - 1 bytes (protobuf's limit).
+  static Session from_bytes(const std::string& model_bytes, SessionOptions options = {});
   ~Session();
   Session(Session&&) noexcept;
   Session& operator=(Session&&) noexcept;
@@ -240,6 +254,10 @@ class Session {
   struct Impl;
 
  private:
+  Session();
+  /// Loads the model (from `model_bytes` when not null, else from the file `model_path`).
+  void init(const std::string& model_path, const std::string* model_bytes, SessionOptions options);
+
   std::unique_ptr<Impl> impl_;
 };
 

@@ -130,8 +130,8 @@ Dim window_expr(const std::string& x, int64_t c, int64_t s, bool ceil_mode) {
   std::string base = x;
   int64_t k = 0;
   if (split_offset(x, &base, &k)) c += k;
-  if (s == 1) return Dim::named(offset_expr(base, c + 1));  // floor((X + c) / 1) + 1
-  return Dim::named(offset_expr(wrap(offset_expr(base, c)) + "//" + std::to_string(s), 1));
+  if (s == 1) return derived_dim(offset_expr(base, c + 1));  // floor((X + c) / 1) + 1
+  return derived_dim(offset_expr(wrap(offset_expr(base, c)) + "//" + std::to_string(s), 1));
 }
 
 // Spatial output dims of a conv or pool over x = [N, C, spatial...].

@@ -36,8 +36,23 @@ TensorInfo describe_value(const ir::Value& v) {
 
 }  // namespace
 
-Session::Session(const std::string& model_path, SessionOptions options)
-    : impl_(std::make_unique<Impl>()) {
+/// The name a model given as bytes goes by in messages and Session::model_path().
+constexpr const char* kBytesModelName = "<model bytes>";
+
+Session::Session() : impl_(std::make_unique<Impl>()) {}
+
+Session::Session(const std::string& model_path, SessionOptions options) : Session() {
+  init(model_path, nullptr, std::move(options));
+}
+
+Session Session::from_bytes(const std::string& model_bytes, SessionOptions options) {
+  Session s;
+  s.init(kBytesModelName, &model_bytes, std::move(options));
+  return s;
+}
+
+void Session::init(const std::string& model_path, const std::string* model_bytes,
+                   SessionOptions options) {
   try {
     validate(options);
   } catch (const Error& e) {
@@ -46,7 +61,10 @@ Session::Session(const std::string& model_path, SessionOptions options)
   impl_->options = options;
   onnx_import::LoadOptions load;
   load.memory_limit_bytes = options.memory_limit_bytes;
-  impl_->model = onnx_import::load_model(model_path, load).value_or_throw();
+  impl_->model = (model_bytes ? onnx_import::load_model_from_bytes(*model_bytes, model_path,
+                                                                    options.external_data_folder, load)
+                              : onnx_import::load_model(model_path, load))
+                     .value_or_throw();
   passes::PassContext pctx;
   pctx.memory_limit_bytes = options.memory_limit_bytes;
   // Constant folding evaluates nodes through the tier-0 kernels (passes cannot link interp).
