@@ -208,14 +208,15 @@ void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto
 
 Expected<Tensor> read_tensor_pb(const std::string& path, const LoadOptions& options) {
   // Sizes first, from the file system and the declared dims: nothing too big is read.
+  constexpr const char* kTooBigHint = "keep larger tensors in external data files or .npy";
   std::error_code size_ec;
   const uintmax_t file_bytes = fs::file_size(path, size_ec);
-  if (!size_ec && file_bytes > static_cast<uintmax_t>(std::numeric_limits<int>::max()))
-    return unsupported("{}: TensorProto files over 2 GiB are not supported", path);
+  if (!size_ec && file_bytes > static_cast<uintmax_t>(kMaxProtobufBytes))
+    return unsupported("{}: the file has {} bytes, over the {} bytes protobuf can parse ({})", path,
+                       file_bytes, kMaxProtobufBytes, kTooBigHint);
   TJ_RETURN_IF_ERROR(check_tensor_pb_size(path, options.memory_limit_bytes));
   std::string bytes;
-  TJ_RETURN_IF_ERROR(read_file(path, &bytes, kMaxProtobufBytes,
-                               "keep larger tensors in external data files or .npy"));
+  TJ_RETURN_IF_ERROR(read_file(path, &bytes, kMaxProtobufBytes, kTooBigHint));
   onnx::TensorProto p;
   google::protobuf::io::CodedInputStream cis(reinterpret_cast<const uint8_t*>(bytes.data()),
                                              static_cast<int>(bytes.size()));
