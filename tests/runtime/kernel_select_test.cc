@@ -33,40 +33,53 @@ kir::TensorSpec exact(const Tensor& t) {
   return s;
 }
 
-TEST(KernelSelect, MatMulChoosesTheFastestMeasuredCandidateAndItIsCorrect) {
+// x[m, k] (fed) @ w[k, n] (constant) as one matmul region, with one call's arguments in the
+// kernel ABI (region inputs in Region::inputs order, then the output) and exact tier-3 options.
+struct MatMulCall {
   GraphBuilder b;
-  ir::Value* x = b.input("x", DType::kFloat32, dims({C(17), C(64)}));
-  Tensor wt = random_tensor({64, 33}, 2);
-  ir::Value* w = b.constant("w", wt);
-  ir::Value* y = b.node(OpKind::MatMul, {x, w}, "mm");
-  b.output(y);
-  b.infer();
-  auto part = passes::partition_graph(b.g, {});
-  ASSERT_TRUE(part.ok());
-  ASSERT_EQ(part->regions.size(), 1u);
-  const passes::Region& r = part->regions[0];
-  ASSERT_EQ(r.kind, passes::RegionKind::kMatMulEpilogue);
-
-  Tensor xt = random_tensor({17, 64}, 1);
-  auto want = interp::evaluate_node(*r.nodes[0], {xt, wt}, interp::ExecOptions{});
-  ASSERT_TRUE(want.ok());
-  Tensor out = Tensor::zeros(DType::kFloat32, {17, 33});
-  // Region inputs in Region::inputs order.
+  ir::Value* x = nullptr;
+  Tensor xt, wt, out;
+  Expected<passes::Partition> part = Status();
   std::vector<void*> buffers;
   std::vector<int64_t> dims_arg;
   kir::LowerOptions o;
-  o.level = kir::ShapeLevel::kExact;
-  o.tier = 3;
-  o.vector_lanes = codegen::host_cpu().f32_lanes();
-  for (const ir::Value* v : r.inputs) {
-    Tensor& t = v == x ? xt : wt;
-    buffers.push_back(t.raw_data());
-    dims_arg.insert(dims_arg.end(), t.shape().begin(), t.shape().end());
-    o.inputs.push_back(exact(t));
+  MatMulCall(int64_t m, int64_t k, int64_t n) {
+    x = b.input("x", DType::kFloat32, dims({C(m), C(k)}));
+    wt = random_tensor({k, n}, 2);
+    ir::Value* w = b.constant("w", wt);
+    b.output(b.node(OpKind::MatMul, {x, w}, "mm"));
+    b.infer();
+    part = passes::partition_graph(b.g, {});
+    xt = random_tensor({m, k}, 1);
+    out = Tensor::zeros(DType::kFloat32, {m, n});
+    o.level = kir::ShapeLevel::kExact;
+    o.tier = 3;
+    o.vector_lanes = codegen::host_cpu().f32_lanes();
+    if (!part.ok() || part->regions.empty()) return;
+    for (const ir::Value* v : part->regions[0].inputs) {
+      Tensor& t = v == x ? xt : wt;
+      buffers.push_back(t.raw_data());
+      dims_arg.insert(dims_arg.end(), t.shape().begin(), t.shape().end());
+      o.inputs.push_back(exact(t));
+    }
+    buffers.push_back(out.raw_data());
+    dims_arg.insert(dims_arg.end(), {m, n});
+    o.outputs.push_back(exact(out));
   }
-  buffers.push_back(out.raw_data());
-  dims_arg.insert(dims_arg.end(), {17, 33});
-  o.outputs.push_back(exact(out));
+};
+
+TEST(KernelSelect, MatMulChoosesTheFastestMeasuredCandidateAndItIsCorrect) {
+  MatMulCall mc(17, 64, 33);
+  ASSERT_TRUE(mc.part.ok());
+  ASSERT_EQ(mc.part->regions.size(), 1u);
+  const passes::Region& r = mc.part->regions[0];
+  ASSERT_EQ(r.kind, passes::RegionKind::kMatMulEpilogue);
+  auto want = interp::evaluate_node(*r.nodes[0], {mc.xt, mc.wt}, interp::ExecOptions{});
+  ASSERT_TRUE(want.ok());
+  Tensor& out = mc.out;
+  const std::vector<void*>& buffers = mc.buffers;
+  const std::vector<int64_t>& dims_arg = mc.dims_arg;
+  const kir::LowerOptions& o = mc.o;
 
   int library_calls = 0;
   SelectOptions so;
@@ -109,31 +122,12 @@ TEST(KernelSelect, MatMulChoosesTheFastestMeasuredCandidateAndItIsCorrect) {
 }
 
 TEST(KernelSelect, ARegionUnderTheSearchThresholdKeepsTheDefaultAndTheLibrary) {
-  GraphBuilder b;
-  ir::Value* x = b.input("x", DType::kFloat32, dims({C(2), C(4)}));
-  Tensor wt = random_tensor({4, 3}, 2);
-  ir::Value* w = b.constant("w", wt);
-  b.output(b.node(OpKind::MatMul, {x, w}, "mm"));
-  b.infer();
-  auto part = passes::partition_graph(b.g, {});
-  ASSERT_TRUE(part.ok());
-  const passes::Region& r = part->regions[0];
-  Tensor xt = random_tensor({2, 4}, 1), out = Tensor::zeros(DType::kFloat32, {2, 3});
-  kir::LowerOptions o;
-  o.level = kir::ShapeLevel::kExact;
-  o.tier = 3;
-  o.vector_lanes = codegen::host_cpu().f32_lanes();
-  std::vector<void*> buffers;
-  std::vector<int64_t> dims_arg;
-  for (const ir::Value* v : r.inputs) {
-    Tensor& t = v == x ? xt : wt;
-    buffers.push_back(t.raw_data());
-    dims_arg.insert(dims_arg.end(), t.shape().begin(), t.shape().end());
-    o.inputs.push_back(exact(t));
-  }
-  buffers.push_back(out.raw_data());
-  dims_arg.insert(dims_arg.end(), {2, 3});
-  o.outputs.push_back(exact(out));
+  MatMulCall mc(2, 4, 3);
+  ASSERT_TRUE(mc.part.ok());
+  const passes::Region& r = mc.part->regions[0];
+  const kir::LowerOptions& o = mc.o;
+  const std::vector<void*>& buffers = mc.buffers;
+  const std::vector<int64_t>& dims_arg = mc.dims_arg;
   ASSERT_GT(kir::tuning_candidates(r, o).size(), 2u);
   SelectOptions so;
   so.reps = 2;
