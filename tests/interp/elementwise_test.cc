@@ -98,6 +98,32 @@ TEST(ElementwiseUnary, UnsupportedDtypes) {
   EXPECT_EQ(run_error(OpKind::Not, {f32({1}, {1})}).code(), StatusCode::kUnsupported);
 }
 
+// float32 Sigmoid runs on the vector kernel (vec_math.h): an odd length (vector body + tail),
+// the saturated ends, +-inf and NaN, against the double-precision formula.
+TEST(ElementwiseActivation, SigmoidVectorPathMatchesTheFormula) {
+  std::vector<float> x;
+  for (int i = 0; i < 37; ++i) x.push_back(-30.0f + 1.7f * static_cast<float>(i));
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  x.push_back(-0.0f);
+  const int64_t n = static_cast<int64_t>(x.size());
+  Tensor y = run1(OpKind::Sigmoid, {f32({n}, x)});
+  ASSERT_EQ(y.numel(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const float got = y.data<float>()[i];
+    const double xi = x[static_cast<size_t>(i)];
+    if (std::isnan(xi)) {
+      EXPECT_TRUE(std::isnan(got)) << "x = NaN";
+      continue;
+    }
+    const double want = 1.0 / (1.0 + std::exp(-xi));
+    EXPECT_NEAR(got, want, 2e-7 * want + 1e-38) << "x = " << xi;
+  }
+  EXPECT_EQ(y.data<float>()[37], 1.0f);
+  EXPECT_EQ(y.data<float>()[38], 0.0f);
+}
+
 TEST(ElementwiseActivation, Values) {
   expect_tensor_near(run1(OpKind::Relu, {f32({3}, {-1, 0, 2})}), f32({3}, {0, 0, 2}));
   expect_tensor_near(run1(OpKind::Relu, {Tensor::from_vector<int8_t>({2}, {-3, 4})}),

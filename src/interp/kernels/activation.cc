@@ -1,7 +1,7 @@
 // Tier-0 kernels: activations (ONNX opsets 1..17): Relu LeakyRelu Elu Selu Celu HardSigmoid
-// HardSwish Sigmoid Softplus Softsign ThresholdedRelu Shrink, and PRelu (slope broadcast
+// HardSwish Softplus Softsign ThresholdedRelu Shrink, and PRelu (slope broadcast
 // unidirectionally to X). Attributes and defaults as in the spec; float16/bfloat16 compute in
-// float32. Sigmoid and Softplus use overflow-free forms for large |x|.
+// float32. Softplus uses an overflow-free form for large |x|. Sigmoid: unary.cc (vec_math.h).
 #include "interp/kernels/elementwise_util.h"
 
 namespace tierjit::interp {
@@ -69,15 +69,6 @@ struct HardSwishOp {
     C v = x / C(6) + C(0.5);
     v = v < C(0) ? C(0) : (v > C(1) ? C(1) : v);
     return x * v;
-  }
-};
-
-struct SigmoidOp {
-  template <class T> static constexpr bool accepts = kIsFloat<T>;
-  template <class C> C operator()(C x) const {
-    if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
-    C e = std::exp(x);
-    return e / (C(1) + e);
   }
 };
 
@@ -164,7 +155,6 @@ void register_activation_kernels(KernelRegistry& r) {
   r.add(OpKind::Celu, activation<CeluOp>);
   r.add(OpKind::HardSigmoid, activation<HardSigmoidOp>);
   r.add(OpKind::HardSwish, activation<HardSwishOp>);
-  r.add(OpKind::Sigmoid, activation<SigmoidOp>);
   r.add(OpKind::Softplus, activation<SoftplusOp>);
   r.add(OpKind::Softsign, activation<SoftsignOp>);
   r.add(OpKind::ThresholdedRelu, activation<ThresholdedReluOp>);

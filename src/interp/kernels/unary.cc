@@ -1,8 +1,8 @@
 // Tier-0 kernels: unary math and predicates (ONNX opsets 1..17): Abs Acos Acosh Asin Asinh Atan
-// Atanh Ceil Cos Cosh Erf Exp Floor Log Neg Reciprocal Round Sign Sin Sinh Sqrt Tan Tanh Not IsNaN
-// IsInf. One functor per op, applied by ew::unary_kernel over a flat contiguous loop; float16 and
-// bfloat16 compute in float32. Output shape = input shape. float32 Erf, Exp and Tanh run on
-// vec_math.h (SLEEF, max 1 ulp) instead of libm's scalar functions.
+// Atanh Ceil Cos Cosh Erf Exp Floor Log Neg Reciprocal Round Sigmoid Sign Sin Sinh Sqrt Tan Tanh
+// Not IsNaN IsInf. One functor per op, applied by ew::unary_kernel over a flat contiguous loop;
+// float16 and bfloat16 compute in float32. Output shape = input shape. float32 Erf, Exp, Sigmoid
+// and Tanh run on vec_math.h (vector code, error bounds there) instead of libm's scalar functions.
 #include <cmath>
 
 #include "interp/kernels/elementwise_util.h"
@@ -35,6 +35,9 @@ TJ_FLOAT_UNARY(LogOp, std::log(x))
 TJ_FLOAT_UNARY(ReciprocalOp, C(1) / x)
 TJ_FLOAT_UNARY(RoundOp, std::nearbyint(x))  // default rounding mode: half to even
 TJ_FLOAT_UNARY(SinOp, std::sin(x))
+// Sigmoid in the overflow-free form: 1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) below.
+TJ_FLOAT_UNARY(SigmoidOp, x >= C(0) ? C(1) / (C(1) + std::exp(-x))
+                                     : std::exp(x) / (C(1) + std::exp(x)))
 TJ_FLOAT_UNARY(SinhOp, std::sinh(x))
 TJ_FLOAT_UNARY(SqrtOp, std::sqrt(x))
 TJ_FLOAT_UNARY(TanOp, std::tan(x))
@@ -145,6 +148,7 @@ void register_unary_kernels(KernelRegistry& r) {
   r.add(OpKind::Neg, unary<NegOp>);
   r.add(OpKind::Reciprocal, unary<ReciprocalOp>);
   r.add(OpKind::Round, unary<RoundOp>);
+  r.add(OpKind::Sigmoid, unary_vec<SigmoidOp, kernels::sigmoid_f32>);
   r.add(OpKind::Sign, unary<SignOp>);
   r.add(OpKind::Sin, unary<SinOp>);
   r.add(OpKind::Sinh, unary<SinhOp>);
