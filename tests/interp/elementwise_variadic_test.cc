@@ -41,6 +41,37 @@ TEST(ElementwisePow, SameAndMixedTypes) {
             StatusCode::kInvalidArgument);
 }
 
+// float32 to a one-element exponent of 2 or 0.5 takes the vector path (x * x, a square root):
+// the same values as std::pow on an odd length with the specials (+-0, +-inf, NaN, negatives),
+// a [1, 1] exponent adding size-1 dims, and an int64 exponent of 2.
+TEST(ElementwisePow, SquareAndRootOfFloat32MatchStdPow) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {0.0f, -0.0f, inf, -inf, kNaN, -3.0f, 1e-30f, 1e30f, 3e38f};
+  for (int i = 0; i < 28; ++i) x.push_back(-7.0f + 0.61f * static_cast<float>(i));
+  const int64_t n = static_cast<int64_t>(x.size());
+  for (float e : {2.0f, 0.5f}) {
+    for (const Tensor& exponent : {f32({}, {e}), f32({1, 1}, {e})}) {
+      Tensor y = run1(OpKind::Pow, {f32({n}, x), exponent});
+      ASSERT_EQ(y.rank(), exponent.rank() == 2 ? 2 : 1);
+      ASSERT_EQ(y.numel(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        const float want = std::pow(x[static_cast<size_t>(i)], e), got = y.data<float>()[i];
+        SCOPED_TRACE(::testing::Message() << x[static_cast<size_t>(i)] << " ^ " << e);
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(got));
+        } else if (std::isinf(want)) {
+          EXPECT_EQ(got, want);
+        } else {
+          EXPECT_NEAR(got, want, std::abs(want) * 1.2e-7f);
+          EXPECT_EQ(std::signbit(got), std::signbit(want));
+        }
+      }
+    }
+  }
+  expect_tensor_near(run1(OpKind::Pow, {f32({3}, {-3, 0.5f, 4}), i64({}, {2})}),
+                     f32({3}, {9, 0.25f, 16}));
+}
+
 TEST(ElementwiseMod, SignRules) {
   // fmod=0 (floored, divisor's sign): -4 mod 2 = 0, 7 mod -3 = -2 (7 = -3*-3 - 2), 5 mod 8 = 5,
   // 4 mod -2 = 0, -7 mod 3 = 2 (-7 = 3*-3 + 2), 8 mod 5 = 3
