@@ -41,6 +41,30 @@ def kind_of(case):
 SYSTEMS = ["tier0", "tier1", "tier2", "tier3"]
 
 
+def spreads_from_tier0(times):
+    """Per kind, the sample standard deviation over its cases of log(t0 / t1), log(t0 / t2) and
+    log(t0 / t3): how far one region's speedup over tier 0 strays from the kind's mean (the tier
+    policy weighs it when it decides to try a kind whose mean is near 1). Kinds with fewer than
+    two cases are left out."""
+    out = {}
+    for kind in KINDS:
+        logs = [[] for _ in range(3)]
+        for case, t in times.items():
+            if kind_of(case) != kind:
+                continue
+            for s in range(3):
+                a, b = t.get(SYSTEMS[0]), t.get(SYSTEMS[s + 1])
+                if a and b:
+                    logs[s].append(math.log(a / b))
+        if all(len(l) >= 2 for l in logs):
+            sd = []
+            for l in logs:
+                mean = sum(l) / len(l)
+                sd.append(round(math.sqrt(sum((x - mean) ** 2 for x in l) / (len(l) - 1)), 4))
+            out[kind] = sd
+    return out
+
+
 def cpu_model():
     """'AMD EPYC (family 25 model 17)': the name alone does not tell Zen 3 from Zen 4."""
     fields = {}
@@ -153,6 +177,7 @@ def main():
                     logs[s].append(math.log(a / b))
         if all(logs):
             steps[kind] = [round(math.exp(sum(l) / len(l)), 4) for l in logs]
+    spread = spreads_from_tier0(times)
     doc = {
         "isa": target,
         "cpu": cpu_model(),
@@ -162,6 +187,7 @@ def main():
         "note": "steps[kind] = geometric means over the cases of t0/t1, t1/t2, t2/t3 (one thread, "
                 "CPU time: robust to other processes on a shared machine)",
         "steps": steps,
+        "spread_from_tier0": spread,
         "cases_us": {c: {s: round(v, 3) for s, v in sorted(t.items())} for c, t in sorted(times.items())},
     }
     with open(out, "w") as f:

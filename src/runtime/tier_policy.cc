@@ -55,6 +55,10 @@ constexpr double kGenericFactor[kNumSpeedupClasses] = {0.8, 1.0, 0.8, 1.0, 1.0, 
 // ms, tier 3 > 100 ms).
 constexpr double kPriorCost[kNumTiers][2] = {{0, 0}, {2000, 300}, {8000, 1500}, {100000, 20000}};
 
+// The least expected gain (fraction of the current time) a step with a spread must offer to be
+// weighed at all (without a spread: any gain, a speedup > 1).
+constexpr double kMinExpectedGain = 1e-3;
+
 int class_index(SpeedupClass cls) {
   return std::clamp(static_cast<int>(cls), 0, kNumSpeedupClasses - 1);
 }
@@ -132,6 +136,15 @@ const MeasuredSeeds& measured_seeds() {
           m.steps[class_index(*cls)][t] = steps[t].get<double>();
       m.measured[class_index(*cls)] = true;
     }
+    if (j.contains("spread_from_tier0") && j["spread_from_tier0"].is_object()) {
+      for (const auto& [kind, sd] : j["spread_from_tier0"].items()) {
+        std::optional<SpeedupClass> cls = speedup_class_named(kind);
+        if (!cls || !sd.is_array() || sd.size() != kNumTiers - 1) continue;
+        for (int t = 0; t < kNumTiers - 1; ++t)
+          if (sd[t].is_number() && sd[t].get<double>() >= 0)
+            m.spread[class_index(*cls)][t] = sd[t].get<double>();
+      }
+    }
     return m;
   }();
   return seeds;
@@ -143,6 +156,7 @@ SpeedupModel::SpeedupModel() {
     for (int t = 0; t < kNumTiers - 1; ++t) {
       log_sum_[k][t] = std::log(seeds.steps[k][t]);
       n_[k][t] = 1;
+      spread_[k][t] = seeds.spread[k][t];
     }
   }
 }
@@ -184,6 +198,36 @@ void SpeedupModel::observe_span(SpeedupClass cls, int from_tier, int to_tier, do
   // Attribute the ratio to the last step: divide out the estimates of the steps below it.
   const double below = speedup_between(cls, from_tier, to_tier - 1);
   observe(cls, to_tier - 1, t_before_us, t_after_us * below);
+}
+
+double SpeedupModel::spread_from_tier0(SpeedupClass cls, int to_tier) const {
+  if (to_tier < 1 || to_tier >= kNumTiers) return 0;
+  std::lock_guard lock(mu_);
+  return spread_[class_index(cls)][to_tier - 1];
+}
+
+void SpeedupModel::set_spread(SpeedupClass cls, int to_tier, double sigma) {
+  if (to_tier < 1 || to_tier >= kNumTiers || !(sigma >= 0)) return;
+  std::lock_guard lock(mu_);
+  spread_[class_index(cls)][to_tier - 1] = sigma;
+}
+
+ExpectedGain expected_gain(double mu, double sigma) {
+  ExpectedGain g;
+  if (!(sigma > 0)) {
+    const double r = std::exp(-mu);  // t_next / t
+    g.gain = std::max(0.0, 1 - r);
+    g.loss = std::max(0.0, r - 1);
+    return g;
+  }
+  // X = log S ~ N(mu, sigma^2); 1/S = e^-X. E[max(0, 1 - e^-X)] = P(X > 0) - E[e^-X; X > 0]
+  // = Phi(mu/s) - e^(-mu + s^2/2) Phi(mu/s - s); E[max(0, e^-X - 1)] = e^(-mu + s^2/2)
+  // Phi(s - mu/s) - Phi(-mu/s).
+  auto phi = [](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); };
+  const double z = mu / sigma, m = std::exp(-mu + 0.5 * sigma * sigma);
+  g.gain = std::max(0.0, phi(z) - m * phi(z - sigma));
+  g.loss = std::max(0.0, m * phi(sigma - z) - phi(-z));
+  return g;
 }
 
 double SpeedupModel::generic_factor(SpeedupClass cls) const {
@@ -270,10 +314,22 @@ PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const
   auto decline = [&](std::string why) { return with_record(DecisionKind::kDeclined, std::move(why)); };
   const int top = std::min(options_.max_tier, kNumTiers - 1);
   if (current_tier >= top) return d;
-  // Skip steps predicted to be no faster (the speedup of current -> to_tier <= 1).
+  // Skip steps with nothing to gain: the speedup of current -> to_tier is <= 1 and, from tier 0,
+  // its spread over regions of the kind gives no chance of more (expected_gain).
   std::string skipped;
   const SpeedupClass cls = region.speedup_class();
-  while (d.to_tier < top && !(speedups_.speedup_between(cls, current_tier, d.to_tier) > 1)) {
+  auto gain_to = [&](int to_tier) {
+    const double sigma = options_.weigh_spread && current_tier == 0
+                             ? speedups_.spread_from_tier0(cls, to_tier) : 0.0;
+    return std::pair{expected_gain(std::log(speedups_.speedup_between(cls, current_tier, to_tier)),
+                                   sigma),
+                     sigma};
+  };
+  auto worth_weighing = [&](int to_tier) {
+    const auto [g, sigma] = gain_to(to_tier);
+    return g.gain > (sigma > 0 ? kMinExpectedGain : 0.0);
+  };
+  while (d.to_tier < top && !worth_weighing(d.to_tier)) {
     skipped += fmt::format("tier {} skipped (predicted speedup {:.3g} over tier {}); ", d.to_tier,
                            speedups_.speedup_between(cls, current_tier, d.to_tier),
                            current_tier);
@@ -290,13 +346,29 @@ PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const
   double speedup = speedups_.speedup_between(cls, current_tier, d.to_tier);
   d.t_next_us = d.t_now_us / speedup;
   d.compile_us = costs_.predict(d.to_tier, region.size) * options_.compile_cost_factor;
-  d.benefit_us = d.n_expected * (d.t_now_us - d.t_next_us) - d.compile_us;
+  const auto [g, sigma] = gain_to(d.to_tier);
+  std::string arithmetic;
+  if (sigma > 0) {
+    // A spread: the expected saving while a faster version serves, less the trial calls of a
+    // slower one before it is dropped.
+    d.benefit_us = d.n_expected * d.t_now_us * g.gain -
+                   options_.trial_calls * d.t_now_us * g.loss - d.compile_us;
+    arithmetic = fmt::format(
+        "{}calls {:.0f} >= θ_{} {:.3g}; benefit N_expected {:.3g} x t_{} {:.3g} us x gain {:.3g} - "
+        "{:.3g} trial calls x t_{} x loss {:.3g} - C_{} {:.4g} us = {:.4g} us [speedup {:.3g}, "
+        "spread {:.3g} in log over the kind's regions; a slower version is dropped]",
+        skipped, d.calls, d.to_tier - 1, d.threshold, d.n_expected, current_tier, d.t_now_us,
+        g.gain, options_.trial_calls, current_tier, g.loss, d.to_tier, d.compile_us,
+        d.benefit_us, speedup, sigma);
+  } else {
+    d.benefit_us = d.n_expected * (d.t_now_us - d.t_next_us) - d.compile_us;
+    arithmetic = fmt::format(
+        "{}calls {:.0f} >= θ_{} {:.3g}; benefit N_expected {:.3g} x (t_{} {:.3g} us - t_{} {:.3g} "
+        "us [speedup {:.3g}]) - C_{} {:.4g} us = {:.4g} us",
+        skipped, d.calls, d.to_tier - 1, d.threshold, d.n_expected, current_tier, d.t_now_us,
+        d.to_tier, d.t_next_us, speedup, d.to_tier, d.compile_us, d.benefit_us);
+  }
   d.density = d.benefit_us / std::max(d.compile_us, 1.0);
-  std::string arithmetic = fmt::format(
-      "{}calls {:.0f} >= θ_{} {:.3g}; benefit N_expected {:.3g} x (t_{} {:.3g} us - t_{} {:.3g} us "
-      "[speedup {:.3g}]) - C_{} {:.4g} us = {:.4g} us",
-      skipped, d.calls, d.to_tier - 1, d.threshold, d.n_expected, current_tier, d.t_now_us,
-      d.to_tier, d.t_next_us, speedup, d.to_tier, d.compile_us, d.benefit_us);
   if (d.benefit_us <= 0) return decline("cannot pay: " + arithmetic + " <= 0");
   d.promote = true;
   return with_record(DecisionKind::kPromoted, arithmetic + " > 0");

@@ -72,8 +72,23 @@ struct MeasuredSeeds {
   std::string isa;  ///< "avx512" or "avx2"
   std::string cpu;  ///< the CPU the data was measured on
   double steps[kNumSpeedupClasses][kNumTiers - 1] = {};
+  /// spread[k][t]: standard deviation over the cases of kind k of log(t_0 / t_{t+1}) (the
+  /// "spread_from_tier0" field; 0 where the data has none): how far one region's speedup over
+  /// tier 0 may stray from the kind's mean.
+  double spread[kNumSpeedupClasses][kNumTiers - 1] = {};
   bool measured[kNumSpeedupClasses] = {};
 };
+
+/// The payoff per call of trying a version whose speedup S over the current time t is uncertain,
+/// log S ~ Normal(mu, sigma^2), given that a version measured slower is dropped after its trial
+/// calls (demotion): `gain` = E[max(0, 1 - 1/S)] (the fraction of t saved while it serves) and
+/// `loss` = E[max(0, 1/S - 1)] (the fraction of t lost per trial call when it is slower). With
+/// sigma = 0 these are max(0, 1 - 1/S) and max(0, 1/S - 1) for S = e^mu. Closed forms of the
+/// log-normal's partial expectations.
+struct ExpectedGain {
+  double gain = 0, loss = 0;
+};
+ExpectedGain expected_gain(double mu, double sigma);
 const MeasuredSeeds& measured_seeds();
 
 /// Speedup t_i / t_{i+1} of one tier step per SpeedupClass (region kind). Seeded with defaults
@@ -97,11 +112,16 @@ class SpeedupModel {
   /// t_exact / t_generic (<= 1: generic code is slower), per kind; the tier steps above are
   /// measured on exact code. Seeded (tier_policy.cc), not yet learned from payoffs.
   double generic_factor(SpeedupClass cls) const;
+  /// The seeds' spread of log(t_0 / t_to) over regions of one kind (MeasuredSeeds::spread), for
+  /// to_tier 1..3; 0 outside that range or where unmeasured.
+  double spread_from_tier0(SpeedupClass cls, int to_tier) const;
+  void set_spread(SpeedupClass cls, int to_tier, double sigma);
 
  private:
   mutable std::mutex mu_;
   std::array<std::array<double, kNumTiers - 1>, kNumSpeedupClasses> log_sum_{};  // Σ log(speedup)
   std::array<std::array<int, kNumTiers - 1>, kNumSpeedupClasses> n_{};  // seed + observations
+  std::array<std::array<double, kNumTiers - 1>, kNumSpeedupClasses> spread_{};
 };
 
 /// Compile cost C_tier(size) = a + b·size in µs, size = nodes in the region; a least-squares fit
@@ -153,6 +173,14 @@ struct TierPolicyOptions {
   /// threads displaced, at most 2: 1.5 for 2 intra-op threads and 1 compile thread on 2 cores).
   /// Multiplies C_{i+1} in the benefit N_expected·(t_i − t_{i+1}) − C_{i+1}.
   double compile_cost_factor = 1;
+  /// Calls a new version serves before its payoff is measured and a slower one is dropped (the
+  /// runtime's observation window): what a trial that loses costs, in calls at the slower speed.
+  double trial_calls = 8;
+  /// Promotions from tier 0 weigh the spread of the kind's speedups (SpeedupModel::
+  /// spread_from_tier0): a region of a kind whose mean speedup is near 1 but varies widely
+  /// between shapes is tried when its expected gain, counting that a loser is dropped, pays.
+  /// false: the mean alone decides (a kind whose mean is <= 1 is never compiled).
+  bool weigh_spread = true;
 };
 
 /// What the policy knows about a region that is not profile: its kind and size.
@@ -174,7 +202,9 @@ struct PromotionDecision {
   int from_tier = 0, to_tier = 0;
   double calls = 0, threshold = 0;
   double n_expected = 0, t_now_us = 0, t_next_us = 0, compile_us = 0;
-  double benefit_us = 0;  ///< N_expected·(t_i − t_{i+1}) − C_{i+1}
+  /// N_expected·(t_i − t_{i+1}) − C_{i+1}; with a spread (TierPolicyOptions::weigh_spread):
+  /// N_expected·t_i·gain − trial_calls·t_i·loss − C_{i+1} (expected_gain)
+  double benefit_us = 0;
   double density = 0;     ///< benefit_us / compile_us: the CompileQueue priority
   /// Set when the threshold was reached (kPromoted or kDeclined) or the region cannot be
   /// compiled (kDeclined); empty below the threshold (nothing decided).

@@ -32,6 +32,9 @@ void use_test_seeds(TierPolicy& p) {
                                   SpeedupClass::kReduction, SpeedupClass::kConv};
   for (int c = 0; c < 4; ++c)
     for (int t = 0; t < 3; ++t) p.speedups().set_seed(classes[c], t, seeds[c][t]);
+  // No spread: the mean speedup alone decides (the spread's own tests set one).
+  for (int c = 0; c < kNumSpeedupClasses; ++c)
+    for (int t = 1; t < kNumTiers; ++t) p.speedups().set_spread(static_cast<SpeedupClass>(c), t, 0);
 }
 
 // An elementwise region of 10 nodes. Seeds: speedup 0->1 = 4.0, 1->2 = 1.5; compile cost prior
@@ -393,6 +396,61 @@ TEST(TierPolicy, DefaultSeedsFollowTodaysTierZero) {
   EXPECT_EQ(speedup_class(RegionKind::kRecurrent), SpeedupClass::kRecurrent);
   EXPECT_FALSE(speedup_class_named("opaque").has_value());
   EXPECT_FALSE(speedup_class_named("MatMul").has_value());
+}
+
+// expected_gain: log S ~ N(mu, sigma^2), hand-computed from the closed forms (and a 2M-sample
+// Monte Carlo run, not part of the test: 0.45695 / 0.023576 for mu = ln 2, sigma = 0.5).
+TEST(TierPolicy, ExpectedGainOfAnUncertainSpeedup) {
+  ExpectedGain g = expected_gain(std::log(2.0), 0);  // exactly 2x: half the time saved
+  EXPECT_NEAR(g.gain, 0.5, 1e-12);
+  EXPECT_NEAR(g.loss, 0, 1e-12);
+  g = expected_gain(std::log(0.5), 0);  // exactly 2x slower: a trial call costs t more
+  EXPECT_NEAR(g.gain, 0, 1e-12);
+  EXPECT_NEAR(g.loss, 1, 1e-12);
+  g = expected_gain(0, 1);  // Phi(0) - e^0.5 Phi(-1); e^0.5 Phi(1) - Phi(0)
+  EXPECT_NEAR(g.gain, 0.2384217081, 1e-9);
+  EXPECT_NEAR(g.loss, 0.8871429788, 1e-9);
+  g = expected_gain(std::log(2.0), 0.5);
+  EXPECT_NEAR(g.gain, 0.4569599300, 1e-9);
+  EXPECT_NEAR(g.loss, 0.0235341565, 1e-9);
+  g = expected_gain(std::log(2.0), 1e-9);  // the limit sigma -> 0
+  EXPECT_NEAR(g.gain, 0.5, 1e-6);
+  EXPECT_NEAR(g.loss, 0, 1e-6);
+}
+
+// A depthwise-conv region whose kind's mean speedup is 1.0 at every tier is never compiled on
+// the mean alone; with a spread of 1.0 (in log) of its kind's speedups over tier 0 at tier 1 it
+// is tried: benefit N 64 x t 1000 us x gain 0.238422 - 8 trial calls x 1000 us x loss 0.887143 -
+// C_1 (2000 + 300 x 2) = 5561.85 us > 0. Without the spread option it is declined again.
+TEST(TierPolicy, SpreadOfTheKindsSpeedupsEarnsATrial) {
+  TierPolicy p;
+  use_test_seeds(p);
+  for (int t = 0; t < 3; ++t) p.speedups().set_seed(SpeedupClass::kConvDepthwise, t, 1.0);
+  RegionInfo dw{4, "conv_4", RegionKind::kMatMulEpilogue, 2, /*conv_anchor=*/true};
+  dw.conv_class = SpeedupClass::kConvDepthwise;
+  Profile prof;
+  model_calls(prof, 64, 1000);
+  PromotionDecision d = p.consider_promotion(dw, prof, 0);
+  EXPECT_FALSE(d.promote);
+  p.speedups().set_spread(SpeedupClass::kConvDepthwise, 1, 1.0);
+  EXPECT_DOUBLE_EQ(p.speedups().spread_from_tier0(SpeedupClass::kConvDepthwise, 1), 1.0);
+  d = p.consider_promotion(dw, prof, 0);
+  ASSERT_TRUE(d.record.has_value());
+  EXPECT_TRUE(d.promote) << d.record->message;
+  EXPECT_EQ(d.to_tier, 1);
+  EXPECT_NEAR(d.benefit_us, 64 * 1000 * 0.2384217081 - 8 * 1000 * 0.8871429788 - 2600, 1e-3);
+  EXPECT_NE(d.record->message.find("spread 1"), std::string::npos) << d.record->message;
+  // A region already compiled at tier 1 weighs tier 2 on the mean (its time is measured).
+  EXPECT_FALSE(p.consider_promotion(dw, prof, 1).promote);
+  TierPolicyOptions no_spread;
+  no_spread.weigh_spread = false;
+  TierPolicy q(no_spread);
+  use_test_seeds(q);
+  for (int t = 0; t < 3; ++t) q.speedups().set_seed(SpeedupClass::kConvDepthwise, t, 1.0);
+  q.speedups().set_spread(SpeedupClass::kConvDepthwise, 1, 1.0);
+  EXPECT_FALSE(q.consider_promotion(dw, prof, 0).promote);
+  // The build's seed data carries the spreads (speedup_seeds/*.json "spread_from_tier0").
+  EXPECT_GT(measured_seeds().spread[static_cast<int>(SpeedupClass::kConvDepthwise)][1], 0);
 }
 
 TEST(TierPolicy, SpecializationsAllStaticAndTier1) {
