@@ -81,6 +81,7 @@ void Session::Impl::init_adaptive() {
   const int team = std::max(1, exec.intra_op_threads);
   const int displaced = std::clamp(team + compile_threads - cores, 0, team);
   po.compile_cost_factor = 1.0 + static_cast<double>(displaced) / team;
+  po.trial_calls = static_cast<double>(kObserveCalls);  // a slower version serves this many calls
   policy = std::make_unique<runtime::TierPolicy>(po);
   for (const SessionOptions::SpeedupSeed& seed : options.speedup_seeds)  // checked by Session
     policy->speedups().set_seed(*runtime::speedup_class_named(seed.kind), seed.from_tier, seed.speedup);
