@@ -114,5 +114,22 @@ TEST(LowerConv, KBlocksThreadsAndDepthwiseStrides) {
     }
 }
 
+// Depthwise items stored as one flat run of the plane's pixels: a 7 x 7 map (49 = 3 vectors of
+// 16 + 1), 5 x 5 (25 = 16 + 8 + 1: the half vector), 3 x 3 stride 2 on 6 x 6 (9 pixels: no
+// whole vector), and a 70 x 66 map split into two items of rows (2048 / 66 = 31 rows per item,
+// the second and third starting past pixel 0), with a ReLU and a residual through the epilogue.
+TEST(LowerConv, DepthwiseItemsStoredAsFlatRuns) {
+  const ConvCase narrow = {20, 7, 7, 20, 5, 5, 20, {}, {}, {2, 2, 2, 2}, "", true};
+  const ConvCase half = {3, 5, 5, 3, 3, 3, 3, {}, {}, {1, 1, 1, 1}, "", true};
+  const ConvCase tiny = {5, 6, 6, 5, 3, 3, 5, {2, 2}, {}, {1, 1, 1, 1}, "", false};
+  const ConvCase tall = {2, 70, 66, 2, 3, 3, 2, {}, {}, {1, 1, 1, 1}, "", true};
+  for (int threads : {1, 2}) {
+    check_conv(narrow, 2, true, true, threads);
+    check_conv(half, 1, true, true, threads);
+    check_conv(tiny, 3, false, true, threads);
+    check_conv(tall, 1, true, true, threads);
+  }
+}
+
 }  // namespace
 }  // namespace tierjit::lower_testing

@@ -79,27 +79,35 @@ Expected<Stmt> depthwise(const ConvGeometry& g, const ConvIo& io, std::string* n
   const Expr macs = mul(io.batch, imm(g.c * os * g.kh * g.kw));
   *note = fmt::format("depthwise conv {}x{} through depthwise_conv_rows_f32, {} rows per item",
                       g.kh, g.kw, rows);
-  // Row r of the tile is output row oh0 + r: pixel (oh0 + r) * OW + ox of the
-  // plane's row.
+  // The tile holds output rows oh0 .. oh0 + nrows - 1 back to back (row pitch OW), and so does
+  // the channel's plane of Y: the tile's element i is pixel oh0 * OW + i. It is stored as one
+  // flat run (whole vectors, then with 16 lanes one vector of 8, then single columns), so a map
+  // narrower than a vector needs no per-row tail (a 7 x 7 map stored 49 single columns through
+  // the epilogue, half of the layer's time).
   Stmt out = chunked("dw_", items, io.threads, macs, [&](const Expr& item, const Expr&) {
     const Expr plane = var("dw_plane"), oh0 = var("dw_oh0"), nrows = var("dw_rows");
-    const Expr r = var("dw_r"), v = var("dw_v"), c = var("dw_c");
+    const Expr n = var("dw_n"), v = var("dw_v"), c = var("dw_c");
     const int l = io.lanes;
-    // Whole vectors, then (16 lanes) one vector of 8, then single columns.
-    const int64_t vec_end = g.ow / l * l;
-    const bool half = l == 16 && g.ow - vec_end >= 8;
-    const int64_t tail_start = vec_end + (half ? 8 : 0);
-    auto at = [&](const Expr& col) { return add(mul(r, imm(g.ow)), col); };
-    auto pixel = [&](const Expr& col) { return add(mul(add(oh0, r), imm(g.ow)), col); };
-    Stmt vec = io.store(load(f32(l), "dw_tile", ramp(at(mul(v, imm(l))), imm(1), l)), plane,
-                        pixel(mul(v, imm(l))), l);
-    Stmt half_vec = half ? io.store(load(f32(8), "dw_tile", ramp(at(imm(vec_end)), imm(1), 8)),
-                                    plane, pixel(imm(vec_end)), 8)
-                         : block({});
-    Stmt tail = io.store(load(f32(), "dw_tile", at(c)), plane, pixel(c), 1);
-    Stmt stores = for_loop("dw_r", imm(0), nrows,
-                           block({for_loop("dw_v", imm(0), imm(g.ow / l), vec), half_vec,
-                                  for_loop("dw_c", imm(tail_start), imm(g.ow - tail_start), tail)}));
+    const Expr vec_end = mul(div(n, imm(l)), imm(l));
+    const Expr pixel0 = mul(oh0, imm(g.ow));
+    Stmt vec = io.store(load(f32(l), "dw_tile", ramp(mul(v, imm(l)), imm(1), l)), plane,
+                        add(pixel0, mul(v, imm(l))), l);
+    Stmt stores;
+    auto scalar_tail = [&](const Expr& from) {
+      return for_loop("dw_c", from, sub(n, from),
+                      io.store(load(f32(), "dw_tile", c), plane, add(pixel0, c), 1));
+    };
+    if (l == 16) {
+      const Expr half = compare(CmpOp::kGe, sub(n, vec_end), imm(8));
+      Stmt half_vec = io.store(load(f32(8), "dw_tile", ramp(vec_end, imm(1), 8)), plane,
+                               add(pixel0, vec_end), 8);
+      stores = block({for_loop("dw_v", imm(0), div(n, imm(l)), vec),
+                      if_then_else(half, block({half_vec, scalar_tail(add(vec_end, imm(8)))}),
+                                   scalar_tail(vec_end))});
+    } else {
+      stores = block({for_loop("dw_v", imm(0), div(n, imm(l)), vec), scalar_tail(vec_end)});
+    }
+    stores = let("dw_n", mul(nrows, imm(g.ow)), stores);
     Stmt work = allocate("dw_tile", DType::kFloat32, rows * g.ow + kernels::kDepthwiseRowSlack,
                          block({call_kernel(Microkernel::kDepthwiseConvRowsF32,
                                             {{io.x, mul(plane, imm(g.h * g.w))},
