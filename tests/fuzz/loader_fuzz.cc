@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "fuzz/targets.h"
 #include "interp/evaluate_node.h"
 #include "interp/executor.h"
 #include "onnx/loader.h"
@@ -110,7 +111,11 @@ void fuzz_one(const std::string& bytes) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace tierjit::fuzz {
+
+int loader_one(const uint8_t* data, size_t size) {
   fuzz_one(std::string(reinterpret_cast<const char*>(data), size));
   return 0;
 }
+
+}  // namespace tierjit::fuzz

@@ -7,9 +7,12 @@
 #include <cstring>
 #include <string>
 
+#include "fuzz/targets.h"
 #include "cli_util.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace tierjit::fuzz {
+
+int npy_one(const uint8_t* data, size_t size) {
   using namespace tierjit;
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   Expected<Tensor> t = cli::parse_npy(bytes, "fuzz.npy");
@@ -24,3 +27,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();  // the reader and the writer disagree
   return 0;
 }
+
+}  // namespace tierjit::fuzz

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "fuzz/targets.h"
 #include "cli_util.h"
 
 namespace {
@@ -28,7 +29,9 @@ const std::filesystem::path& work_dir() {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace tierjit::fuzz {
+
+int pb_one(const uint8_t* data, size_t size) {
   using namespace tierjit;
   const std::string path = (work_dir() / "input.pb").string();
   {
@@ -44,3 +47,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();  // the reader and the writer disagree
   return 0;
 }
+
+}  // namespace tierjit::fuzz

@@ -8,10 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/targets.h"
 #include "cli_util.h"
 #include "trace.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace tierjit::fuzz {
+
+int shapes_one(const uint8_t* data, size_t size) {
   using namespace tierjit;
   const std::string text(reinterpret_cast<const char*>(data), size);
   std::vector<std::string> specs;
@@ -33,3 +36,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+}  // namespace tierjit::fuzz

@@ -6,9 +6,12 @@
 #include <cstdlib>
 #include <string>
 
+#include "fuzz/targets.h"
 #include "trace.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace tierjit::fuzz {
+
+int trace_one(const uint8_t* data, size_t size) {
   using namespace tierjit;
   Expected<cli::Trace> trace =
       cli::parse_trace_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.txt");
@@ -33,3 +36,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+}  // namespace tierjit::fuzz
