@@ -23,6 +23,25 @@ fuzz_targets=(loader npy pb trace shapes)
 # compile time, 3-5x slower in this build) and kernels (its SIMD tile tests run minutes under ASan
 # at -O1); the normal build runs all of them.
 unit_tests=(support ir onnx passes interp errors tools runtime)
+# Per executable: a gtest filter of tests left out here, each for a reason that is not memory or UB
+# (the normal build runs them):
+#  - LayerNormFast bit-for-bit tests: the sign of a NaN produced from specials depends on the
+#    compiler's instruction choice (clang here, gcc in the normal build), not on memory.
+#  - ExplainTrace.ZipfTraceNamesTheRegionsAndTheDecisions: which decisions the log keeps depends
+#    on measured times, 3-10x longer under ASan.
+#  - ResidentMemory: measures RSS, which ASan's shadow memory and quarantine dominate.
+declare -A gtest_filter=(
+  [interp]="-LayerNormFast.KernelMatchesTheOldCodeBitForBit:LayerNormFast.Avx2PathMatchesTheReferenceToo"
+  [tools]="-ExplainTrace.ZipfTraceNamesTheRegionsAndTheDecisions"
+  [runtime]="-ResidentMemory.*"
+)
+# Extra ASan options per executable:
+#  - runtime: version_table_test.cc replaces the global operator new / delete with counting
+#    malloc / free versions. ASan's runtime still serves the variants the test does not replace
+#    (nothrow, aligned), and libLLVM's objects allocated that way are freed through the test's
+#    operator delete: ASan calls that an alloc-dealloc mismatch although the memory is the same
+#    malloc heap underneath. Every other check stays on.
+declare -A asan_extra=([runtime]="alloc_dealloc_mismatch=0")
 start=$(date +%s)
 stages=()
 stage_done() { stages+=("$1: $(( $(date +%s) - $2 )) s"); }
@@ -43,8 +62,9 @@ canary_log="$(mktemp)"
 trap 'rm -f "$canary_log"' EXIT
 for c in "HeapOverflowIsReported:AddressSanitizer: heap-buffer-overflow" \
          "SignedOverflowIsReported:runtime error: signed integer overflow"; do
-  if "$build/tests/tierjit_support_tests" --gtest_also_run_disabled_tests \
-       --gtest_filter="SanitizerCanary.DISABLED_${c%%:*}" >"$canary_log" 2>&1 ||
+  # In a subshell, so that the shell's "Aborted" notice goes to the log too.
+  if ("$build/tests/tierjit_support_tests" --gtest_also_run_disabled_tests \
+       --gtest_filter="SanitizerCanary.DISABLED_${c%%:*}") >"$canary_log" 2>&1 ||
      ! grep -q "${c#*:}" "$canary_log"; then
     cat "$canary_log"
     echo "test-asan.sh: ERROR: no '${c#*:}' report from SanitizerCanary.DISABLED_${c%%:*}:" \
@@ -62,7 +82,8 @@ mkdir -p "$logs"
 run_one() {
   local name="$1" s
   s=$(date +%s)
-  if "$build/tests/tierjit_${name}_tests" --gtest_brief=1 >"$logs/$name.log" 2>&1; then
+  if (ASAN_OPTIONS="$ASAN_OPTIONS:${2:-}" "$build/tests/tierjit_${name}_tests" --gtest_brief=1 \
+        --gtest_filter="${3:-*}") >"$logs/$name.log" 2>&1; then
     echo "test-asan.sh: tierjit_${name}_tests passed ($(( $(date +%s) - s )) s)"
   else
     echo "test-asan.sh: tierjit_${name}_tests FAILED ($(( $(date +%s) - s )) s); its output:"
@@ -72,7 +93,9 @@ run_one() {
 }
 export -f run_one
 export build logs
-printf '%s\n' "${unit_tests[@]}" | xargs -P "${TIERJIT_JOBS:-2}" -I{} bash -c 'run_one {}' || status=1
+for u in "${unit_tests[@]}"; do
+  printf '%s\0%s\0%s\0' "$u" "${asan_extra[$u]:-}" "${gtest_filter[$u]:-*}"
+done | xargs -0 -n 3 -P "${TIERJIT_JOBS:-2}" bash -c 'run_one "$@"' _ || status=1
 stage_done unit-tests "$t"
 
 # 3. Fuzz targets.
