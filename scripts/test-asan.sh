@@ -29,11 +29,15 @@ unit_tests=(support ir onnx passes interp errors tools runtime)
 #    compiler's instruction choice (clang here, gcc in the normal build), not on memory.
 #  - ExplainTrace.ZipfTraceNamesTheRegionsAndTheDecisions: which decisions the log keeps depends
 #    on measured times, 3-10x longer under ASan.
-#  - ResidentMemory: measures RSS, which ASan's shadow memory and quarantine dominate.
+#  - runtime: the suites of plans, sessions, the executor, guards, signatures, version tables and
+#    the compile queue. Left out: the adaptive-policy, drift, zoo, kernel-selection, whole-plan and
+#    prepared-input suites (mostly LLVM compile time under ASan, over 20 minutes together),
+#    SessionConcurrent (the TSan run's), ResidentMemory (RSS, dominated by ASan's shadow memory
+#    and quarantine) and the TSan canary.
 declare -A gtest_filter=(
   [interp]="-LayerNormFast.KernelMatchesTheOldCodeBitForBit:LayerNormFast.Avx2PathMatchesTheReferenceToo"
   [tools]="-ExplainTrace.ZipfTraceNamesTheRegionsAndTheDecisions"
-  [runtime]="-ResidentMemory.*"
+  [runtime]="CallReuseTest.*:ExecutorScratch.*:GraphRunner.*:ExecutorLoad.*:CompileQueue.*:DecisionLog.*:Metrics.*:DimTracker.*:Profile.*:Guard.*:PlanSessionTest.*:PlanSteps.*:RegionCounters.*:CompareOutputs.*:RunCompiled.*:RegionCodeStore.*:Session.*:Bucket.*:Signature.*:Tier0OpByOp.*:TierPolicy.*:VersionTable.*"
 )
 # Extra ASan options per executable:
 #  - runtime: version_table_test.cc replaces the global operator new / delete with counting
