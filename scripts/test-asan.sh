@@ -68,7 +68,7 @@ for c in "HeapOverflowIsReported:AddressSanitizer: heap-buffer-overflow" \
          "SignedOverflowIsReported:runtime error: signed integer overflow"; do
   # In a subshell, so that the shell's "Aborted" notice goes to the log too.
   if ("$build/tests/tierjit_support_tests" --gtest_also_run_disabled_tests \
-       --gtest_filter="SanitizerCanary.DISABLED_${c%%:*}") >"$canary_log" 2>&1 ||
+       --gtest_filter="SanitizerCanary.DISABLED_${c%%:*}"; exit $?) >"$canary_log" 2>&1 ||
      ! grep -q "${c#*:}" "$canary_log"; then
     cat "$canary_log"
     echo "test-asan.sh: ERROR: no '${c#*:}' report from SanitizerCanary.DISABLED_${c%%:*}:" \
@@ -106,7 +106,7 @@ stage_done unit-tests "$t"
 for f in "${fuzz_targets[@]}"; do
   t=$(date +%s)
   if "$root/scripts/fuzz.sh" "$f" "$seconds" >"$logs/fuzz_$f.log" 2>&1; then
-    echo "test-asan.sh: fuzz $f: no finding; $(grep -E '^(#[0-9]+ *DONE|stat::number_of_executed_units)' "$logs/fuzz_$f.log" | tr '\n' ' ')"
+    echo "test-asan.sh: fuzz $f: no finding; $(grep -E '^#[0-9]+[[:space:]]+DONE' "$logs/fuzz_$f.log" | tr -s '[:space:]' ' ')"
   else
     status=1
     echo "test-asan.sh: fuzz $f FOUND A PROBLEM (input saved under $build/fuzz/artifacts-$f/); the log:"
