@@ -23,11 +23,15 @@ SymShape dims_of(const SymInts& v) {
   return s;
 }
 
-// Length of a 1-D input whose length is a constant, or -1.
+// Length of a 1-D input whose length is a constant, or -1. A 1-D shape or axes input's length becomes an output rank (one Dim each). A declared length
+// past kMaxRankFromLength (a graph input declared [2^60]) leaves the rank unknown instead: no real
+// tensor has such a rank, and building its dims would exhaust memory at load.
+constexpr int64_t kMaxRankFromLength = 1024;
 int64_t const_length(const RuleContext& c, size_t i) {
   if (const SymInts* k = c.known(i)) return static_cast<int64_t>(k->size());
   const auto& s = c.shape(i);
-  if (s && s->size() == 1 && (*s)[0].is_constant()) return (*s)[0].value;
+  if (s && s->size() == 1 && (*s)[0].is_constant() && (*s)[0].value <= kMaxRankFromLength)
+    return (*s)[0].value;
   return -1;
 }
 

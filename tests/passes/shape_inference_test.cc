@@ -315,6 +315,27 @@ TEST(ShapeInference, ReshapeZeroMinusOneAndFlatten) {
   EXPECT_EQ(str_of(r5), "[0, 3]");
 }
 
+// A shape or axes input declared with a huge length (a graph input [2^60]) gives an output of
+// unknown rank, not 2^60 dims (tests/fuzz/regressions/loader/reshape_shape_input_of_huge_length.onnx
+// made the load throw std::length_error). A length up to the bound still gives the rank.
+TEST(ShapeInference, ShapeInputOfHugeDeclaredLengthLeavesTheRankUnknown) {
+  Builder b;
+  auto* x = b.input("x", DType::kFloat32, SymShape{C(2), C(3)});
+  auto* huge = b.input("huge", DType::kInt64, SymShape{C(int64_t{1} << 60)});
+  auto* small = b.input("small", DType::kInt64, SymShape{C(3)});
+  auto* r = b.op(OpKind::Reshape, {x, huge});
+  auto* e = b.op(OpKind::Expand, {x, huge});
+  auto* u = b.op(OpKind::Unsqueeze, {x, huge});
+  auto* k = b.op(OpKind::ConstantOfShape, {huge});
+  auto* r3 = b.op(OpKind::Reshape, {x, small});
+  ASSERT_TRUE(b.run().ok());
+  EXPECT_EQ(str_of(r), "<rank unknown>");
+  EXPECT_EQ(str_of(e), "<rank unknown>");
+  EXPECT_EQ(str_of(u), "<rank unknown>");
+  EXPECT_EQ(str_of(k), "<rank unknown>");
+  EXPECT_EQ(str_of(r3), "[?, ?, ?]");
+}
+
 TEST(ShapeInference, ReshapeTargetBuiltFromShapeOps) {
   // bert-style: Shape(x) -> Gather(0), Gather(1) -> Unsqueeze -> Concat(.., [2], [64]) -> Reshape.
   Builder b;
