@@ -78,6 +78,19 @@ Status expect_count(const Field& field, int64_t numel, const char* field_name,
   return Status();
 }
 
+// The typed field decode_typed reads for `dtype`: its name and its number of values.
+std::pair<const char*, int64_t> typed_field(const onnx::TensorProto& p, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return {"float_data", p.float_data_size()};
+    case DType::kFloat64: return {"double_data", p.double_data_size()};
+    case DType::kInt64: return {"int64_data", p.int64_data_size()};
+    case DType::kUInt64:
+    case DType::kUInt32: return {"uint64_data", p.uint64_data_size()};
+    case DType::kString: return {"string_data", p.string_data_size()};
+    default: return {"int32_data", p.int32_data_size()};  // 8/16/32-bit ints, bool, float16, bfloat16
+  }
+}
+
 Status decode_typed(const onnx::TensorProto& p, Tensor& t, const std::string& what) {
   const int64_t n = t.numel();
   switch (t.dtype()) {
@@ -210,6 +223,23 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string
   TJ_ASSIGN_OR_RETURN(DType dtype, dtype_from_code(p.data_type(), what));
   Shape shape(p.dims().begin(), p.dims().end());
   TJ_RETURN_IF_ERROR(check_tensor_size(dtype, shape, limit_bytes, what));
+  // Stored data shorter than the shape is refused before the tensor is allocated: a 10-byte
+  // TensorProto declaring 2^29 strings must not construct them first (numel fits: checked above).
+  if (p.data_location() != onnx::TensorProto_DataLocation_EXTERNAL) {
+    int64_t numel = 1;
+    for (int64_t d : shape) numel *= d;
+    if (p.has_raw_data()) {
+      if (dtype != DType::kString &&
+          p.raw_data().size() != static_cast<size_t>(numel) * dtype_size(dtype))
+        return invalid_model("{}: raw_data has {} bytes, shape {} of {} needs {}", what,
+                             p.raw_data().size(), shape_to_string(shape), dtype_name(dtype),
+                             static_cast<size_t>(numel) * dtype_size(dtype));
+    } else {
+      const auto [field, stored] = typed_field(p, dtype);
+      if (stored != numel)  // decode_typed's check, before the allocation
+        return invalid_model("{}: {} holds {} values, the shape needs {}", what, field, stored, numel);
+    }
+  }
   Tensor t = Tensor::empty(dtype, shape);
   if (p.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
     TJ_RETURN_IF_ERROR(decode_external(p, base_dir, t, what));

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 
 #include "model_builder.h"
 
@@ -276,6 +277,37 @@ TEST(TensorProto, ExternalDataErrors) {
   check(external("short.bin", -1, -1, {3}), StatusCode::kInvalidModel, "too short");
   check(external("short.bin", 4, -1, {2}), StatusCode::kInvalidModel, "too short");
   check(external("short.bin", -1, 4, {2}), StatusCode::kInvalidModel, "does not match");
+}
+
+// A TensorProto declaring more values than it stores is refused before the tensor is allocated:
+// the 10 bytes of tests/fuzz/regressions/pb/strings_without_data.pb declare [536870911, 1]
+// strings (just under the default 16 GiB limit) and store none; constructing them first took
+// 16 GB and ended in an out-of-memory kill.
+TEST(TensorProto, DeclaredValuesWithoutDataAreRefusedBeforeAllocating) {
+  TempDir dir("pb");
+  const std::string bytes("\x08\xff\xff\xff\xff\x01\x08\x01\x10\x08", 10);
+  {
+    std::ofstream out(dir.file("s.pb"), std::ios::binary);
+    out << bytes;
+  }
+  auto r = onnx_import::read_tensor_pb(dir.file("s.pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(r.status().message().find("string_data holds 0 values, the shape needs 536870911"),
+            std::string::npos)
+      << r.status().message();
+  // The same for raw bytes: 2^31 float32 declared, 4 bytes stored.
+  onnx::TensorProto p;
+  p.set_data_type(onnx::TensorProto_DataType_FLOAT);
+  p.add_dims(int64_t{1} << 31);
+  p.set_raw_data(std::string(4, '\0'));
+  {
+    std::ofstream out(dir.file("f.pb"), std::ios::binary);
+    out << p.SerializeAsString();
+  }
+  r = onnx_import::read_tensor_pb(dir.file("f.pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("raw_data has 4 bytes"), std::string::npos) << r.status().message();
 }
 
 TEST(TensorProto, WriteThenReadRoundTrip) {
