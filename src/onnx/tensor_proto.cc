@@ -224,10 +224,13 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string
   Shape shape(p.dims().begin(), p.dims().end());
   TJ_RETURN_IF_ERROR(check_tensor_size(dtype, shape, limit_bytes, what));
   // Stored data shorter than the shape is refused before the tensor is allocated: a 10-byte
-  // TensorProto declaring 2^29 strings must not construct them first (numel fits: checked above).
+  // TensorProto declaring 2^29 strings must not construct them first. check_tensor_size bounds
+  // the product when no dim is 0 (it accepts any other dims beside a 0: the product is 0 then).
   if (p.data_location() != onnx::TensorProto_DataLocation_EXTERNAL) {
     int64_t numel = 1;
-    for (int64_t d : shape) numel *= d;
+    for (int64_t d : shape) numel = d == 0 ? 0 : numel;
+    if (numel != 0)
+      for (int64_t d : shape) numel *= d;
     if (p.has_raw_data()) {
       if (dtype != DType::kString &&
           p.raw_data().size() != static_cast<size_t>(numel) * dtype_size(dtype))

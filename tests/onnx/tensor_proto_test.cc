@@ -308,6 +308,19 @@ TEST(TensorProto, DeclaredValuesWithoutDataAreRefusedBeforeAllocating) {
   r = onnx_import::read_tensor_pb(dir.file("f.pb"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("raw_data has 4 bytes"), std::string::npos) << r.status().message();
+  // A 0 beside huge dims is an empty tensor: the count check must not multiply the huge dims
+  // (signed overflow; tests/fuzz/regressions/pb/zero_dim_beside_huge_dims.pb, seen by UBSan in the
+  // sanitizer build).
+  onnx::TensorProto z;
+  z.set_data_type(onnx::TensorProto_DataType_INT32);
+  for (int64_t d : {int64_t{1} << 40, int64_t{1} << 40, int64_t{0}}) z.add_dims(d);
+  {
+    std::ofstream out(dir.file("z.pb"), std::ios::binary);
+    out << z.SerializeAsString();
+  }
+  r = onnx_import::read_tensor_pb(dir.file("z.pb"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->shape(), (Shape{int64_t{1} << 40, int64_t{1} << 40, 0}));
 }
 
 TEST(TensorProto, WriteThenReadRoundTrip) {
