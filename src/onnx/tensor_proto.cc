@@ -232,8 +232,8 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string
     if (numel != 0)
       for (int64_t d : shape) numel *= d;
     if (p.has_raw_data()) {
-      if (dtype != DType::kString &&
-          p.raw_data().size() != static_cast<size_t>(numel) * dtype_size(dtype))
+      if (dtype == DType::kString) return invalid_model("{}: string tensors cannot use raw_data", what);
+      if (p.raw_data().size() != static_cast<size_t>(numel) * dtype_size(dtype))
         return invalid_model("{}: raw_data has {} bytes, shape {} of {} needs {}", what,
                              p.raw_data().size(), shape_to_string(shape), dtype_name(dtype),
                              static_cast<size_t>(numel) * dtype_size(dtype));
@@ -247,7 +247,6 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string
   if (p.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
     TJ_RETURN_IF_ERROR(decode_external(p, base_dir, t, what));
   } else if (p.has_raw_data()) {
-    if (dtype == DType::kString) return invalid_model("{}: string tensors cannot use raw_data", what);
     if (p.raw_data().size() != t.nbytes())
       return invalid_model("{}: raw_data has {} bytes, shape {} of {} needs {}", what,
                            p.raw_data().size(), shape_to_string(shape), dtype_name(dtype),

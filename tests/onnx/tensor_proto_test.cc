@@ -308,6 +308,20 @@ TEST(TensorProto, DeclaredValuesWithoutDataAreRefusedBeforeAllocating) {
   r = onnx_import::read_tensor_pb(dir.file("f.pb"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("raw_data has 4 bytes"), std::string::npos) << r.status().message();
+  // Strings in raw_data are refused before the 448,500,625 strings of the shape are built
+  // (tests/fuzz/regressions/pb/strings_in_raw_data.pb).
+  onnx::TensorProto sr;
+  sr.set_data_type(onnx::TensorProto_DataType_STRING);
+  for (int64_t d : {14975, 14975, 2}) sr.add_dims(d);
+  sr.set_raw_data("x");
+  {
+    std::ofstream out(dir.file("sr.pb"), std::ios::binary);
+    out << sr.SerializeAsString();
+  }
+  r = onnx_import::read_tensor_pb(dir.file("sr.pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("string tensors cannot use raw_data"), std::string::npos)
+      << r.status().message();
   // A 0 beside huge dims is an empty tensor: the count check must not multiply the huge dims
   // (signed overflow; tests/fuzz/regressions/pb/zero_dim_beside_huge_dims.pb, seen by UBSan in the
   // sanitizer build).
