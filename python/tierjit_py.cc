@@ -387,7 +387,14 @@ PYBIND11_MODULE(_tierjit, m) {
       .def_readwrite("intra_op_threads", &SessionOptions::intra_op_threads,
                      "Threads one kernel may use (OpenMP / oneDNN); 0 = all cores.")
       .def_readwrite("memory_limit_bytes", &SessionOptions::memory_limit_bytes,
-                     "Largest single tensor accepted, from the model or computed at run time (bytes).")
+                     "Largest single tensor accepted, from the model, computed at run time or "
+                     "fed (bytes).")
+      .def_readwrite("arena_limit_bytes", &SessionOptions::arena_limit_bytes,
+                     "Largest total of the intermediates alive at once during a run (bytes); "
+                     "0 = no limit.")
+      .def_readwrite("external_data_folder", &SessionOptions::external_data_folder,
+                     "For a model given as bytes: the folder its external data files are relative "
+                     "to and must lie in ('' = none: external data refused). Ignored for a path.")
       .def_property(
           "mode",
           [](const SessionOptions& o) -> std::string {
@@ -462,7 +469,9 @@ PYBIND11_MODULE(_tierjit, m) {
           "'conv_depthwise', from_tier 0..2, speedup "
           "t_i / t_{i+1} > 0 (checked when the session is created).")
       .def_property_readonly_static("_fields", [](py::object) {
-        return std::vector<std::string>{"intra_op_threads", "memory_limit_bytes", "mode",
+        return std::vector<std::string>{"intra_op_threads", "memory_limit_bytes",
+                                        "arena_limit_bytes", "external_data_folder",
+                                        "mode",
                                         "pinned_tier", "synchronous_compilation", "verify",
                                         "compile_threads", "theta0", "gamma", "version_cap",
                                         "theta_spec", "code_cache_bytes", "max_plans",
@@ -472,12 +481,32 @@ PYBIND11_MODULE(_tierjit, m) {
                                         "whole_plan_max_us", "speedup_seeds"};
       });
 
+  // The C++ range check of every field (tierjit::validate), for SessionOptions.__setattr__:
+  // "" when valid, else its one-line message.
+  m.def("options_error", [](const SessionOptions& o) -> std::string {
+    try {
+      validate(o);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  });
+
   py::class_<Session>(m, "CoreSession")
       .def(py::init([](const std::string& path, const SessionOptions& options) {
              py::gil_scoped_release release;
              return Session(path, options);
            }),
            py::arg("path"), py::arg("options"))
+      .def_static(
+          "from_bytes",
+          [](const py::bytes& data, const SessionOptions& options) {
+            std::string bytes = data;
+            py::gil_scoped_release release;
+            return Session::from_bytes(bytes, options);
+          },
+          py::arg("data"), py::arg("options"),
+          "Loads a serialized model; external data only from options.external_data_folder.")
       .def("inputs", [](const Session& s) { return python::info_list(s.inputs()); },
            "[(name, 'tensor(float)', shape)] of the inputs to feed")
       .def("outputs", [](const Session& s) { return python::info_list(s.outputs()); })

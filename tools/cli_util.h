@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "support/escape.h"
 #include "support/status.h"
 #include "tierjit/session.h"
 #include "tierjit/tensor.h"
@@ -24,13 +25,20 @@ inline constexpr int kExitTestFailures = 1;  ///< onnx-test: an unexpected failu
 inline constexpr int kExitError = 2;         ///< bad input, bad usage, unloadable model, I/O error
 
 // ---- .npy (npy.cc) ---------------------------------------------------------------------------
+/// Largest feed tensor when none is given (bytes): SessionOptions' default memory_limit_bytes.
+inline constexpr int64_t kDefaultMemoryLimit = int64_t{16} << 30;
+
 /// Parses a .npy file held in memory (format 1.0, 2.0, 3.0; little-endian <f2 <f4 <f8 <i1..<i8
 /// <u1..<u8 |b1, C order). `source` names the file in messages. Errors (kInvalidArgument, one
 /// line): bad magic, unknown version, malformed header, unsupported or big-endian dtype,
-/// fortran_order True, truncated data, trailing bytes.
-Expected<Tensor> parse_npy(const std::string& bytes, const std::string& source);
-/// Reads `path` (kNotFound when it does not exist, kIoError when it cannot be read).
-Expected<Tensor> read_npy(const std::string& path);
+/// fortran_order True, truncated data, trailing bytes; kResourceExhausted when the header declares
+/// more than `memory_limit_bytes` of data (0: no limit).
+Expected<Tensor> parse_npy(const std::string& bytes, const std::string& source,
+                           int64_t memory_limit_bytes = 0);
+/// Reads `path` (kNotFound when it does not exist, kIoError when it cannot be read). The header
+/// is read first: a tensor declaring more than `memory_limit_bytes` (bytes) is refused
+/// (kResourceExhausted) before any of its data is read.
+Expected<Tensor> read_npy(const std::string& path, int64_t memory_limit_bytes = kDefaultMemoryLimit);
 /// Serializes `t` as .npy format 1.0 (2.0 if the header needs it). bfloat16 is widened to <f4
 /// (.npy has no bfloat16); strings are not supported (kUnsupported).
 Expected<std::string> serialize_npy(const Tensor& t);
@@ -38,10 +46,13 @@ Status write_npy(const std::string& path, const Tensor& t);
 
 // ---- Files by extension (feeds.cc) ---------------------------------------------------------------
 /// Reads a tensor from `path`: .npy, or .pb (serialized onnx.TensorProto). Other extensions ->
-/// kInvalidArgument.
-Expected<Tensor> read_tensor_file(const std::string& path);
-/// Reads / writes a serialized onnx.TensorProto (.pb) through the ONNX loader.
-Expected<Tensor> read_pb_file(const std::string& path);
+/// kInvalidArgument. A tensor whose header declares more than `memory_limit_bytes` (bytes) is
+/// refused (kResourceExhausted, naming the file) before its data is read.
+Expected<Tensor> read_tensor_file(const std::string& path,
+                                  int64_t memory_limit_bytes = kDefaultMemoryLimit);
+/// Reads / writes a serialized onnx.TensorProto (.pb) through the ONNX loader (read_tensor_pb:
+/// the declared dims and dtype are checked against `memory_limit_bytes` before the data is read).
+Expected<Tensor> read_pb_file(const std::string& path, int64_t memory_limit_bytes = kDefaultMemoryLimit);
 Status write_pb_file(const std::string& path, const Tensor& t, const std::string& name);
 /// Reads a whole file into `out` (kNotFound / kIoError).
 Status read_file_bytes(const std::string& path, std::string& out);
@@ -118,6 +129,7 @@ struct RunOptions {
   std::string output_format = "npy";
   int threads = 1;
   int64_t memory_limit = int64_t{16} << 30;
+  int64_t arena_limit = 0;  ///< --arena-limit: SessionOptions::arena_limit_bytes (0: none)
   uint64_t seed = 0;
   bool quiet = false;
   int tier = -1;        ///< --tier N: 0 interpret-only, 1-3 pinned; -1 adaptive
@@ -146,7 +158,13 @@ int cmd_onnx_test(const OnnxTestOptions& opts);
 /// Throws tierjit::Error(kInvalidArgument) for another N.
 void apply_tier(int tier, SessionOptions& so);
 
-/// Replaces newlines and tabs by spaces (one-line messages).
+/// Names printed by every subcommand (inputs, outputs, files, tests, shapes) go through this one
+/// escaper (support/escape.h): control characters, newlines and bytes that are not UTF-8 become
+/// JSON-style escapes, so a name cannot break a line or drive the terminal.
+using support::escape_name;
+
+/// Replaces newlines and tabs by spaces and escapes other control characters and bytes that are
+/// not UTF-8 (support::escape_controls): one-line messages.
 std::string one_line(std::string s);
 
 /// Runs a subcommand's work `body` (which throws on failure) and returns its exit code: kExitOk,

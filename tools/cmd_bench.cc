@@ -25,6 +25,7 @@
 #include "bench_regions.h"
 #include "bench_stats.h"
 #include "cli_util.h"
+#include "support/file_io.h"
 #include "replay.h"
 #include "trace.h"
 
@@ -85,25 +86,23 @@ json stats_json(const LatencyStats& s) {
               {"max_ms", round_ms(s.max_ms)}};
 }
 
+// Throws "WHAT PATH: why" (what: the option naming the file) for a failed file status.
+void throw_for_option(const Status& st, const char* what) {
+  if (!st.ok()) throw Error(st.code(), fmt::format("{} {}", what, st.message()));
+}
+
 void write_text_file(const std::string& path, const std::string& text, const char* what) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f)
-    throw Error(StatusCode::kIoError,
-                fmt::format("{} {}: cannot open for writing ({})", what, path, std::strerror(errno)));
-  f << text;
-  f.flush();
-  if (!f)
-    throw Error(StatusCode::kIoError,
-                fmt::format("{} {}: write failed ({})", what, path, std::strerror(errno)));
+  throw_for_option(write_file_no_follow(path, text), what);
 }
 
 std::string fmt_ms(double v) { return fmt::format("{:.3f}", v); }
 
 // An output file `what` PATH that cannot be written is an error before the benchmark runs, not
-// after it: PATH a directory, an existing file (or a symbolic link's target) without write
-// permission, or a parent that is missing, not a directory or not writable. Permission bits do
-// not decide it (root passes every access() check, yet /proc and /sys refuse new files): the
-// file is opened for writing, without truncating, and a file the probe created is removed.
+// after it: PATH a symbolic link (never written through: support/file_io.h), a directory, an
+// existing file without write permission, or a parent that is missing, not a directory or not
+// writable. Permission bits do not decide it (root passes every access() check, yet /proc and
+// /sys refuse new files): the file is opened for writing, without truncating, and a file the
+// probe created is removed.
 void check_writable(const std::string& path, const char* what) {
   if (path.empty()) return;  // not asked for (CLI11 refuses an empty value: main.cc)
   namespace fs = std::filesystem;
@@ -111,11 +110,8 @@ void check_writable(const std::string& path, const char* what) {
   auto fail = [&](const std::string& why) {
     throw Error(StatusCode::kInvalidArgument, fmt::format("{} {}: {}", what, path, why));
   };
-  fs::path target = path;
-  if (fs::is_symlink(fs::symlink_status(target, ec))) {  // follow it (a dangling one too)
-    const fs::path to = fs::read_symlink(target, ec);
-    if (!ec) target = to.is_absolute() ? to : target.parent_path() / to;
-  }
+  throw_for_option(check_not_symlink(path), what);
+  const fs::path target = path;
   if (fs::exists(target, ec)) {
     if (fs::is_directory(target, ec)) fail("is a directory");
     const int fd = ::open(target.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);  // a FIFO: no wait
@@ -327,15 +323,15 @@ void bench_impl(const BenchOptions& opts) {
 
   // ---- Table ----
   size_t w = std::string("overall").size();
-  for (const auto& s : stats.shapes) w = std::max(w, s.shape.size());
-  fmt::print("tierjit bench: {} on {} ({} requests, {} distinct shapes), mode {}{}, {} thread{}\n", opts.model,
-             opts.trace.empty() ? "--shapes" : opts.trace, n, stats.shapes.size(), opts.mode,
+  for (const auto& s : stats.shapes) w = std::max(w, escape_name(s.shape).size());
+  fmt::print("tierjit bench: {} on {} ({} requests, {} distinct shapes), mode {}{}, {} thread{}\n",
+             escape_name(opts.model), opts.trace.empty() ? "--shapes" : escape_name(opts.trace), n, stats.shapes.size(), opts.mode,
              opts.tier >= 0 ? fmt::format(" --tier {}", opts.tier) : std::string(),
              threads, threads == 1 ? "" : "s");
   fmt::print("\n{:<{}}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>16}\n", "shape", w, "count", "first_ms",
              "p50_ms", "p90_ms", "p99_ms", "mean_ms", "max_ms", "mean_after_first");
   auto row = [&](const std::string& name, const LatencyStats& s) {
-    fmt::print("{:<{}}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>16}\n", name, w, s.count,
+    fmt::print("{:<{}}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>16}\n", escape_name(name), w, s.count,
                fmt_ms(s.first_ms), fmt_ms(s.p50_ms), fmt_ms(s.p90_ms), fmt_ms(s.p99_ms), fmt_ms(s.mean_ms),
                fmt_ms(s.max_ms), s.mean_after_first_ms ? fmt_ms(*s.mean_after_first_ms) : "-");
   };

@@ -119,7 +119,7 @@ void explain_trace(const ExplainOptions& opts, const TraceInput& in, const std::
     fmt::print("  ops:      {}\n", fmt::join(r.ops, ", "));
     if (r.versions.empty()) fmt::print("  versions: none (tier 0, the interpreter)\n");
     for (size_t v = 0; v < r.versions.size(); ++v)
-      fmt::print("  {:<10}{}\n", v == 0 ? "versions:" : "", r.versions[v]);
+      fmt::print("  {:<10}{}\n", v == 0 ? "versions:" : "", one_line(r.versions[v]));
     megamorphic += r.megamorphic ? 1 : 0;
   }
   if (reports.empty()) fmt::print("no region reports: the session runs every call through the interpreter\n");
@@ -140,7 +140,8 @@ void explain_trace(const ExplainOptions& opts, const TraceInput& in, const std::
   if (!log.is_array()) return;
   const size_t shown = std::min(log.size(), static_cast<size_t>(std::max(0, opts.log_entries)));
   fmt::print("decision log (last {} of {} records kept; times from session creation):\n", shown, log.size());
-  for (size_t k = log.size() - shown; k < log.size(); ++k) fmt::print("  {}\n", format_record(log[k], origin_us));
+  for (size_t k = log.size() - shown; k < log.size(); ++k)
+    fmt::print("  {}\n", one_line(format_record(log[k], origin_us)));
 }
 
 void explain_impl(const ExplainOptions& opts) {
@@ -159,7 +160,7 @@ void explain_impl(const ExplainOptions& opts) {
   passes::Partition part = passes::partition_graph(*model.graph, popts).value_or_throw();
 
   std::string listing = fmt::format("model {}: {} nodes loaded, {} after the tier-0 passes, {} regions\n",
-                                    opts.model, loaded_nodes, model.graph->nodes().size(),
+                                    escape_name(opts.model), loaded_nodes, model.graph->nodes().size(),
                                     part.regions.size());
   if (opts.print_graph) listing += ir::print_graph(*model.graph);
   listing += passes::format_partition(part);

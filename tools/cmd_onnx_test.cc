@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli_util.h"
+#include "support/file_io.h"
 
 namespace tierjit::cli {
 namespace fs = std::filesystem;
@@ -265,8 +266,7 @@ Status write_expected(const std::string& path, const ExpectedList& old, const st
     if (!ran.count(name) || old.may_pass.count(name)) merged[name] = reason;  // other suites'
                                                                               // and random tests
   for (const auto& [name, reason] : failing) merged[name] = reason;
-  std::ofstream f(path, std::ios::trunc);
-  if (!f) return io_error("{}: cannot open for writing: {}", path, std::strerror(errno));
+  std::ostringstream f;
   if (old.header.empty()) {
     f << "# ONNX backend tests that tierjit is known to fail: `test_name  # reason`, one a line.\n"
          "# Read by `tierjit onnx-test --expected-failures`; regenerate with --write-expected-failures.\n";
@@ -276,8 +276,7 @@ Status write_expected(const std::string& path, const ExpectedList& old, const st
     std::string r = reason.size() > 200 ? reason.substr(0, 197) + "..." : reason;
     f << (old.may_pass.count(name) ? "?" : "") << name << "  # " << r << "\n";
   }
-  if (!f) return io_error("{}: write failed", path);
-  return Status();
+  return write_file_no_follow(path, f.str());
 }
 
 int onnx_test_impl(const OnnxTestOptions& opts) {
@@ -302,9 +301,10 @@ int onnx_test_impl(const OnnxTestOptions& opts) {
     ran.insert(tc.name);
     set_current_test(tc.name);
     if (opts.verbose) {
-      fmt::print("RUN   {}\n", tc.name);
+      fmt::print("RUN   {}\n", escape_name(tc.name));
       std::fflush(stdout);
     }
+    const std::string name = escape_name(tc.name);  // printed names: escaped
     auto t0 = std::chrono::steady_clock::now();
     if (opts.timeout_seconds > 0) alarm(static_cast<unsigned>(opts.timeout_seconds));
     TestResult r = run_test(tc, opts);
@@ -315,13 +315,13 @@ int onnx_test_impl(const OnnxTestOptions& opts) {
       case Outcome::kPass:
         ++passed;
         if (listed && expected.may_pass.count(tc.name)) {
-          if (opts.verbose) fmt::print("PASS  {} (nondeterministic, listed with '?')\n", tc.name);
+          if (opts.verbose) fmt::print("PASS  {} (nondeterministic, listed with '?')\n", name);
         } else if (listed) {
           ++xpass;
-          fmt::print("XPASS {}: passes but is listed in {}; remove it from the list\n", tc.name,
+          fmt::print("XPASS {}: passes but is listed in {}; remove it from the list\n", name,
                      opts.expected_failures);
         } else if (opts.verbose) {
-          fmt::print("PASS  {} ({:.1f} ms)\n", tc.name, ms);
+          fmt::print("PASS  {} ({:.1f} ms)\n", name, ms);
         }
         break;
       case Outcome::kFail:
@@ -329,14 +329,14 @@ int onnx_test_impl(const OnnxTestOptions& opts) {
         failing[tc.name] = r.reason;
         if (listed) {
           ++xfail;
-          fmt::print("XFAIL {}: {}\n", tc.name, r.reason);
+          fmt::print("XFAIL {}: {}\n", name, one_line(r.reason));
         } else {
-          fmt::print("FAIL  {}: {}\n", tc.name, r.reason);
+          fmt::print("FAIL  {}: {}\n", name, one_line(r.reason));
         }
         break;
       case Outcome::kSkip:
         ++skipped;
-        fmt::print("SKIP  {}: {}\n", tc.name, r.reason);
+        fmt::print("SKIP  {}: {}\n", name, one_line(r.reason));
         break;
     }
     std::fflush(stdout);

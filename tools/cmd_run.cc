@@ -66,6 +66,7 @@ void run_impl(const RunOptions& opts) {
     throw Error(StatusCode::kInvalidArgument, "--output-format must be npy or pb, got '" + opts.output_format + "'");
   if (opts.threads < 0) throw Error(StatusCode::kInvalidArgument, "--threads must be >= 0");
   if (opts.memory_limit <= 0) throw Error(StatusCode::kInvalidArgument, "--memory-limit must be > 0");
+  if (opts.arena_limit < 0) throw Error(StatusCode::kInvalidArgument, "--arena-limit must be > 0");
 
   std::map<std::string, IntRange> ranges;
   for (const auto& r : opts.int_ranges) {
@@ -89,6 +90,7 @@ void run_impl(const RunOptions& opts) {
   SessionOptions so;
   so.intra_op_threads = opts.threads;
   so.memory_limit_bytes = opts.memory_limit;
+  so.arena_limit_bytes = opts.arena_limit;
   so.verify = opts.verify;
   apply_tier(opts.tier, so);
   Session session(opts.model, so);
@@ -132,7 +134,7 @@ void run_impl(const RunOptions& opts) {
     std::optional<IntRange> range;
     if (range_it != ranges.end()) range = range_it->second;
     if (it != specs.end() && !it->path.empty()) {
-      auto r = read_tensor_file(it->path);
+      auto r = read_tensor_file(it->path, opts.memory_limit);
       if (!r.ok()) r.status().throw_if_error();
       t = *r;
       check_feed(info, t, it->path).with_prefix(opts.model).throw_if_error();
@@ -181,7 +183,8 @@ void run_impl(const RunOptions& opts) {
     auto& [t, origin] = made[info.name];
     if (!t.defined()) make_feed(info, t, origin);
     if (!opts.quiet)
-      fmt::print("input  {}: {} {} ({})\n", info.name, dtype_name(t.dtype()), shape_to_string(t.shape()), origin);
+      fmt::print("input  {}: {} {} ({})\n", escape_name(info.name), dtype_name(t.dtype()),
+                 shape_to_string(t.shape()), escape_name(origin));
     feeds.emplace_back(info.name, t);
   }
 
@@ -196,14 +199,15 @@ void run_impl(const RunOptions& opts) {
   std::set<std::string> used_names;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [name, t] = outputs[i];
-    fmt::print("output {}: {} {}  {}\n", name, dtype_name(t.dtype()), shape_to_string(t.shape()), summarize(t));
+    fmt::print("output {}: {} {}  {}\n", escape_name(name), dtype_name(t.dtype()), shape_to_string(t.shape()),
+               summarize(t));
     if (opts.output_dir.empty()) continue;
     std::string file = sanitize_file_name(name, i);
     if (!used_names.insert(file).second) file += "_" + std::to_string(i);
     std::string path = (std::filesystem::path(opts.output_dir) / (file + "." + opts.output_format)).string();
     Status st = opts.output_format == "npy" ? write_npy(path, t) : write_pb_file(path, t, name);
     st.throw_if_error();
-    if (!opts.quiet) fmt::print("  wrote {}\n", path);
+    if (!opts.quiet) fmt::print("  wrote {}\n", escape_name(path));
   }
 }
 

@@ -58,7 +58,7 @@ std::string one_line(std::string s) {
   for (char& c : s)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
+  return support::escape_controls(s);
 }
 
 int run_reporting_errors(const std::string& model, const std::function<void()>& body) {
@@ -89,10 +89,10 @@ Status read_file_bytes(const std::string& path, std::string& out) {
   return Status();
 }
 
-Expected<Tensor> read_tensor_file(const std::string& path) {
+Expected<Tensor> read_tensor_file(const std::string& path, int64_t memory_limit_bytes) {
   std::string l = lower(path);
-  if (ends_with(l, ".npy")) return read_npy(path);
-  if (ends_with(l, ".pb")) return read_pb_file(path);
+  if (ends_with(l, ".npy")) return read_npy(path, memory_limit_bytes);
+  if (ends_with(l, ".pb")) return read_pb_file(path, memory_limit_bytes);
   return invalid_argument("{}: unknown tensor file type (expected .npy or .pb)", path);
 }
 

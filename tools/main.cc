@@ -72,7 +72,7 @@ int run_main(int argc, char** argv) {
 
   // ---- run ----
   cli::RunOptions run;
-  std::string memory_limit;
+  std::string memory_limit, arena_limit;
   CLI::App* run_cmd = app.add_subcommand(
       "run", "Run a model once on given or random inputs and print (or save) its outputs.");
   run_cmd->add_option("model", run.model, "ONNX model file (.onnx)")->required();
@@ -87,7 +87,11 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"npy", "pb"}));
   run_cmd->add_option("--threads", run.threads, "threads per kernel (0 = all cores; default 1)")
       ->check(integer_in(0, 1024));
-  run_cmd->add_option("--memory-limit", memory_limit, "largest tensor in bytes (suffix K, M, G; default 16G)");
+  run_cmd->add_option("--memory-limit", memory_limit,
+                      "largest tensor in bytes, feed files included (suffix K, M, G; default 16G)");
+  run_cmd->add_option("--arena-limit", arena_limit,
+                      "largest total of the intermediates alive at once in a run, in bytes (suffix "
+                      "K, M, G; default none)");
   run_cmd->add_option("--seed", run.seed, "seed of the random inputs (default 0)")
       ->check(kNonNegative);
   run_cmd->add_flag("-q,--quiet", run.quiet, "print only the outputs");
@@ -211,6 +215,11 @@ int run_main(int argc, char** argv) {
     if (!memory_limit.empty() && !parse_bytes(memory_limit, run.memory_limit)) {
       fmt::print(stderr, "tierjit: error: --memory-limit '{}': expected a positive byte count such as 4G\n",
                  memory_limit);
+      return cli::kExitError;
+    }
+    if (!arena_limit.empty() && !parse_bytes(arena_limit, run.arena_limit)) {
+      fmt::print(stderr, "tierjit: error: --arena-limit '{}': expected a positive byte count such as 4G\n",
+                 arena_limit);
       return cli::kExitError;
     }
     return cli::cmd_run(run);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 
+#include "support/file_io.h"
 #include "support/float16.h"
 #include "cli_util.h"
 
@@ -163,7 +164,19 @@ class HeaderParser {
 
 }  // namespace
 
-Expected<Tensor> parse_npy(const std::string& bytes, const std::string& source) {
+namespace {
+
+// What a .npy header declares: dtype, shape, where the data starts and how many bytes it needs.
+struct NpyHeader {
+  DType dtype = DType::kUndefined;
+  std::string descr;
+  Shape shape;
+  size_t data_offset = 0;
+  uint64_t numel = 0;
+};
+
+// Parses the magic, version and header dict of `bytes` (which may end right after the header).
+Status parse_npy_header(const std::string& bytes, const std::string& source, NpyHeader& h) {
   auto bad = [&](const std::string& why) -> Status {
     return invalid_argument("{}: not a valid .npy file: {}", source, why);
   };
@@ -186,41 +199,92 @@ Expected<Tensor> parse_npy(const std::string& bytes, const std::string& source) 
     header_len |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
   if (header_len > bytes.size() - pre) return bad("truncated header");
   std::string header = bytes.substr(pre, header_len);
-  std::string descr, why;
+  std::string why;
   bool fortran = false;
-  Shape shape;
-  if (!HeaderParser(header).parse(descr, fortran, shape, why)) return bad(why);
-  auto dtype = dtype_from_descr(descr, why);
+  if (!HeaderParser(header).parse(h.descr, fortran, h.shape, why)) return bad(why);
+  auto dtype = dtype_from_descr(h.descr, why);
   if (!dtype) return bad(why);
   if (fortran)
     return invalid_argument("{}: fortran_order (column-major) .npy files are not supported; "
                             "save with numpy.ascontiguousarray first", source);
-  // Element count, guarding against overflow before comparing with the file size.
-  size_t data_bytes = bytes.size() - pre - header_len;
-  uint64_t numel = 1;
-  size_t esize = dtype_size(*dtype);
-  for (int64_t d : shape) {
-    if (d != 0 && numel > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d))
+  h.dtype = *dtype;
+  h.data_offset = pre + header_len;
+  // Element count, guarding against overflow before any comparison with sizes.
+  const uint64_t esize = dtype_size(h.dtype);
+  h.numel = 1;
+  for (int64_t d : h.shape) {
+    if (d != 0 && h.numel > std::numeric_limits<uint64_t>::max() / esize / static_cast<uint64_t>(d))
       return bad("shape too large");
-    numel *= static_cast<uint64_t>(d);
+    h.numel *= static_cast<uint64_t>(d);
   }
-  if (numel > data_bytes / esize)
+  return Status();
+}
+
+// The declared data size against `limit` (bytes): kResourceExhausted naming the file.
+Status check_declared_size(const NpyHeader& h, int64_t limit, const std::string& source) {
+  const uint64_t need = h.numel * dtype_size(h.dtype);
+  if (limit > 0 && need > static_cast<uint64_t>(limit))
+    return resource_exhausted("{}: declares {} {} ({} bytes), over the memory limit of {} bytes",
+                              source, h.descr, shape_to_string(h.shape), need, limit);
+  return Status();
+}
+
+}  // namespace
+
+Expected<Tensor> parse_npy(const std::string& bytes, const std::string& source, int64_t memory_limit_bytes) {
+  auto bad = [&](const std::string& why) -> Status {
+    return invalid_argument("{}: not a valid .npy file: {}", source, why);
+  };
+  NpyHeader h;
+  TJ_RETURN_IF_ERROR(parse_npy_header(bytes, source, h));
+  TJ_RETURN_IF_ERROR(check_declared_size(h, memory_limit_bytes, source));
+  const size_t data_bytes = bytes.size() - h.data_offset;
+  const size_t esize = dtype_size(h.dtype);
+  if (h.numel > data_bytes / esize)
     return bad(fmt::format("truncated data: shape {} of {} needs {} bytes, file has {}",
-                           shape_to_string(shape), descr, numel * esize, data_bytes));
-  if (numel * esize != data_bytes)
-    return bad(fmt::format("{} trailing bytes after the data", data_bytes - numel * esize));
-  Tensor t = Tensor::from_bytes(*dtype, shape, bytes.data() + pre + header_len);
-  if (*dtype == DType::kBool) {
+                           shape_to_string(h.shape), h.descr, h.numel * esize, data_bytes));
+  if (h.numel * esize != data_bytes)
+    return bad(fmt::format("{} trailing bytes after the data", data_bytes - h.numel * esize));
+  Tensor t = Tensor::from_bytes(h.dtype, h.shape, bytes.data() + h.data_offset);
+  if (h.dtype == DType::kBool) {
     uint8_t* p = t.data<uint8_t>();
     for (int64_t i = 0; i < t.numel(); ++i) p[i] = p[i] != 0;
   }
   return t;
 }
 
-Expected<Tensor> read_npy(const std::string& path) {
+Expected<Tensor> read_npy(const std::string& path, int64_t memory_limit_bytes) {
+  // The header first: a tensor over the limit is refused from its declared size, before any of
+  // its data is read.
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::string head(kMagicLen + 2 + 4, '\0');
+      in.read(head.data(), static_cast<std::streamsize>(head.size()));
+      head.resize(static_cast<size_t>(in.gcount()));
+      NpyHeader h;
+      size_t want = 0;
+      if (head.size() >= kMagicLen + 4 && std::memcmp(head.data(), kMagic, kMagicLen) == 0) {
+        const bool v1 = head[6] == 1;
+        const size_t pre = kMagicLen + 2 + (v1 ? 2 : 4);
+        uint64_t header_len = 0;
+        for (size_t i = 0; i < (v1 ? 2u : 4u) && 8 + i < head.size(); ++i)
+          header_len |= static_cast<uint64_t>(static_cast<uint8_t>(head[8 + i])) << (8 * i);
+        want = header_len <= (uint64_t{1} << 24) ? pre + header_len : 0;  // a sane header only
+      }
+      if (want > head.size()) {
+        head.resize(want);
+        in.seekg(0);
+        in.read(head.data(), static_cast<std::streamsize>(want));
+        head.resize(static_cast<size_t>(in.gcount()));
+      }
+      if (want > 0 && head.size() == want && parse_npy_header(head, path, h).ok())
+        TJ_RETURN_IF_ERROR(check_declared_size(h, memory_limit_bytes, path));
+    }
+  }
   std::string bytes;
   TJ_RETURN_IF_ERROR(read_file_bytes(path, bytes));
-  return parse_npy(bytes, path);
+  return parse_npy(bytes, path, memory_limit_bytes);
 }
 
 Expected<std::string> serialize_npy(const Tensor& t) {
@@ -263,12 +327,7 @@ Expected<std::string> serialize_npy(const Tensor& t) {
 Status write_npy(const std::string& path, const Tensor& t) {
   auto bytes = serialize_npy(t);
   if (!bytes.ok()) return bytes.status().with_prefix(path);
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return io_error("{}: cannot open for writing: {}", path, std::strerror(errno));
-  f.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-  f.close();
-  if (!f) return io_error("{}: write failed: {}", path, std::strerror(errno));
-  return Status();
+  return write_file_no_follow(path, *bytes);
 }
 
 }  // namespace tierjit::cli

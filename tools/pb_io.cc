@@ -5,7 +5,11 @@
 
 namespace tierjit::cli {
 
-Expected<Tensor> read_pb_file(const std::string& path) { return onnx_import::read_tensor_pb(path); }
+Expected<Tensor> read_pb_file(const std::string& path, int64_t memory_limit_bytes) {
+  onnx_import::LoadOptions options;
+  options.memory_limit_bytes = memory_limit_bytes;
+  return onnx_import::read_tensor_pb(path, options);
+}
 
 Status write_pb_file(const std::string& path, const Tensor& t, const std::string& name) {
   return onnx_import::write_tensor_pb(path, t, name);

@@ -34,8 +34,24 @@ struct SessionOptions {
   /// Threads one kernel may use (OpenMP / oneDNN), 0..kMaxIntraOpThreads; 0 = all cores. A call
   /// runs min(this, usable cores) of them while the cores are free, else one.
   int intra_op_threads = 1;
-  /// Largest single tensor accepted, from the model or computed at run time (bytes).
+  /// Largest single tensor accepted (bytes, >= 1): every tensor of the model, every tensor a
+  /// kernel computes and every feed (Session::run; the CLI checks a feed file's declared size
+  /// before reading its data). Over it: Error(kResourceExhausted) naming the tensor.
   int64_t memory_limit_bytes = int64_t{16} << 30;
+  /// Largest total of the intermediates alive at once during a run (bytes; 0 = no limit), at
+  /// every tier: the peak, over the steps of a call, of the bytes of the values computed and not
+  /// yet freed (graph outputs included, feeds and model constants not). Checked when the Plan of
+  /// a new input signature is made (its recording tier-0 run stops as soon as the peak passes
+  /// the limit; the plan's arena and compiled workspaces count too) and, without plans
+  /// (kInterpretOnly), node by node. Over it: Error(kResourceExhausted) naming the model, the
+  /// signature, the bytes needed and the limit; the session goes on serving other signatures.
+  int64_t arena_limit_bytes = 0;
+  /// For a model given as bytes (Session::from_bytes), which has no folder of its own: the folder
+  /// its external data files are relative to and must lie in after resolving symbolic links
+  /// (ONNX Runtime's config session.model_external_initializers_file_folder_path). Empty
+  /// (default): such a model that uses external data is refused (kInvalidModel). Ignored for a
+  /// model loaded from a path, whose data lie in its own folder (docs/runtime.md "External data").
+  std::string external_data_folder;
   /// Tier choice; see ExecutionMode.
   ExecutionMode mode = ExecutionMode::kAdaptive;
   /// With kPinnedTier: 1 (generic code, cheap compile), 2 (exact shapes, optimized) or 3 (exact,
@@ -124,6 +140,12 @@ struct SessionOptions {
   bool time_regions = false;
 };
 
+/// Checks every field of `options` against its range (docs/runtime.md, "Modes"); the Session
+/// constructor and the Python SessionOptions call it. Throws Error(kInvalidArgument) with one line
+/// naming the first bad field, its allowed range and its value, e.g. "theta_spec must be a number
+/// in [0, 1], got 2"; NaN is refused wherever a number is expected.
+void validate(const SessionOptions& options);
+
 /// Counters of one Session (the adaptive runtime's detail is in metrics_json()).
 struct SessionStats {
   uint64_t calls = 0;               ///< run() calls that returned outputs
@@ -180,10 +202,18 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 class Session {
  public:
-  /// Loads `model_path` (ONNX, opset <= 17). Throws tierjit::Error: kNotFound (no file),
-  /// kInvalidModel (not ONNX, truncated, inconsistent), kUnsupported (op/opset/dtype),
-  /// kResourceExhausted (tensor over memory_limit_bytes).
+  /// Loads `model_path` (ONNX, opset <= 17). Throws tierjit::Error: kNotFound (no file, no
+  /// external data file), kInvalidModel (not ONNX, truncated, inconsistent, a loop-carried value
+  /// whose dtype the body changes, external data outside the model's folder after resolving
+  /// symbolic links or shorter than declared: docs/runtime.md "Loading: external data and
+  /// bounds"), kUnsupported (op/opset/dtype; a file over 2 GiB - 1 bytes, refused from its size
+  /// before it is read), kResourceExhausted (tensor over memory_limit_bytes).
   explicit Session(const std::string& model_path, SessionOptions options = {});
+  /// Loads a model from its serialized bytes (a .onnx file's contents); messages and
+  /// model_path() name it "<model bytes>". External data is read from
+  /// options.external_data_folder and refused (kInvalidModel) when that is empty. Throws as the
+  /// path constructor, and kUnsupported for more than 2 GiB - 1 bytes (protobuf's limit).
+  static Session from_bytes(const std::string& model_bytes, SessionOptions options = {});
   ~Session();
   Session(Session&&) noexcept;
   Session& operator=(Session&&) noexcept;
@@ -224,6 +254,10 @@ class Session {
   struct Impl;
 
  private:
+  Session();
+  /// Loads the model (from `model_bytes` when not null, else from the file `model_path`).
+  void init(const std::string& model_path, const std::string* model_bytes, SessionOptions options);
+
   std::unique_ptr<Impl> impl_;
 };
 

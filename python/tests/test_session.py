@@ -140,8 +140,8 @@ def test_model_given_as_bytes_and_pathlike(demo_model, demo_ref):
 
 
 def test_model_given_as_bytes_errors_name_model_bytes(demo_model, demo_ref):
-    # The bytes are loaded from a temporary file deleted at once: errors at load and at run name
-    # "<model bytes>", not that file; the exception class stays; the session goes on serving.
+    # The bytes are loaded from memory (never a temporary file): errors at load and at run name
+    # "<model bytes>"; the exception class stays; the session goes on serving.
     with pytest.raises(tierjit.InvalidModel) as info:
         tierjit.InferenceSession(b"\x00\x01 this is not a model")
     assert str(info.value).startswith("<model bytes>: ") and "tierjit-model-" not in str(info.value)
@@ -154,6 +154,85 @@ def test_model_given_as_bytes_errors_name_model_bytes(demo_model, demo_ref):
     x, expected = load_demo_ref(demo_ref)
     (out,) = sess.run(None, {"x": x})
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def _pb_varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _pb(field, value):
+    """One protobuf field: an int (varint) or bytes/str (length-delimited)."""
+    if isinstance(value, int):
+        return _pb_varint(field << 3) + _pb_varint(value)
+    data = value.encode() if isinstance(value, str) else value
+    return _pb_varint(field << 3 | 2) + _pb_varint(len(data)) + data
+
+
+def external_data_model(location, n=3):
+    """ModelProto bytes (written field by field: the tests do not need the onnx package) of
+    y = w + w, w a float32 [n] initializer stored in external data file `location`."""
+    tensor = (_pb(1, n) + _pb(2, 1) + _pb(8, "w") + _pb(13, _pb(1, "location") + _pb(2, location))
+              + _pb(14, 1))  # dims, FLOAT, name, external_data {location}, data_location EXTERNAL
+    node = _pb(1, "w") + _pb(1, "w") + _pb(2, "y") + _pb(4, "Add")
+    y_type = _pb(1, _pb(1, 1) + _pb(2, _pb(1, _pb(1, n))))  # tensor_type {FLOAT, shape [n]}
+    graph = _pb(1, node) + _pb(2, "g") + _pb(5, tensor) + _pb(12, _pb(1, "y") + _pb(2, y_type))
+    return _pb(1, 8) + _pb(7, graph) + _pb(8, _pb(1, "") + _pb(2, 17))
+
+
+def test_model_bytes_external_data_only_from_a_named_folder(tmp_path):
+    # A model given as bytes has no folder: its external data is refused unless the caller names
+    # one (tierjit's external_data_folder, or ONNX Runtime's config entry). It used to be read
+    # relative to the temporary directory, where any process can plant files.
+    w = np.array([1.5, -2.0, 4.0], np.float32)
+    planted = f"tierjit_planted_{os.getpid()}.bin"
+    import tempfile
+    planted_path = pathlib.Path(tempfile.gettempdir()) / planted
+    planted_path.write_bytes(w.tobytes())
+    try:
+        with pytest.raises(tierjit.InvalidModel,
+                           match=f"^<model bytes>: initializer 'w': external data file '{planted}' "
+                                 "needs a folder"):
+            tierjit.InferenceSession(external_data_model(planted))
+    finally:
+        planted_path.unlink()
+    (tmp_path / "w.bin").write_bytes(w.tobytes())
+    data = external_data_model("w.bin")
+    with pytest.raises(tierjit.InvalidModel, match="session.model_external_initializers_file_folder_path"):
+        tierjit.InferenceSession(data)
+    so = tierjit.SessionOptions(external_data_folder=str(tmp_path))
+    (y,) = tierjit.InferenceSession(data, sess_options=so).run(None, {})
+    np.testing.assert_array_equal(y, w + w)
+    ort = tierjit.SessionOptions()
+    key = "session.model_external_initializers_file_folder_path"
+    ort.add_session_config_entry(key, str(tmp_path))
+    assert ort.get_session_config_entry(key) == str(tmp_path)
+    assert ort.external_data_folder == str(tmp_path)
+    (y,) = tierjit.InferenceSession(bytearray(data), sess_options=ort).run(None, {})
+    np.testing.assert_array_equal(y, w + w)
+    # The named folder confines the data as a model's own folder does: no link out of it.
+    os.symlink("/etc", tmp_path / "etc_link")
+    with pytest.raises(tierjit.InvalidModel, match="resolves to '/etc/passwd', outside the model's folder"):
+        tierjit.InferenceSession(external_data_model("etc_link/passwd"), sess_options=so)
+
+
+def test_model_path_external_data_confined_to_its_folder(tmp_path):
+    w = np.array([0.5, 1.0, -3.0], np.float32)
+    (tmp_path / "w.bin").write_bytes(w.tobytes())
+    (tmp_path / "m.onnx").write_bytes(external_data_model("w.bin"))
+    (y,) = tierjit.InferenceSession(str(tmp_path / "m.onnx")).run(None, {})
+    np.testing.assert_array_equal(y, w + w)
+    os.symlink("/etc", tmp_path / "etc_link")
+    (tmp_path / "leak.onnx").write_bytes(external_data_model("etc_link/passwd"))
+    with pytest.raises(tierjit.InvalidModel,
+                       match=r"leak.onnx: initializer 'w': external data path 'etc_link/passwd' "
+                             r"resolves to '/etc/passwd', outside the model's folder"):
+        tierjit.InferenceSession(str(tmp_path / "leak.onnx"))
 
 
 # --- metadata -----------------------------------------------------------------------------------
@@ -324,6 +403,58 @@ def test_memory_limit_is_enforced(demo_model):
     with pytest.raises(tierjit.ResourceExhausted) as info:
         tierjit.InferenceSession(demo_model, sess_options=so)
     assert "demo_mlp.onnx" in str(info.value)
+
+
+def test_every_option_is_range_checked_by_the_cpp_check():
+    # The one range check (tierjit::validate in C++) refuses each bad value when it is set, with
+    # the C++ message; NaN is refused wherever a number is expected.
+    nan, inf = float("nan"), float("inf")
+    bad = [
+        ("theta_spec", 2, "theta_spec must be a number in [0, 1], got 2"),
+        ("theta_spec", nan, "theta_spec must be a number in [0, 1], got nan"),
+        ("demotion_epsilon", 5, "demotion_epsilon must be a number in [0, 1], got 5"),
+        ("demotion_epsilon", -0.1, "demotion_epsilon must be a number in [0, 1], got -0.1"),
+        ("theta0", nan, "theta0 must be a finite number >= 0 (calls), got nan"),
+        ("theta0", inf, "theta0 must be a finite number >= 0 (calls), got inf"),
+        ("gamma", nan, "gamma must be a finite number >= 1, got nan"),
+        ("gamma", 0.5, "gamma must be a finite number >= 1, got 0.5"),
+        ("version_cap", 0, "version_cap must be >= 1, got 0"),
+        ("max_plans", 0, "max_plans must be >= 1, got 0"),
+        ("memory_limit_bytes", 0, "memory_limit_bytes must be >= 1 (bytes), got 0"),
+        ("arena_limit_bytes", -1, "arena_limit_bytes must be >= 0 (bytes; 0 = no limit), got -1"),
+        ("pinned_tier", 4, "pinned_tier must be 1, 2 or 3, got 4"),
+        ("slower_margin", nan, "slower_margin must be a number (negative: never remove), got nan"),
+        ("whole_plan_calls", -1, "whole_plan_calls must be >= 0 (0 disables), got -1"),
+        ("intra_op_num_threads", 5000, "intra_op_threads must be 0 (all cores) to 1024, got 5000"),
+    ]
+    so = tierjit.SessionOptions()
+    for field, value, message in bad:
+        with pytest.raises(tierjit.InvalidArgument) as info:
+            setattr(so, field, value)
+        assert str(info.value) == "SessionOptions." + message, field
+        with pytest.raises(ValueError):  # InvalidArgument is a ValueError too
+            tierjit.SessionOptions(**{field: value})
+    assert so.theta_spec == 0.1 and so.gamma == 10  # unchanged by the refusals
+    edge = tierjit.SessionOptions(theta_spec=1, demotion_epsilon=0, theta0=0, gamma=1,
+                                  slower_margin=-inf, arena_limit_bytes=0)
+    assert edge.theta_spec == 1.0
+
+
+def test_feeds_and_live_intermediates_are_bounded(demo_model):
+    # memory_limit_bytes applies to every feed; arena_limit_bytes to the intermediates of a run.
+    sess = tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(
+        memory_limit_bytes=1 << 20, mode="interpret-only"))
+    with pytest.raises(tierjit.ResourceExhausted, match=r"input 'x': float32\[8192, 64\] is 2097152 "
+                                                        r"bytes, over the memory limit of 1048576 bytes"):
+        sess.run(None, {"x": np.zeros((8192, 64), np.float32)})
+    (y,) = sess.run(None, {"x": np.ones((2, 64), np.float32)})
+    assert y.shape == (2, 10)
+    sess = tierjit.InferenceSession(demo_model, sess_options=tierjit.SessionOptions(arena_limit_bytes=64 << 10))
+    with pytest.raises(tierjit.ResourceExhausted, match=r"signature \(float32\[4096,64\]\).* over the arena "
+                                                        r"limit of 65536 bytes"):
+        sess.run(None, {"x": np.ones((4096, 64), np.float32)})
+    (y,) = sess.run(None, {"x": np.ones((2, 64), np.float32)})
+    assert y.shape == (2, 10)
 
 
 def test_a_feed_too_large_to_copy_is_a_clear_error(demo_model):

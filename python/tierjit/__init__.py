@@ -23,7 +23,6 @@ if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
 
 
 import os
-import tempfile
 
 import numpy as np
 
@@ -102,10 +101,10 @@ _ORT_IGNORED_OPTIONS = {
 }
 
 
+# ONNX Runtime's session config entry naming the external data folder of a model given as bytes.
+_ORT_EXTERNAL_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
 # Defaults of the core fields: their types decide what each field accepts.
 _CORE_DEFAULTS = _tierjit.CoreSessionOptions()
-# Number fields whose negative values mean something: slower_margin < 0 never removes new code.
-_NEGATIVE_ALLOWED = {"slower_margin"}
 
 
 class SessionOptions(_tierjit.CoreSessionOptions):
@@ -113,7 +112,15 @@ class SessionOptions(_tierjit.CoreSessionOptions):
 
     tierjit's own fields (tierjit::SessionOptions, every field of include/tierjit/session.h):
       intra_op_threads     threads one kernel may use; 0 = all cores (default 1)
-      memory_limit_bytes   largest single tensor accepted, in bytes (default 16 GiB)
+      memory_limit_bytes   largest single tensor accepted (model, computed or fed), in bytes
+                           (default 16 GiB)
+      arena_limit_bytes    largest total of the intermediates alive at once in a run, in bytes;
+                           0 = no limit (default 0)
+      external_data_folder for a model given as bytes: the folder its external data files are
+                           relative to and must lie in, symbolic links resolved; '' (default):
+                           such a model's external data is refused (InvalidModel). Ignored for a
+                           model given as a path (its own folder). ONNX Runtime's config entry
+                           session.model_external_initializers_file_folder_path sets it too.
       mode                 'adaptive' (default), 'interpret-only' (tier 0) or 'pinned-tier'
       pinned_tier          with mode 'pinned-tier': 1, 2 or 3 (default 2)
       synchronous_compilation  adaptive mode: a call that triggers a compile waits (default False)
@@ -144,6 +151,9 @@ class SessionOptions(_tierjit.CoreSessionOptions):
                            ONNX Runtime's is 0 = all cores; set it explicitly when comparing)
       inter_op_num_threads, graph_optimization_level, execution_mode, log_severity_level, ...
                            accepted and unused.
+    Every value is range-checked when set by the same check the C++ Session runs
+    (tierjit::validate): tierjit.InvalidArgument (a ValueError) with one line naming the field,
+    its range and the value.
     Setting any other attribute raises AttributeError (a typo must not pass silently).
     Keyword arguments set fields: SessionOptions(intra_op_threads=2).
     """
@@ -207,18 +217,23 @@ class SessionOptions(_tierjit.CoreSessionOptions):
             elif isinstance(default, float):
                 if not isinstance(value, (int, float)) or isinstance(value, bool):
                     raise TypeError(f"SessionOptions.{name} must be a number, got {type(value).__name__}")
-                if value < 0 and name not in _NEGATIVE_ALLOWED:
-                    raise ValueError(f"SessionOptions.{name} must be >= 0, got {value}")
-                value = float(value)
+                try:
+                    value = float(value)
+                except OverflowError:
+                    raise ValueError(f"SessionOptions.{name} = {value} is too large") from None
             else:
                 if not isinstance(value, int) or isinstance(value, bool):
                     raise TypeError(f"SessionOptions.{name} must be an int, got {type(value).__name__}")
-                if value < 0:
-                    raise ValueError(f"SessionOptions.{name} must be >= 0, got {value}")
+            field = "intra_op_threads" if name == "intra_op_num_threads" else name
+            probe = _tierjit.CoreSessionOptions()  # the other fields at their (valid) defaults
             try:
-                object.__setattr__(self, name, value)
+                object.__setattr__(probe, field, value)
             except TypeError:  # pybind11's conversion: the value does not fit the C++ field
                 raise ValueError(f"SessionOptions.{name} = {value} is too large") from None
+            error = _tierjit.options_error(probe)  # the C++ range check (tierjit::validate)
+            if error:
+                raise InvalidArgument(f"SessionOptions.{error}")
+            object.__setattr__(self, name, value)
         else:
             raise AttributeError(
                 f"tierjit.SessionOptions has no attribute '{name}' (tierjit fields: "
@@ -230,8 +245,11 @@ class SessionOptions(_tierjit.CoreSessionOptions):
         return list(_tierjit.CoreSessionOptions._fields)
 
     def add_session_config_entry(self, key, value):
-        """ONNX Runtime's config entries: stored, unused."""
+        """ONNX Runtime's config entries: stored; session.model_external_initializers_file_folder_path
+        sets external_data_folder (the folder of a model given as bytes), the others are unused."""
         self._config[str(key)] = str(value)
+        if key == _ORT_EXTERNAL_FOLDER_KEY:
+            self.external_data_folder = str(value)
 
     def get_session_config_entry(self, key):
         if key not in self._config:
@@ -299,8 +317,10 @@ class InferenceSession:
     """ONNX Runtime's InferenceSession on tierjit.
 
     InferenceSession(path_or_bytes, sess_options=None, providers=None, provider_options=None)
-      path_or_bytes: a model path (str or os.PathLike) or the serialized model (bytes: written
-        to a temporary file and loaded from there, so external data files are not found).
+      path_or_bytes: a model path (str or os.PathLike) or the serialized model (bytes,
+        bytearray, memoryview; it has no folder: its external data files are read only from
+        sess_options.external_data_folder, or ONNX Runtime's config entry
+        session.model_external_initializers_file_folder_path, and refused without one).
       sess_options: tierjit.SessionOptions (None = defaults).
       providers: None or a list holding only 'CPUExecutionProvider' (or ('CPUExecutionProvider',
         {...})); any other provider raises ValueError.
@@ -322,11 +342,10 @@ class InferenceSession:
                 f"sess_options must be a tierjit.SessionOptions, got {type(sess_options).__name__}")
         self._sess_options = sess_options
         self._providers = [_CPU]
-        self._temp_path = None  # the deleted temporary file a model given as bytes was read from
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             self._model_path = None
             self._model_bytes = bytes(path_or_bytes)
-            self._session = self._load_bytes(self._model_bytes, sess_options)
+            self._session = _tierjit.CoreSession.from_bytes(self._model_bytes, sess_options)
         elif isinstance(path_or_bytes, (str, os.PathLike)):
             self._model_path = os.fspath(path_or_bytes)
             self._model_bytes = None
@@ -339,26 +358,6 @@ class InferenceSession:
         self._outputs = [NodeArg(*t) for t in self._session.outputs()]
         self._output_names = [o.name for o in self._outputs]
         self._input_types = {i.name: i.type for i in self._inputs}
-
-    def _load_bytes(self, data, sess_options):
-        fd, path = tempfile.mkstemp(suffix=".onnx", prefix="tierjit-model-")
-        self._temp_path = path
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            try:
-                return _tierjit.CoreSession(path, sess_options)
-            except TierjitError as e:
-                raise self._naming_the_model(e) from None
-        finally:
-            os.unlink(path)
-
-    def _naming_the_model(self, e):
-        """e itself, or for a model given as bytes the same error naming "<model bytes>" instead
-        of the temporary file the model was loaded from (deleted once loaded)."""
-        if self._temp_path is None or self._temp_path not in str(e):
-            return e
-        return type(e)(str(e).replace(self._temp_path, self._describe()))
 
     # --- metadata -------------------------------------------------------------------------------
     def get_inputs(self):
@@ -440,10 +439,7 @@ class InferenceSession:
                 raise InvalidArgument(
                     f"{self._describe()}: input '{name}' is None, expected an array")
             feeds[name] = _as_feed_array(value, self._input_types.get(name))
-        try:  # (no per-call cost unless it raises)
-            results = dict(self._session.run(feeds))
-        except TierjitError as e:
-            raise self._naming_the_model(e) from None
+        results = dict(self._session.run(feeds))
         if not output_names:  # None or [] select every output, as in ONNX Runtime
             return [results[n] for n in self._output_names]
         return [results[n] for n in output_names]

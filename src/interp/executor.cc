@@ -204,13 +204,34 @@ Expected<std::vector<Tensor>> run_prepared(const GraphPrep& p, Frame& frame, con
     std::vector<Tensor>& outs;
     ~Clear() { outs.clear(); }
   } clear{outs};
+  // Live intermediates (ExecOptions::arena_limit_bytes): bytes of the node outputs not freed yet.
+  const int64_t limit = options.arena_limit_bytes;
+  std::vector<int64_t> counted(limit > 0 ? graph.num_value_ids() : 0, 0);
+  int64_t live = 0;
   auto release = [&](const ir::Node& n, size_t ni) {
     for (ir::Value* v : n.inputs())
-      if (v && p.last_use[v->id()] == static_cast<int>(ni) && !v->is_constant())
+      if (v && p.last_use[v->id()] == static_cast<int>(ni) && !v->is_constant()) {
         frame.values[v->id()] = Tensor();
+        if (limit > 0) {
+          live -= counted[v->id()];
+          counted[v->id()] = 0;
+        }
+      }
   };
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
     TJ_RETURN_IF_ERROR(run_node(*nodes[ni], frame, options, runner, in_ptrs, outs));
+    if (limit > 0) {
+      for (const ir::Value* v : nodes[ni]->outputs())
+        if (v) {
+          counted[v->id()] = static_cast<int64_t>(frame.values[v->id()].nbytes());
+          live += counted[v->id()];
+        }
+      if (live > limit)
+        return resource_exhausted(
+            "{}: live intermediates need at least {} bytes after this node, over the arena limit "
+            "of {} bytes (arena_limit_bytes)",
+            nodes[ni]->describe(), live, limit);
+    }
     release(*nodes[ni], ni);
   }
 

@@ -20,6 +20,10 @@ namespace tierjit::interp {
 struct ExecOptions {
   int intra_op_threads = 1;                        ///< OpenMP threads for one kernel
   int64_t memory_limit_bytes = int64_t{16} << 30;  ///< largest single tensor (bytes)
+  /// Largest total of the values run_graph / GraphRunner hold computed and not yet freed, per
+  /// graph (bytes; 0 = no limit): kResourceExhausted after the node that passes it. Views (e.g.
+  /// Reshape's output) count as their own bytes, so the total is an upper bound.
+  int64_t arena_limit_bytes = 0;
   /// Set by interp::under_current_load once it has lowered intra_op_threads for the machine's
   /// current load: run_nodes and run_graph then take the options as they are (a Plan decides
   /// once per call instead of once per region; each decision reads the clock).

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "support/check.h"
+#include "support/escape.h"
 
 namespace tierjit::ir {
 
@@ -15,7 +16,7 @@ std::string sym_shape_to_string(const SymShape& shape) {
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
     const Dim& d = shape[i];
-    s += d.is_constant() ? std::to_string(d.value) : (d.is_symbol() ? d.symbol : "?");
+    s += d.is_constant() ? std::to_string(d.value) : (d.is_symbol() ? support::escape_name(d.symbol) : "?");
   }
   return s + "]";
 }
@@ -80,10 +81,11 @@ const Graph* Node::attr_graph(const std::string& name) const {
 }
 
 std::string Node::describe() const {
-  if (!name_.empty()) return fmt::format("node '{}' ({})", name_, op_name(op_));
+  if (!name_.empty()) return fmt::format("node '{}' ({})", support::escape_name(name_), op_name(op_));
   // Unnamed (common in exported models): by its first named output, as the importer names it.
   for (const Value* v : outputs_)
-    if (v && !v->name().empty()) return fmt::format("node with output '{}' ({})", v->name(), op_name(op_));
+    if (v && !v->name().empty())
+      return fmt::format("node with output '{}' ({})", support::escape_name(v->name()), op_name(op_));
   return fmt::format("node #{} ({})", id_, op_name(op_));
 }
 

@@ -10,7 +10,8 @@
 //  * NaN: comparisons with NaN are false; Max/Min propagate NaN; ReduceMax/Min propagate NaN;
 //    ArgMax/ArgMin treat NaN as the largest value (as ONNX Runtime does).
 //  * Integers wrap on overflow (two's complement); integer division truncates toward zero;
-//    division by zero in integers is an error-free 0 result (undefined in ONNX; tierjit's choice).
+//    integer Div and Mod by zero raise an error at every tier, as ONNX Runtime does (undefined in
+//    ONNX): compiled code holds no integer Div/Mod, which run on tier 0 (docs/lowering.md).
 //  * float16/bfloat16 arithmetic computes in float32 and rounds to nearest even on store.
 #pragma once
 

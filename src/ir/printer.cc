@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "ir/graph.h"
+#include "support/escape.h"
 
 namespace tierjit::ir {
 
@@ -20,7 +21,7 @@ namespace {
 std::string value_ref(const Value* v) {
   if (!v) return "_";
   if (v->name().empty()) return fmt::format("%{}", v->id());
-  return "%" + v->name();
+  return "%" + support::escape_name(v->name());
 }
 
 std::string type_str(const ValueType& t) {
@@ -30,7 +31,7 @@ std::string type_str(const ValueType& t) {
   for (size_t i = 0; i < t.shape->size(); ++i) {
     if (i) s += ",";
     const Dim& d = (*t.shape)[i];
-    s += d.is_constant() ? std::to_string(d.value) : (d.is_symbol() ? d.symbol : "?");
+    s += d.is_constant() ? std::to_string(d.value) : (d.is_symbol() ? support::escape_name(d.symbol) : "?");
   }
   return s + "]";
 }
@@ -68,7 +69,7 @@ std::string attr_str(const Attribute& a) {
     case K::kInt: return fmt::format("{}", a.i);
     case K::kString: return fmt::format("\"{}\"", a.s);
     case K::kTensor: return tensor_str(a.t);
-    case K::kGraph: return fmt::format("graph '{}'", a.g ? a.g->name() : "");
+    case K::kGraph: return fmt::format("graph '{}'", a.g ? support::escape_name(a.g->name()) : "");
     case K::kFloats: return list_str(a.floats, [](float f) { return fmt::format("{}", f); });
     case K::kInts: return list_str(a.ints, [](int64_t i) { return fmt::format("{}", i); });
     case K::kStrings:
@@ -76,7 +77,7 @@ std::string attr_str(const Attribute& a) {
     case K::kTensors: return list_str(a.tensors, [](const Tensor& t) { return tensor_str(t); });
     case K::kGraphs:
       return list_str(a.graphs, [](const std::shared_ptr<Graph>& g) {
-        return fmt::format("graph '{}'", g ? g->name() : "");
+        return fmt::format("graph '{}'", g ? support::escape_name(g->name()) : "");
       });
   }
   return "?";
@@ -93,7 +94,7 @@ void print_node(const Node& n, int indent, std::string& out) {
     line += v ? value_ref(v) + ":" + type_str(v->type()) : "_";
   }
   if (!n.outputs().empty()) line += " = ";
-  if (!n.domain().empty()) line += n.domain() + "::";
+  if (!n.domain().empty()) line += support::escape_name(n.domain()) + "::";
   line += std::string(op_name(n.op())) + "(";
   for (size_t i = 0; i < n.inputs().size(); ++i) line += (i ? ", " : "") + value_ref(n.inputs()[i]);
   line += ")";
@@ -124,7 +125,7 @@ void print_node(const Node& n, int indent, std::string& out) {
 // Prints "graph 'name' {" (the caller wrote the indentation of this first line) ... "}".
 void print_into(const Graph& g, int indent, std::string& out) {
   std::string pad(static_cast<size_t>(indent) + 2, ' ');
-  out += fmt::format("graph '{}' {{\n", g.name());
+  out += fmt::format("graph '{}' {{\n", support::escape_name(g.name()));
   for (const Value* v : g.inputs())
     out += fmt::format("{}{} {}: {}\n", pad, v->is_constant() ? "const input" : "input", value_ref(v),
                        type_str(v->type()));

@@ -166,7 +166,7 @@ class GraphImporter {
       const std::string what = fmt::format("initializer '{}'", tp.name());
       if (tp.name().empty()) return invalid_model("an initializer has no name");
       if (scope_.defines(tp.name())) return invalid_model("{}: defined twice", what);
-      TJ_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, ctx_.base_dir,
+      TJ_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, ctx_.roots,
                                                       ctx_.options.memory_limit_bytes, what));
       ir::Value* v = graph_.add_value(tp.name(), type_of_tensor(t));
       v->set_constant(std::move(t));
@@ -372,13 +372,13 @@ class GraphImporter {
         break;
       case AP::TENSOR: {
         r.kind = K::kTensor;
-        TJ_ASSIGN_OR_RETURN(r.t, tensor_from_proto(a.t(), ctx_.base_dir, limit, what));
+        TJ_ASSIGN_OR_RETURN(r.t, tensor_from_proto(a.t(), ctx_.roots, limit, what));
         break;
       }
       case AP::TENSORS:
         r.kind = K::kTensors;
         for (const auto& tp : a.tensors()) {
-          TJ_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, ctx_.base_dir, limit, what));
+          TJ_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, ctx_.roots, limit, what));
           r.tensors.push_back(std::move(t));
         }
         break;

@@ -28,9 +28,18 @@ using OpsetMap = std::map<std::string, int64_t>;
 /// "ai.onnx" -> "", anything else unchanged.
 std::string normalize_domain(const std::string& domain);
 
+/// Where a model's external data files may be (docs/runtime.md "External data"): a location is
+/// relative to `base_dir` and, after resolving symbolic links, must lie inside `base_dir` or inside
+/// the folder of `model_file`'s real path (ONNX Runtime's rule: a Hugging Face cache's
+/// snapshot/model.onnx and snapshot/model.onnx.data are links into ../blobs).
+struct ExternalDataRoots {
+  std::string base_dir;    ///< empty: no folder (a model given as bytes): external data refused
+  std::string model_file;  ///< the model's path; empty for a model given as bytes
+};
+
 /// State of one load: where the model lives, limits, opsets and model-local functions.
 struct ImportContext {
-  std::string base_dir;  ///< folder external data paths are relative to
+  ExternalDataRoots roots;  ///< where external data files may be
   LoadOptions options;
   OpsetMap opsets;       ///< the model's opset imports
   /// Model-local functions by (normalized domain, name), with the opsets their bodies use
@@ -45,9 +54,20 @@ struct ImportContext {
 
 // ---- tensor_proto.cc ----------------------------------------------------------------------
 
-/// Reads the whole regular file `path` into `bytes` in one read. Errors (prefixed by the path):
-/// kNotFound (missing), kInvalidModel (not a regular file), kIoError (open or read failure).
-Status read_file(const std::string& path, std::string* bytes);
+/// Largest serialized ModelProto / TensorProto protobuf parses (2 GiB - 1 bytes).
+inline constexpr int64_t kMaxProtobufBytes = 0x7fffffff;
+
+/// Reads the whole regular file `path` into `bytes` in one read, after checking its size (stat)
+/// against `max_bytes`. Errors (prefixed by the path): kNotFound (missing), kInvalidModel (not a
+/// regular file), kUnsupported (over max_bytes: nothing read; the message names the size, the
+/// limit and `over_limit_hint`), kIoError (open or read failure).
+Status read_file(const std::string& path, std::string* bytes, int64_t max_bytes,
+                 const char* over_limit_hint);
+
+/// The dims and data_type a serialized TensorProto file declares, read without its data, against
+/// `limit_bytes` (check_tensor_size's kResourceExhausted, naming the file). OK when the file
+/// cannot be read or parsed: the full read reports that.
+Status check_tensor_pb_size(const std::string& path, int64_t limit_bytes);
 
 /// Checks that a tensor of `dtype` and `shape` fits `limit_bytes`: kInvalidModel for negative
 /// dims, kResourceExhausted "WHAT: shape [..] (float32) needs N bytes, over the memory limit of L
@@ -57,13 +77,43 @@ Status check_tensor_size(DType dtype, const Shape& shape, int64_t limit_bytes,
 
 /// Decodes a TensorProto in any encoding: raw_data (little endian), the typed repeated fields
 /// (float_data, double_data, int32_data for int8/int16/uint8/uint16/bool/float16/bfloat16 bit
-/// patterns, int64_data, uint64_data for uint32/uint64, string_data) or external data
-/// (relative to `base_dir`, never absolute or leaving it). `what` names the tensor in messages
-/// ("initializer 'w'"). Errors: kInvalidModel (bad encoding, sizes, paths, short external
-/// read), kNotFound (missing external file), kUnsupported (complex/unknown dtypes, segments),
-/// kResourceExhausted (over limit).
-Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir,
+/// patterns, int64_data, uint64_data for uint32/uint64, string_data) or external data (a file
+/// under `roots`, see ExternalDataRoots; checked against the declared size before any byte is
+/// read or the tensor allocated). `what` names the tensor in messages ("initializer 'w'").
+/// Errors: kInvalidModel (bad encoding, sizes, paths, external data outside the roots or with no
+/// folder, short external file), kNotFound (missing external file), kUnsupported
+/// (complex/unknown dtypes, segments), kResourceExhausted (over limit).
+Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataRoots& roots,
                                    int64_t limit_bytes, const std::string& what);
+
+// ---- external_data.cc ---------------------------------------------------------------------
+
+/// An external data file opened for one tensor, its range checked (closes on destruction).
+class ExternalData {
+ public:
+  ExternalData() = default;
+  ExternalData(int fd, std::string path, int64_t offset, int64_t nbytes)
+      : fd_(fd), path_(std::move(path)), offset_(offset), nbytes_(nbytes) {}
+  ExternalData(ExternalData&& o) noexcept { *this = std::move(o); }
+  ExternalData& operator=(ExternalData&& o) noexcept;
+  ~ExternalData();
+  /// Reads the checked range into `dst` (nbytes bytes). kInvalidModel on a short read.
+  Status read_into(void* dst, const std::string& what) const;
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+  int64_t offset_ = 0, nbytes_ = 0;
+};
+
+/// Resolves and opens the external data of `proto` (data_location EXTERNAL) for a tensor of
+/// `nbytes` bytes: the location is relative, stays below its folder lexically and, after
+/// resolving symbolic links, lies inside one of `roots`' folders; the file is regular and holds
+/// `nbytes` bytes at `offset` (and `length`, when given, equals nbytes). Nothing is read.
+/// Errors as tensor_from_proto's, naming `what`, the location and the resolved path.
+Expected<ExternalData> open_external_data(const onnx::TensorProto& proto,
+                                          const ExternalDataRoots& roots, int64_t nbytes,
+                                          const std::string& what);
 
 /// Encodes `t` (raw_data for numbers, string_data for strings) with `name`.
 void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* proto);

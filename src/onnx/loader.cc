@@ -30,10 +30,10 @@ Status check_opsets(const OpsetMap& opsets, const std::string& where) {
   return Status();
 }
 
-Expected<ir::Model> load_parsed(const onnx::ModelProto& mp, const std::string& base_dir,
+Expected<ir::Model> load_parsed(const onnx::ModelProto& mp, const ExternalDataRoots& roots,
                                 const LoadOptions& options) {
   ImportContext ctx;
-  ctx.base_dir = base_dir;
+  ctx.roots = roots;
   ctx.options = options;
   for (const auto& op : mp.opset_import()) {
     auto [it, fresh] = ctx.opsets.emplace(normalize_domain(op.domain()), op.version());
@@ -64,12 +64,9 @@ Expected<ir::Model> load_parsed(const onnx::ModelProto& mp, const std::string& b
   return model;
 }
 
-}  // namespace
-
-Expected<ir::Model> load_model_from_bytes(const std::string& bytes, const std::string& path,
-                                          const std::string& base_dir,
-                                          const LoadOptions& options) {
-  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+Expected<ir::Model> load_serialized(const std::string& bytes, const std::string& path,
+                                    const ExternalDataRoots& roots, const LoadOptions& options) {
+  if (bytes.size() > static_cast<size_t>(kMaxProtobufBytes))
     return unsupported("{}: models over 2 GiB must keep their weights in external data files",
                        path);
   onnx::ModelProto mp;
@@ -81,17 +78,27 @@ Expected<ir::Model> load_model_from_bytes(const std::string& bytes, const std::s
                          "file)", path);
   if (!mp.has_graph() || mp.ir_version() < 1 || mp.ir_version() > kMaxPlausibleIrVersion)
     return invalid_model("{}: not an ONNX model (no graph or no valid IR version)", path);
-  Expected<ir::Model> model = load_parsed(mp, base_dir, options);
+  Expected<ir::Model> model = load_parsed(mp, roots, options);
   if (!model.ok()) return model.status().with_prefix(path);
   model->path = path;
   return model;
 }
 
+}  // namespace
+
+Expected<ir::Model> load_model_from_bytes(const std::string& bytes, const std::string& path,
+                                          const std::string& external_data_folder,
+                                          const LoadOptions& options) {
+  return load_serialized(bytes, path, ExternalDataRoots{external_data_folder, ""}, options);
+}
+
 Expected<ir::Model> load_model(const std::string& path, const LoadOptions& options) {
   std::string bytes;
-  TJ_RETURN_IF_ERROR(read_file(path, &bytes));
-  std::string dir = fs::path(path).parent_path().string();
-  return load_model_from_bytes(bytes, path, dir.empty() ? "." : dir, options);
+  // Refused from its size before it is read: protobuf cannot parse more.
+  TJ_RETURN_IF_ERROR(read_file(path, &bytes, kMaxProtobufBytes,
+                               "models over 2 GiB must keep their weights in external data files"));
+  const std::string dir = fs::path(path).parent_path().string();
+  return load_serialized(bytes, path, ExternalDataRoots{dir.empty() ? "." : dir, path}, options);
 }
 
 }  // namespace tierjit::onnx_import

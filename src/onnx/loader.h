@@ -25,18 +25,23 @@ struct LoadOptions {
 ///  - kInvalidModel: not an ONNX model (parse failure, truncated, no graph), inconsistent
 ///    declarations (a value declared with two dtypes/shapes, an output nothing produces, an input
 ///    name nothing defines, a name defined twice, a cycle), bad tensor encodings, external data
-///    paths that are absolute or leave the model's folder, short external data;
+///    paths that are absolute, leave the model's folder lexically, or resolve (symbolic links
+///    followed) outside both the model's folder and the folder of the model file's real path
+///    (ONNX Runtime's rule, docs/runtime.md "External data"), external data files shorter than
+///    the declared tensor (checked from the file's size before anything is read);
 ///  - kUnsupported: unknown op or domain, default-domain opset > 17, sequence/map/optional/sparse
-///    types, complex dtypes, sparse tensors, legacy broadcast whose ranks are undeclared;
+///    types, complex dtypes, sparse tensors, legacy broadcast whose ranks are undeclared, a model
+///    file over 2 GiB - 1 bytes (protobuf's limit; refused from its size, before it is read);
 ///  - kResourceExhausted: an initializer or fully declared tensor over memory_limit_bytes.
 /// On success: initializers are constant Values (also when listed as inputs), Constant nodes
 /// stay nodes with a decoded tensor attribute, omitted optional inputs/outputs are nullptr.
 Expected<ir::Model> load_model(const std::string& path, const LoadOptions& options = {});
 
-/// Same, from bytes in memory (`path` only names the source in messages; external data is
-/// resolved relative to `base_dir`).
+/// Same, from bytes in memory (`path` only names the source in messages). External data is
+/// resolved relative to `external_data_folder` and must lie inside it after resolving symbolic
+/// links; empty: the model has no folder and external data is refused (kInvalidModel).
 Expected<ir::Model> load_model_from_bytes(const std::string& bytes, const std::string& path,
-                                          const std::string& base_dir,
+                                          const std::string& external_data_folder,
                                           const LoadOptions& options = {});
 
 /// Reads a serialized onnx.TensorProto file (the backend tests' input_K.pb / output_K.pb).

@@ -2,7 +2,6 @@
 // backend tests' .pb files (raw_data, typed repeated fields, external data files), with size and
 // path checks so a malformed or hostile file gives an error, never an over-read or a huge
 // allocation. Also read_tensor_pb / write_tensor_pb of the public loader API.
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,20 +11,28 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include "onnx/import_internal.h"
+#include "support/file_io.h"
 
 namespace tierjit::onnx_import {
 
 namespace fs = std::filesystem;
 
-Status read_file(const std::string& path, std::string* bytes) {
+Status read_file(const std::string& path, std::string* bytes, int64_t max_bytes,
+                 const char* over_limit_hint) {
   std::error_code ec;
   fs::file_status st = fs::status(path, ec);
   if (!fs::exists(st)) return not_found("{}: no such file", path);
   if (!fs::is_regular_file(st)) return invalid_model("{}: not a regular file", path);
+  const auto stat_size = fs::file_size(path, ec);
+  if (ec) return io_error("{}: cannot read the file size", path);
+  if (stat_size > static_cast<uintmax_t>(max_bytes))
+    return unsupported("{}: the file has {} bytes, over the {} bytes protobuf can parse ({})", path,
+                       stat_size, max_bytes, over_limit_hint);
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return io_error("{}: cannot open for reading", path);
   const std::streamoff size = in.tellg();
   if (size < 0) return io_error("{}: cannot read the file size", path);
+  if (size > max_bytes) return unsupported("{}: the file grew past {} bytes while read", path, max_bytes);
   bytes->resize(static_cast<size_t>(size));
   in.seekg(0);
   if (size > 0 && !in.read(bytes->data(), size)) return io_error("{}: read failed", path);
@@ -37,10 +44,11 @@ Status check_tensor_size(DType dtype, const Shape& shape, int64_t limit_bytes,
   int64_t es = static_cast<int64_t>(dtype_size(dtype));
   if (es == 0) es = 1;
   int64_t limit_elems = limit_bytes / es;
+  for (int64_t d : shape)
+    if (d < 0) return invalid_model("{}: negative dim {} in shape", what, d);
   int64_t n = 1;
   bool over = false;
   for (int64_t d : shape) {
-    if (d < 0) return invalid_model("{}: negative dim {} in shape", what, d);
     if (d == 0) return Status();
     if (n > limit_elems / d) over = true;
     else n *= d;
@@ -163,74 +171,23 @@ void copy_raw(const char* src, Tensor& t) {
   }
 }
 
-Expected<int64_t> parse_int(const std::string& s, const std::string& key, const std::string& what) {
-  int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || v < 0)
-    return invalid_model("{}: external data '{}' is not a valid byte count: '{}'", what, key, s);
-  return v;
-}
-
-Status decode_external(const onnx::TensorProto& p, const std::string& base_dir, Tensor& t,
-                       const std::string& what) {
-  std::string location;
-  int64_t offset = 0, length = -1;
-  for (const auto& kv : p.external_data()) {
-    if (kv.key() == "location") {
-      location = kv.value();
-    } else if (kv.key() == "offset") {
-      TJ_ASSIGN_OR_RETURN(offset, parse_int(kv.value(), "offset", what));
-    } else if (kv.key() == "length") {
-      TJ_ASSIGN_OR_RETURN(length, parse_int(kv.value(), "length", what));
-    }
-  }
-  if (location.empty()) return invalid_model("{}: external data without a location", what);
-  fs::path rel(location);
-  if (rel.is_absolute() || location.find('\\') != std::string::npos)
-    return invalid_model("{}: external data path '{}' must be relative to the model's folder", what,
-                         location);
-  fs::path norm = rel.lexically_normal();
-  if (norm.empty() || *norm.begin() == ".." || norm == ".")
-    return invalid_model("{}: external data path '{}' leaves the model's folder", what, location);
-  if (t.dtype() == DType::kString)
-    return invalid_model("{}: string tensors cannot use external data", what);
-  const int64_t nbytes = static_cast<int64_t>(t.nbytes());
-  if (length >= 0 && length != nbytes)
-    return invalid_model("{}: external data length {} does not match the tensor's {} bytes", what,
-                         length, nbytes);
-  fs::path full = fs::path(base_dir.empty() ? "." : base_dir) / norm;
-  std::error_code ec;
-  if (!fs::is_regular_file(full, ec))
-    return not_found("{}: external data file '{}' not found", what, full.string());
-  const auto size = static_cast<int64_t>(fs::file_size(full, ec));
-  if (ec) return io_error("{}: cannot read external data file '{}'", what, full.string());
-  if (offset > size || nbytes > size - offset)
-    return invalid_model("{}: external data file '{}' is too short: needs {} bytes at offset {}, "
-                         "file has {}", what, full.string(), nbytes, offset, size);
-  std::ifstream in(full, std::ios::binary);
-  in.seekg(offset);
-  if (nbytes > 0) in.read(static_cast<char*>(t.raw_data()), nbytes);
-  if (!in)
-    return invalid_model("{}: short read from external data file '{}'", what, full.string());
-  return Status();
-}
-
 }  // namespace
 
-Expected<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir,
+Expected<Tensor> tensor_from_proto(const onnx::TensorProto& p, const ExternalDataRoots& roots,
                                    int64_t limit_bytes, const std::string& what) {
   if (p.has_segment()) return unsupported("{}: segmented tensors are not supported", what);
   TJ_ASSIGN_OR_RETURN(DType dtype, dtype_from_code(p.data_type(), what));
   Shape shape(p.dims().begin(), p.dims().end());
   TJ_RETURN_IF_ERROR(check_tensor_size(dtype, shape, limit_bytes, what));
+  // The number of values, without a product that overflows beside a 0 dim (check_tensor_size
+  // bounds the product when no dim is 0 and accepts any other dims beside a 0).
+  int64_t numel = 1;
+  for (int64_t d : shape) numel = d == 0 ? 0 : numel;
+  if (numel != 0)
+    for (int64_t d : shape) numel *= d;
   // Stored data shorter than the shape is refused before the tensor is allocated: a 10-byte
-  // TensorProto declaring 2^29 strings must not construct them first. check_tensor_size bounds
-  // the product when no dim is 0 (it accepts any other dims beside a 0: the product is 0 then).
+  // TensorProto declaring 2^29 strings must not construct them first.
   if (p.data_location() != onnx::TensorProto_DataLocation_EXTERNAL) {
-    int64_t numel = 1;
-    for (int64_t d : shape) numel = d == 0 ? 0 : numel;
-    if (numel != 0)
-      for (int64_t d : shape) numel *= d;
     if (p.has_raw_data()) {
       if (dtype == DType::kString) return invalid_model("{}: string tensors cannot use raw_data", what);
       if (p.raw_data().size() != static_cast<size_t>(numel) * dtype_size(dtype))
@@ -243,10 +200,23 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string
         return invalid_model("{}: {} holds {} values, the shape needs {}", what, field, stored, numel);
     }
   }
-  Tensor t = Tensor::empty(dtype, shape);
   if (p.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
-    TJ_RETURN_IF_ERROR(decode_external(p, base_dir, t, what));
-  } else if (p.has_raw_data()) {
+    if (dtype == DType::kString)
+      return invalid_model("{}: string tensors cannot use external data", what);
+    // Path, folder and the file's size are checked before the tensor is allocated.
+    const int64_t nbytes = numel * static_cast<int64_t>(dtype_size(dtype));
+    TJ_ASSIGN_OR_RETURN(ExternalData file, open_external_data(p, roots, nbytes, what));
+    Tensor t = Tensor::empty(dtype, shape);
+    TJ_RETURN_IF_ERROR(file.read_into(t.raw_data(), what));
+    if (dtype == DType::kBool) {
+      auto* b = static_cast<uint8_t*>(t.raw_data());
+      for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
+    }
+    return t;
+  }
+  Tensor t = Tensor::empty(dtype, shape);
+  if (p.has_raw_data()) {
+    if (dtype == DType::kString) return invalid_model("{}: string tensors cannot use raw_data", what);
     if (p.raw_data().size() != t.nbytes())
       return invalid_model("{}: raw_data has {} bytes, shape {} of {} needs {}", what,
                            p.raw_data().size(), shape_to_string(shape), dtype_name(dtype),
@@ -271,10 +241,16 @@ void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto
 }
 
 Expected<Tensor> read_tensor_pb(const std::string& path, const LoadOptions& options) {
+  // Sizes first, from the file system and the declared dims: nothing too big is read.
+  constexpr const char* kTooBigHint = "keep larger tensors in external data files or .npy";
+  std::error_code size_ec;
+  const uintmax_t file_bytes = fs::file_size(path, size_ec);
+  if (!size_ec && file_bytes > static_cast<uintmax_t>(kMaxProtobufBytes))
+    return unsupported("{}: the file has {} bytes, over the {} bytes protobuf can parse ({})", path,
+                       file_bytes, kMaxProtobufBytes, kTooBigHint);
+  TJ_RETURN_IF_ERROR(check_tensor_pb_size(path, options.memory_limit_bytes));
   std::string bytes;
-  TJ_RETURN_IF_ERROR(read_file(path, &bytes));
-  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
-    return unsupported("{}: TensorProto files over 2 GiB are not supported", path);
+  TJ_RETURN_IF_ERROR(read_file(path, &bytes, kMaxProtobufBytes, kTooBigHint));
   onnx::TensorProto p;
   google::protobuf::io::CodedInputStream cis(reinterpret_cast<const uint8_t*>(bytes.data()),
                                              static_cast<int>(bytes.size()));
@@ -283,8 +259,9 @@ Expected<Tensor> read_tensor_pb(const std::string& path, const LoadOptions& opti
     return invalid_model("{}: not a TensorProto (protobuf parse failed; truncated or corrupt)", path);
   if (!p.GetReflection()->GetUnknownFields(p).empty() || !p.has_data_type())
     return invalid_model("{}: not a TensorProto (unexpected fields or no data type)", path);
-  std::string dir = fs::path(path).parent_path().string();
-  Expected<Tensor> t = tensor_from_proto(p, dir, options.memory_limit_bytes,
+  const std::string dir = fs::path(path).parent_path().string();
+  Expected<Tensor> t = tensor_from_proto(p, ExternalDataRoots{dir.empty() ? "." : dir, path},
+                                         options.memory_limit_bytes,
                                          fmt::format("tensor '{}'", p.name()));
   if (!t.ok()) return t.status().with_prefix(path);
   return t;
@@ -296,12 +273,7 @@ Status write_tensor_pb(const std::string& path, const Tensor& t, const std::stri
   tensor_to_proto(t, name, &p);
   std::string bytes;
   if (!p.SerializeToString(&bytes)) return io_error("{}: cannot serialize tensor '{}'", path, name);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return io_error("{}: cannot open for writing", path);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return io_error("{}: write failed", path);
-  return Status();
+  return write_file_no_follow(path, bytes);
 }
 
 }  // namespace tierjit::onnx_import

@@ -25,7 +25,7 @@ struct FusionEntry {
 
 // THE table of ops with a lowering and how they fuse. Ops not listed have FusionClass::kNone and
 // stay on tier 0 as one-node regions, so the rest of a chain around them still compiles. kir/
-// lowering accepts these (some only for some dtypes: float Mod, Pow of an integer base, float64
+// lowering accepts these (some only for some dtypes: Mod, Pow of an integer base, float64
 // Sinh/Cosh/Asinh/Acosh/Atanh keep their region on tier 0). Not listed because kir has no such
 // operation yet: Sin, Cos, Tan, Asin, Acos, Atan (no intrinsic), BitShift (no shift).
 constexpr FusionEntry kFusionTable[] = {
@@ -240,6 +240,11 @@ class Partitioner {
         continue;
       }
       const ir::Value* out = n.output(0);
+      // Integer Div/Mod must raise on a zero divisor, which compiled code cannot: tier 0 alone
+      // (docs/lowering.md "What is not lowered").
+      if ((n.op() == OpKind::Div || n.op() == OpKind::Mod) &&
+          (!out || !dtype_is_float(out->type().dtype)))
+        continue;
       switch (cls) {
         case FusionClass::kElementwiseUnary:
         case FusionClass::kElementwiseBinary:

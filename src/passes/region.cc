@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "support/escape.h"
+
 namespace tierjit::passes {
 
 namespace {
@@ -12,7 +14,7 @@ constexpr RegionKind kAllKinds[] = {RegionKind::kMatMulEpilogue, RegionKind::kRe
                                     RegionKind::kOpaque};
 
 std::string value_str(const ir::Value* v) {
-  std::string name = v->name().empty() ? fmt::format("%{}", v->id()) : "%" + v->name();
+  std::string name = v->name().empty() ? fmt::format("%{}", v->id()) : "%" + support::escape_name(v->name());
   const ir::ValueType& t = v->type();
   std::string type = t.dtype == DType::kUndefined ? "?" : std::string(dtype_name(t.dtype));
   type += t.shape ? ir::sym_shape_to_string(*t.shape) : "[?rank]";
@@ -52,7 +54,7 @@ std::string format_region(const Region& region) {
                               region.nodes.size() == 1 ? "" : "s");
   s += "  ops:     " + join(region.nodes, ", ", [](const ir::Node* n) {
          std::string op(ir::op_name(n->op()));
-         return n->name().empty() ? fmt::format("#{} ({})", n->id(), op) : fmt::format("{} ({})", n->name(), op);
+         return n->name().empty() ? fmt::format("#{} ({})", n->id(), op) : fmt::format("{} ({})", support::escape_name(n->name()), op);
        }) + "\n";
   s += "  inputs:  " + join(region.inputs, "; ", value_str) + "\n";
   s += "  outputs: " + join(region.outputs, "; ", value_str) + "\n";

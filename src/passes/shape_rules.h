@@ -37,6 +37,15 @@ struct SymInt {
 using SymInts = std::vector<SymInt>;
 
 // ---- symbolic arithmetic (shape_sym.cc) -------------------------------------------------------
+/// Bounds on a derived symbolic expression (docs/passes.md "Symbolic dims"): at most this many
+/// atoms in a product ("N*S*S" has 3) and this many characters in any expression the rules build
+/// (products, min(X,c), window extents). A result past either bound is unknown, so that a chain
+/// of ops that doubles an expression each step (x * x, reshaped, k times: 2^k atoms) costs linear
+/// time and memory at load.
+inline constexpr size_t kMaxSymAtoms = 64;
+inline constexpr size_t kMaxSymChars = 1024;
+/// The dim named by the derived expression `expr`, or unknown past kMaxSymChars.
+ir::Dim derived_dim(std::string expr);
 SymInt sym_mul(const SymInt& a, const SymInt& b);
 /// a / b when it divides exactly (constants, or cancelling symbol factors); else unknown.
 SymInt sym_div_exact(const SymInt& a, const SymInt& b);

@@ -28,6 +28,19 @@ const ir::ValueType& type_of(const ir::Value* v) {
   return v ? v->type() : kNone;
 }
 
+std::string name_of(const ir::Value* v) { return v ? v->name() : std::string(); }
+
+// A state carried from one iteration to the next keeps its dtype (ONNX Loop and Scan specs):
+// body output `body_out` must have the dtype of the node's input `input` that starts it.
+Status check_carried_dtype(const RuleContext& c, size_t input, size_t output, const ir::Value* body_out) {
+  const DType init = c.dtype(input), next = type_of(body_out).dtype;
+  if (init == DType::kUndefined || next == DType::kUndefined || init == next) return Status();
+  return c.fail("output {} '{}': the body turns loop-carried input '{}' ({}) into '{}' ({}); a loop-carried "
+                "value keeps its dtype",
+                output, c.has_output(output) ? name_of(c.node().output(output)) : std::string(),
+                name_of(c.node().input(input)), dtype_name(init), name_of(body_out), dtype_name(next));
+}
+
 Status if_rule(RuleContext& c) {
   ir::Graph* then_g = c.body("then_branch");
   ir::Graph* else_g = c.body("else_branch");
@@ -69,9 +82,10 @@ Status loop_rule(RuleContext& c) {
   auto& bout = body->outputs();
   if (bout.size() < n_carried + 1) return c.fail("body has {} outputs, expected >= {}", bout.size(), n_carried + 1);
   for (size_t i = 0; i < n_carried; ++i) {
+    TJ_RETURN_IF_ERROR(check_carried_dtype(c, i + 2, i, bout[i + 1]));
     ir::ValueType init{c.dtype(i + 2), c.shape(i + 2)};
     ir::ValueType j = join(init, type_of(bout[i + 1]));  // zero iterations return the initial value
-    if (j.dtype == DType::kUndefined) j.dtype = init.dtype;
+    if (j.dtype == DType::kUndefined) j.dtype = init.dtype != DType::kUndefined ? init.dtype : type_of(bout[i + 1]).dtype;
     c.set_output(i, j.dtype, j.shape);
   }
   Dim trips = Dim::unknown();  // the body's cond output may end the loop before M iterations
@@ -129,6 +143,8 @@ Status scan_rule(RuleContext& c) {
   auto& bout = body->outputs();
   size_t k = bout.size() >= static_cast<size_t>(n_states) ? bout.size() - static_cast<size_t>(n_states) : 0;
   std::vector<int64_t> out_axes = c.node().attr_ints("scan_output_axes", std::vector<int64_t>(k, 0));
+  for (int64_t i = 0; i < n_states && static_cast<size_t>(i) < bout.size(); ++i)
+    TJ_RETURN_IF_ERROR(check_carried_dtype(c, static_cast<size_t>(i), static_cast<size_t>(i), bout[static_cast<size_t>(i)]));
   for (size_t i = 0; i < c.num_outputs() && i < bout.size(); ++i) {
     const ir::ValueType& t = type_of(bout[i]);
     if (static_cast<int64_t>(i) < n_states) {

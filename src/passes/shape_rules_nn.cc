@@ -15,6 +15,8 @@ using ir::SymShape;
 
 int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+/// A size computed in 128 bits fits in [-2^62, 2^62] (room for the int64 sums that follow).
+bool fits_size(__int128 v) { return v <= (__int128{1} << 62) && v >= -(__int128{1} << 62); }
 
 // MatMul shape of a [.., M, K] x b [.., K, N] with numpy 1-D promotion.
 Status matmul_shape(RuleContext& c, size_t ia, size_t ib, DType out_dtype) {
@@ -128,8 +130,8 @@ Dim window_expr(const std::string& x, int64_t c, int64_t s, bool ceil_mode) {
   std::string base = x;
   int64_t k = 0;
   if (split_offset(x, &base, &k)) c += k;
-  if (s == 1) return Dim::named(offset_expr(base, c + 1));  // floor((X + c) / 1) + 1
-  return Dim::named(offset_expr(wrap(offset_expr(base, c)) + "//" + std::to_string(s), 1));
+  if (s == 1) return derived_dim(offset_expr(base, c + 1));  // floor((X + c) / 1) + 1
+  return derived_dim(offset_expr(wrap(offset_expr(base, c)) + "//" + std::to_string(s), 1));
 }
 
 // Spatial output dims of a conv or pool over x = [N, C, spatial...].
@@ -158,8 +160,14 @@ Status window_dims(RuleContext& c, const SymShape& x, const std::vector<int64_t>
       if (in.is_constant()) d = Dim::constant(ceil_div(in.value, s));
       else if (in.is_symbol()) d = window_expr(in.symbol, -1, s, false);  // ceil(X/s) = floor((X-1)/s)+1
     } else if (!kernel.empty()) {
-      int64_t ek = (kernel[i] - 1) * dil[i] + 1;
-      int64_t total_pad = auto_pad == "VALID" ? 0 : pads[i] + pads[i + ns];
+      // Sizes from attributes in 128 bits: one that does not fit int64 is an error, not a wrap.
+      const __int128 ek128 = static_cast<__int128>(kernel[i] - 1) * dil[i] + 1;
+      const __int128 pad128 = auto_pad == "VALID" ? 0 : static_cast<__int128>(pads[i]) + pads[i + ns];
+      if (!fits_size(ek128) || !fits_size(pad128) || (in.is_constant() && !fits_size(in.value + pad128)))
+        return c.fail("kernel {}, dilation {} or pads on spatial axis {} are too large (sizes overflow "
+                      "int64)", kernel[i], dil[i], i);
+      const int64_t ek = static_cast<int64_t>(ek128);
+      const int64_t total_pad = static_cast<int64_t>(pad128);
       if (in.is_constant()) {
         int64_t span = in.value + total_pad - ek;
         // ceil_mode: a shortfall under the stride leaves one window (nn_common.cc, resolve_window).
@@ -246,9 +254,13 @@ Status conv_transpose(RuleContext& c) {
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       out.push_back(dim_mul(in, Dim::constant(strides[i])));
     } else if (in.is_constant() && !kernel.empty()) {
-      int64_t total_pad = auto_pad == "VALID" ? 0 : pads[i] + pads[i + ns];
-      int64_t v = strides[i] * (in.value - 1) + opad[i] + (kernel[i] - 1) * dil[i] + 1 - total_pad;
-      out.push_back(v >= 0 ? Dim::constant(v) : Dim::unknown());
+      const __int128 total_pad = auto_pad == "VALID" ? 0 : static_cast<__int128>(pads[i]) + pads[i + ns];
+      const __int128 v = static_cast<__int128>(strides[i]) * (in.value - 1) + opad[i] +
+                         static_cast<__int128>(kernel[i] - 1) * dil[i] + 1 - total_pad;
+      if (v > 0 && !fits_size(v))
+        return c.fail("strides, dilations, pads, output_padding or kernel on spatial axis {} are too "
+                      "large (sizes overflow int64)", i);
+      out.push_back(v >= 0 ? Dim::constant(static_cast<int64_t>(v)) : Dim::unknown());
     } else {
       out.push_back(Dim::unknown());
     }

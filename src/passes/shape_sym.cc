@@ -9,6 +9,11 @@
 
 namespace tierjit::passes::shapes {
 
+ir::Dim derived_dim(std::string expr) {
+  if (expr.empty() || expr.size() > kMaxSymChars) return ir::Dim::unknown();
+  return ir::Dim::named(std::move(expr));
+}
+
 SymInt SymInt::from_dim(const ir::Dim& d) {
   if (d.is_constant()) return constant(d.value);
   if (d.is_symbol()) return named(d.symbol);
@@ -66,12 +71,13 @@ std::optional<Monomial> to_monomial(const SymInt& v) {
 
 SymInt from_monomial(const Monomial& m) {
   if (m.atoms.empty() || m.coef == 0) return SymInt::constant(m.coef);
-  if (m.coef < 0) return SymInt::unknown();
+  if (m.coef < 0 || m.atoms.size() > kMaxSymAtoms) return SymInt::unknown();
   std::string s;
   if (m.coef != 1) s = std::to_string(m.coef);
   for (const std::string& a : m.atoms) {
     if (!s.empty()) s += '*';
     s += a;
+    if (s.size() > kMaxSymChars) return SymInt::unknown();
   }
   return SymInt::named(std::move(s));
 }
@@ -162,7 +168,7 @@ ir::Dim dim_product(const ir::SymShape& shape, size_t begin, size_t end) {
 
 ir::Dim dim_min_const(const ir::Dim& d, int64_t c) {
   if (d.is_constant()) return ir::Dim::constant(std::min(d.value, c));
-  if (d.is_symbol()) return ir::Dim::named(fmt::format("min({},{})", d.symbol, c));
+  if (d.is_symbol()) return derived_dim(fmt::format("min({},{})", d.symbol, c));
   return ir::Dim::unknown();
 }
 

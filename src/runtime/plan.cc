@@ -111,12 +111,34 @@ Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, 
     rec.frame.values[layout.feed_ids[i]] = feeds[i];
     note(layout.feed_ids[i]);
   }
+  // Live intermediates (SessionOptions::arena_limit_bytes): the bytes of the values the regions
+  // computed and a call has not released yet, counted as a call releases them (keep_all too).
+  const int64_t limit = layout.exec.arena_limit_bytes;
+  std::vector<int64_t> counted(g.num_value_ids(), 0);
+  int64_t live = 0;
+  rec.peak_live_bytes = 0;
   for (size_t ri = 0; ri < layout.partition->regions.size(); ++ri) {
     const passes::Region& r = layout.partition->regions[ri];
     TJ_RETURN_IF_ERROR(interp::run_nodes(r.nodes, rec.frame, layout.exec));
     for (const ir::Node* n : r.nodes)
-      for (const ir::Value* v : n->outputs())
-        if (v) note(static_cast<uint32_t>(v->id()));
+      for (const ir::Value* v : n->outputs()) {
+        if (!v) continue;
+        const uint32_t id = static_cast<uint32_t>(v->id());
+        note(id);
+        counted[id] = static_cast<int64_t>(rec.frame.values[id].nbytes());
+        live += counted[id];
+      }
+    rec.peak_live_bytes = std::max(rec.peak_live_bytes, live);
+    if (limit > 0 && live > limit)
+      return resource_exhausted(
+          "live intermediates need at least {} bytes after region {} ({}), over the arena limit "
+          "of {} bytes (arena_limit_bytes)",
+          live, r.name, r.nodes.empty() ? std::string("no nodes") : r.nodes.back()->describe(),
+          limit);
+    for (uint32_t id : layout.release[static_cast<size_t>(r.id)]) {
+      live -= counted[id];
+      counted[id] = 0;
+    }
     if (r.kind == passes::RegionKind::kShapeOnly)
       for (const ir::Value* v : r.outputs) {
         const uint32_t id = static_cast<uint32_t>(v->id());
@@ -265,6 +287,31 @@ std::shared_ptr<Plan> Plan::make(const GraphLayout& layout, const Signature& sig
     for (const PlanOperand& op : st.outputs) offset_of[op.value] = op.arena_offset;
   }
   p->arena_bytes_ = arena.total();
+  // Live intermediates of a call: the arena (whole, per call) plus the peak of the values held as
+  // Tensors in the frame (tier-0 steps' values, compiled outputs outside the arena).
+  std::vector<int64_t> counted(layout.graph->num_value_ids(), 0);
+  int64_t live = 0, frame_peak = 0;
+  for (size_t ri = 0; ri < nregions; ++ri) {
+    const PlanStep& st = p->steps_[ri];
+    auto count = [&](uint32_t id) {
+      counted[id] = static_cast<int64_t>(shape_bytes(p->dtypes_[id], p->shapes_[id]));
+      live += counted[id];
+    };
+    if (st.kind == StepKind::kTier0) {
+      for (const ir::Node* n : st.nodes)
+        for (const ir::Value* v : n->outputs())
+          if (v) count(static_cast<uint32_t>(v->id()));
+    } else if (st.kind == StepKind::kCompiled) {
+      for (const PlanOperand& op : st.outputs)
+        if (op.arena_offset < 0) count(op.value);
+    }
+    frame_peak = std::max(frame_peak, live);
+    for (uint32_t id : st.release) {
+      live -= counted[id];
+      counted[id] = 0;
+    }
+  }
+  p->peak_live_bytes_ = p->arena_bytes_ + frame_peak;
   // A small arena stays with the plan's pooled call state; a large one is borrowed per call.
   if (p->arena_bytes_ < static_cast<int64_t>(support::kPooledMinBytes))
     bytes += static_cast<size_t>(p->arena_bytes_);

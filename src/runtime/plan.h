@@ -53,6 +53,9 @@ struct Recording {
   std::vector<DType> dtypes;
   std::vector<std::vector<std::pair<uint32_t, Tensor>>> bound;  ///< per region (shape-only)
   std::vector<Tensor> outputs;
+  /// Peak bytes of the values computed and not yet released, region by region (the tier-0 run's
+  /// live intermediates; SessionOptions::arena_limit_bytes).
+  int64_t peak_live_bytes = 0;
 };
 Status record_call(const GraphLayout& layout, const std::vector<Tensor>& feeds, bool keep_all,
                    Recording& rec);
@@ -198,6 +201,9 @@ class Plan {
   const std::vector<PlanStep>& steps() const { return steps_; }
   size_t compiled_steps() const { return compiled_steps_; }
   int64_t arena_bytes() const { return arena_bytes_; }
+  /// Live intermediates of one call (bytes): arena_bytes() plus the peak of the values a call
+  /// holds as Tensors (SessionOptions::arena_limit_bytes).
+  int64_t peak_live_bytes() const { return peak_live_bytes_; }
   /// Bytes this plan holds: shapes, steps, plan-time values, its code objects, and its arena when
   /// small (< support::kPooledMinBytes; a large one is borrowed from the buffer pool per call).
   size_t bytes() const { return bytes_; }
@@ -241,6 +247,7 @@ class Plan {
   std::vector<size_t> bound_steps_;  ///< the kBound steps, bound at the start of each call
   size_t max_buffers_ = 0;
   int64_t arena_bytes_ = 0;
+  int64_t peak_live_bytes_ = 0;
   size_t bytes_ = 0;
   size_t pool_cap_ = 8;
   mutable std::mutex pool_mu_;

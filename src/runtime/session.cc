@@ -36,47 +36,35 @@ TensorInfo describe_value(const ir::Value& v) {
 
 }  // namespace
 
-Session::Session(const std::string& model_path, SessionOptions options)
-    : impl_(std::make_unique<Impl>()) {
-  if (options.intra_op_threads < 0 || options.intra_op_threads > kMaxIntraOpThreads)
-    throw Error(StatusCode::kInvalidArgument,
-                fmt::format("{}: intra_op_threads must be 0 (all cores) to {}, got {}", model_path,
-                            kMaxIntraOpThreads, options.intra_op_threads));
-  if (options.compile_threads < 0 || options.compile_threads > kMaxCompileThreads)
-    throw Error(StatusCode::kInvalidArgument,
-                fmt::format("{}: compile_threads must be 0 (default) to {}, got {}", model_path,
-                            kMaxCompileThreads, options.compile_threads));
-  if (options.whole_plan_calls < 0)
-    throw Error(StatusCode::kInvalidArgument,
-                fmt::format("{}: whole_plan_calls must be >= 0 (0 disables), got {}", model_path,
-                            options.whole_plan_calls));
-  if (!(options.whole_plan_max_us >= 0))  // NaN fails too
-    throw Error(StatusCode::kInvalidArgument,
-                fmt::format("{}: whole_plan_max_us must be a number >= 0, got {}", model_path,
-                            options.whole_plan_max_us));
-  if (!(options.benefit_horizon_windows >= 0) || !std::isfinite(options.benefit_horizon_windows))
-    throw Error(StatusCode::kInvalidArgument,
-                fmt::format("{}: benefit_horizon_windows must be a finite number >= 0, got {}",
-                            model_path, options.benefit_horizon_windows));
-  for (size_t i = 0; i < options.speedup_seeds.size(); ++i) {
-    const SessionOptions::SpeedupSeed& seed = options.speedup_seeds[i];
-    std::string wrong;
-    if (!runtime::speedup_class_named(seed.kind))
-      wrong = fmt::format("kind {:?} is not elementwise, matmul_epilogue, reduction, recurrent, conv, "
-                          "conv_pointwise or conv_depthwise",
-                          seed.kind);
-    else if (seed.from_tier < 0 || seed.from_tier > 2)
-      wrong = fmt::format("from_tier must be 0, 1 or 2, got {}", seed.from_tier);
-    else if (!(seed.speedup >= 1e-6 && seed.speedup <= 1e6))  // NaN fails too
-      wrong = fmt::format("speedup must be a number in [1e-6, 1e6], got {}", seed.speedup);
-    if (!wrong.empty())
-      throw Error(StatusCode::kInvalidArgument,
-                  fmt::format("{}: speedup_seeds[{}]: {}", model_path, i, wrong));
+/// The name a model given as bytes goes by in messages and Session::model_path().
+constexpr const char* kBytesModelName = "<model bytes>";
+
+Session::Session() : impl_(std::make_unique<Impl>()) {}
+
+Session::Session(const std::string& model_path, SessionOptions options) : Session() {
+  init(model_path, nullptr, std::move(options));
+}
+
+Session Session::from_bytes(const std::string& model_bytes, SessionOptions options) {
+  Session s;
+  s.init(kBytesModelName, &model_bytes, std::move(options));
+  return s;
+}
+
+void Session::init(const std::string& model_path, const std::string* model_bytes,
+                   SessionOptions options) {
+  try {
+    validate(options);
+  } catch (const Error& e) {
+    throw Error(e.code(), model_path + ": " + e.what());
   }
   impl_->options = options;
   onnx_import::LoadOptions load;
   load.memory_limit_bytes = options.memory_limit_bytes;
-  impl_->model = onnx_import::load_model(model_path, load).value_or_throw();
+  impl_->model = (model_bytes ? onnx_import::load_model_from_bytes(*model_bytes, model_path,
+                                                                    options.external_data_folder, load)
+                              : onnx_import::load_model(model_path, load))
+                     .value_or_throw();
   passes::PassContext pctx;
   pctx.memory_limit_bytes = options.memory_limit_bytes;
   // Constant folding evaluates nodes through the tier-0 kernels (passes cannot link interp).
@@ -90,12 +78,10 @@ Session::Session(const std::string& model_path, SessionOptions options)
   interp::check_kernels(*impl_->model.graph).with_prefix(model_path).throw_if_error();
   impl_->exec.intra_op_threads = options.intra_op_threads > 0 ? options.intra_op_threads : omp_get_num_procs();
   impl_->exec.memory_limit_bytes = options.memory_limit_bytes;
+  impl_->exec.arena_limit_bytes = options.arena_limit_bytes;
   impl_->feed_values = impl_->model.graph->feed_inputs();
   for (ir::Value* v : impl_->feed_values) impl_->inputs.push_back(describe_value(*v));
   for (ir::Value* v : impl_->model.graph->outputs()) impl_->outputs.push_back(describe_value(*v));
-  if (options.mode == ExecutionMode::kPinnedTier && (options.pinned_tier < 1 || options.pinned_tier > 3))
-    throw Error(StatusCode::kInvalidArgument,
-                model_path + ": pinned_tier must be 1, 2 or 3, got " + std::to_string(options.pinned_tier));
   impl_->init_runtime();
   if (!impl_->use_plans) impl_->interpreter = std::make_unique<interp::GraphRunner>(*impl_->model.graph);
 }
@@ -141,6 +127,20 @@ void order_feeds(const Session::Impl& impl, const NamedTensors& feeds, std::vect
                   impl.model.path + ": input '" + expected[i]->name() + "' is missing");
 }
 
+// Every feed against memory_limit_bytes (checked with validate_feeds: once per signature).
+void check_feed_sizes(const Session::Impl& impl, const std::vector<Tensor>& ordered) {
+  const int64_t limit = impl.options.memory_limit_bytes;
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    const Tensor& t = ordered[i];
+    if (!t.defined() || static_cast<int64_t>(t.nbytes()) <= limit) continue;
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("{}: input '{}': {}{} is {} bytes, over the memory limit of {} bytes "
+                            "(memory_limit_bytes)",
+                            impl.model.path, impl.feed_values[i]->name(), dtype_name(t.dtype()),
+                            shape_to_string(t.shape()), t.nbytes(), limit));
+  }
+}
+
 }  // namespace
 
 NamedTensors Session::run(const NamedTensors& feeds) const {
@@ -155,6 +155,7 @@ NamedTensors Session::run(const NamedTensors& feeds) const {
   std::vector<Tensor> result;
   if (!impl.use_plans) {
     interp::validate_feeds(*impl.model.graph, ordered).with_prefix(impl.model.path).throw_if_error();
+    check_feed_sizes(impl, ordered);
     result = impl.run_interpreted(ordered);
   } else {
     sig.clear();
@@ -188,6 +189,7 @@ NamedTensors Session::run(const NamedTensors& feeds) const {
     } else {
       // A new signature: validated once, then every call with it is known good.
       interp::validate_feeds(*impl.model.graph, ordered).with_prefix(impl.model.path).throw_if_error();
+      check_feed_sizes(impl, ordered);
       impl.plan_misses.fetch_add(1, std::memory_order_relaxed);
       result = impl.build_plan_and_run(sig, ordered);
     }
@@ -206,7 +208,15 @@ std::vector<Tensor> Session::Impl::run_interpreted(const std::vector<Tensor>& fe
     if (!interpreter) interpreter = std::make_unique<interp::GraphRunner>(*model.graph);
   });
   auto result = interpreter->run(feeds, exec);
-  if (!result.ok()) result.status().with_prefix(model.path).throw_if_error();
+  if (!result.ok()) {
+    Status st = result.status();
+    if (st.code() == StatusCode::kResourceExhausted) {  // memory limits: name the signature
+      runtime::Signature sig;
+      for (const Tensor& t : feeds) sig.add_input(t.dtype(), t.shape());
+      st = st.with_prefix("signature " + sig.to_string());
+    }
+    st.with_prefix(model.path).throw_if_error();
+  }
   const auto& outs = model.graph->outputs();
   for (size_t i = 0; i < outs.size(); ++i)
     // A constant output is the model's own tensor: hand out a copy so a caller writing into it

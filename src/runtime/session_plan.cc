@@ -287,7 +287,21 @@ std::vector<Tensor> Session::Impl::build_plan_and_run(const runtime::Signature& 
   // Verification and tier-3 selection run the new code on this call's region inputs: keep them.
   const bool keep_all = pinned && (options.verify || options.pinned_tier == 3);
   Status st = runtime::record_call(layout, feeds, keep_all, rec);
-  if (!st.ok()) st.with_prefix(model.path).throw_if_error();
+  if (!st.ok()) {
+    // Memory limits depend on the signature: name it (the session goes on serving others).
+    if (st.code() == StatusCode::kResourceExhausted) st = st.with_prefix("signature " + sig.to_string());
+    st.with_prefix(model.path).throw_if_error();
+  }
+  // The plan's own live intermediates (its arena, compiled workspaces included) within
+  // arena_limit_bytes, at whatever tier its steps run.
+  auto check_arena = [&](const runtime::Plan& p) {
+    if (options.arena_limit_bytes > 0 && p.peak_live_bytes() > options.arena_limit_bytes)
+      throw Error(StatusCode::kResourceExhausted,
+                  fmt::format("{}: signature {}: live intermediates need {} bytes (arena {} bytes), "
+                              "over the arena limit of {} bytes (arena_limit_bytes)",
+                              model.path, sig.to_string(), p.peak_live_bytes(), p.arena_bytes(),
+                              options.arena_limit_bytes));
+  };
   if (const std::string conflict = shared_dim_conflict(*model.graph, feeds); !conflict.empty()) {
     // The graph's inferred shapes (and every compiled version's loops) assume one value per
     // symbol: such a call would read past its inputs there. Tier 0 works from the real shapes
@@ -306,6 +320,7 @@ std::vector<Tensor> Session::Impl::build_plan_and_run(const runtime::Signature& 
   if (pinned)
     for (const passes::Region& r : partition.regions) versions[static_cast<size_t>(r.id)] = pinned_version(r, rec);
   std::shared_ptr<runtime::Plan> made = runtime::Plan::make(layout, sig, rec, std::move(versions));
+  check_arena(*made);
   if (adaptive_on) {
     const uint64_t epoch = code_epoch.load(std::memory_order_acquire);
     if (options.verify) {  // the plan's own copy: a caller may reuse or free its feeds (borrowed ones too)
@@ -317,6 +332,7 @@ std::vector<Tensor> Session::Impl::build_plan_and_run(const runtime::Signature& 
     auto resolved = resolve_versions(*made);
     if (std::any_of(resolved.begin(), resolved.end(), [](const auto& c) { return c != nullptr; }))
       made = runtime::Plan::remake(*made, std::move(resolved));
+    check_arena(*made);
     made->set_epoch(epoch);
   }
   auto plan = plans->insert(std::move(made));

@@ -160,12 +160,12 @@ TEST(ElementwiseBinary, Arithmetic) {
   expect_tensor_near(run1(OpKind::Div, {a, b}), f32({4}, {0.5f, -0.5f, -7, kNaN}));  // 0/0 = NaN
 }
 
-TEST(ElementwiseBinary, IntegerDivisionNeverTraps) {
+TEST(ElementwiseBinary, IntegerDivisionTruncatesAndWraps) {
   constexpr int32_t kMin = std::numeric_limits<int32_t>::min();
   constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
-  // 7/2 = 3, -7/2 = -3 (toward zero), 5/0 = 0 (tierjit's choice), INT_MIN/-1 wraps to INT_MIN
-  expect_tensor_near(run1(OpKind::Div, {i32({4}, {7, -7, 5, kMin}), i32({4}, {2, 2, 0, -1})}),
-                     i32({4}, {3, -3, 0, kMin}));
+  // 7/2 = 3, -7/2 = -3 (toward zero), 5/5 = 1, INT_MIN/-1 wraps to INT_MIN
+  expect_tensor_near(run1(OpKind::Div, {i32({4}, {7, -7, 5, kMin}), i32({4}, {2, 2, 5, -1})}),
+                     i32({4}, {3, -3, 1, kMin}));
   // INT_MAX + 1 wraps; uint8 200 + 100 = 300 - 256 = 44; uint16 60000 * 2 = 120000 - 65536 = 54464
   expect_tensor_near(run1(OpKind::Add, {i32({1}, {kMax}), i32({1}, {1})}), i32({1}, {kMin}));
   expect_tensor_near(run1(OpKind::Add, {Tensor::from_vector<uint8_t>({1}, {200}),
@@ -174,7 +174,33 @@ TEST(ElementwiseBinary, IntegerDivisionNeverTraps) {
   expect_tensor_near(run1(OpKind::Mul, {Tensor::from_vector<uint16_t>({1}, {60000}),
                                         Tensor::from_vector<uint16_t>({1}, {2})}),
                      Tensor::from_vector<uint16_t>({1}, {54464}));
-  expect_tensor_near(run1(OpKind::Div, {i64({2}, {-9, 9}), i64({2}, {4, 0})}), i64({2}, {-2, 0}));
+  expect_tensor_near(run1(OpKind::Div, {i64({2}, {-9, 9}), i64({2}, {4, 1})}), i64({2}, {-2, 9}));
+}
+
+TEST(ElementwiseBinary, IntegerDivisionByZeroRaises) {
+  // As ONNX Runtime: an integer Div or Mod (either fmod) by zero is an error naming the node, for
+  // every integer dtype and through broadcasting; floats keep IEEE results.
+  auto expect_div0 = [](ir::OpKind op, std::vector<Tensor> ins, Attrs attrs = {}) {
+    Status s = run_error(op, std::move(ins), std::move(attrs));
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
+    EXPECT_NE(s.message().find("integer division by zero"), std::string::npos) << s.message();
+  };
+  expect_div0(OpKind::Div, {i32({3}, {7, -7, 5}), i32({3}, {2, 0, 1})});
+  expect_div0(OpKind::Div, {i64({2, 2}, {1, 2, 3, 4}), i64({}, {0})});
+  expect_div0(OpKind::Div, {Tensor::from_vector<uint8_t>({1}, {9}), Tensor::from_vector<uint8_t>({1}, {0})});
+  expect_div0(OpKind::Mod, {i32({2}, {5, 6}), i32({2}, {3, 0})});
+  expect_div0(OpKind::Mod, {i64({1}, {5}), i64({1}, {0})}, {{"fmod", attr_int(1)}});
+  Status s = run_error(OpKind::Div, {i32({3}, {7, -7, 5}), i32({3}, {2, 0, 1})});
+  EXPECT_NE(s.message().find("flat index 1"), std::string::npos) << s.message();
+  // An empty dividend divides nothing.
+  EXPECT_EQ(run1(OpKind::Div, {i32({0}, {}), i32({1}, {0})}).numel(), 0);
+  // Floats: x / 0 = +-inf, 0 / 0 = NaN, fmod(x, 0) = NaN.
+  Tensor q = run1(OpKind::Div, {f32({3}, {1, -1, 0}), f32({3}, {0, 0, 0})});
+  EXPECT_EQ(q.data<float>()[0], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(q.data<float>()[1], -std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(q.data<float>()[2]));
+  Tensor m = run1(OpKind::Mod, {f32({1}, {1}), f32({1}, {0})}, {{"fmod", attr_int(1)}});
+  EXPECT_TRUE(std::isnan(m.data<float>()[0]));
 }
 
 TEST(ElementwiseBinary, Float16) {

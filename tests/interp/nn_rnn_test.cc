@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <utility>
 
 #include "nn_test_util.h"
 #include "node_runner.h"
@@ -275,6 +277,25 @@ TEST(NnLstm, Errors) {
   auto empty = run(OpKind::LSTM, {f32({2, 0, 3}, {}), w, r}, 3);
   ASSERT_TRUE(empty.ok()) << empty.status().message();
   EXPECT_EQ((*empty)[0].shape(), (Shape{2, 1, 0, 4}));
+}
+
+TEST(NnRecurrent, HugeHiddenSizeIsAClearError) {
+  // gates x hidden_size x 2 must fit int64: 2^62 - 1 once wrapped to an "expected [1, -4, 4]"
+  // shape for W. Now the error names hidden_size, for each of LSTM (4 gates), GRU (3) and RNN (1).
+  const int64_t huge[] = {(int64_t{1} << 62) - 1, int64_t{1} << 61, std::numeric_limits<int64_t>::max()};
+  const std::pair<OpKind, int64_t> ops[] = {{OpKind::LSTM, 4}, {OpKind::GRU, 3}, {OpKind::RNN, 1}};
+  for (const auto& [op, gates] : ops)
+    for (int64_t h : huge) {
+      if (gates == 1 && h <= std::numeric_limits<int64_t>::max() / 2) continue;  // RNN: fits
+      Tensor x = f32({2, 1, 3}, pseudo(6, 1));
+      Tensor w = f32({1, gates, 3}, pseudo(static_cast<size_t>(3 * gates), 2));
+      Tensor r = f32({1, gates, 1}, pseudo(static_cast<size_t>(gates), 3));
+      auto res = run(op, {x, w, r}, op == OpKind::LSTM ? 3 : 2, {{"hidden_size", attr_int(h)}});
+      ASSERT_FALSE(res.ok()) << h;
+      const std::string msg = res.status().message();
+      EXPECT_NE(msg.find("hidden_size " + std::to_string(h) + " is too large"), std::string::npos) << msg;
+      EXPECT_EQ(msg.find("-4"), std::string::npos) << msg;
+    }
 }
 
 }  // namespace

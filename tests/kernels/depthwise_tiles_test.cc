@@ -91,5 +91,27 @@ TEST(DepthwiseTiles, MatchReferenceWithoutReadingPastThePlane) {
   EXPECT_GT(checked, 30);
 }
 
+// A NaN weight whose tap row lies in the padding for an output row does not reach that row (the
+// tap is skipped there), and reaches every row where it reads the image; on narrow maps (one
+// vector per row, rows summed together) as on wide ones.
+TEST(DepthwiseTiles, NaNWeightOnlyReachesRowsWhereItsTapReadsTheImage) {
+  for (int64_t w : {5, 40}) {
+    const int64_t h = 5;
+    std::vector<float> x(static_cast<size_t>(h * w), 1.f);
+    std::vector<float> wt(9, 0.5f);
+    wt[1] = std::numeric_limits<float>::quiet_NaN();  // tap (ky 0, kx 1): row above the output's
+    std::vector<float> y(static_cast<size_t>(h * w + kDepthwiseRowSlack), 0.f);
+    depthwise_conv_rows_f32(x.data(), wt.data(), y.data(), h, w, 3, 3, 1, 1, 1, 1, 1, 1, w, 0, h,
+                            w, h * w);
+    for (int64_t ox = 0; ox < w; ++ox) {
+      EXPECT_FALSE(std::isnan(y[ox])) << "w " << w << " row 0 col " << ox;
+      for (int64_t oy = 1; oy < h; ++oy)
+        EXPECT_TRUE(std::isnan(y[oy * w + ox])) << "w " << w << " row " << oy << " col " << ox;
+    }
+    // Row 0, an interior column: taps of rows 0 and 1, 6 x 0.5.
+    EXPECT_FLOAT_EQ(y[2], 3.f) << "w " << w;
+  }
+}
+
 }  // namespace
 }  // namespace tierjit::kernels

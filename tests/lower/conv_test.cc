@@ -85,7 +85,8 @@ TEST(LowerConv, BatchSizesAndEpilogues) {
   check_conv(dw, 2, true, false);
 }
 
-// The kernel-layer paths' edges: K past one packed panel (partial sums in the output, then the
+// The kernel-layer paths' edges: 1x1 products below and above the generated GEMM's K, a
+// one-channel 3x3 conv (K = 9: the generated GEMM on im2col), K past one packed panel (partial sums in the output, then the
 // epilogue), items split over output channels, two threads (one workspace slice each), 5x5
 // depthwise with stride 2, odd pixel counts past one 64-pixel panel.
 TEST(LowerConv, KBlocksThreadsAndDepthwiseStrides) {
@@ -93,8 +94,19 @@ TEST(LowerConv, KBlocksThreadsAndDepthwiseStrides) {
   const ConvCase wide = {3, 13, 11, 40, 3, 3, 1, {1, 1}, {}, {1, 1, 1, 1}, "", true};  // 143 px
   const ConvCase dw5 = {12, 15, 14, 12, 5, 5, 12, {2, 2}, {}, {2, 2, 2, 2}, "", true};
   const ConvCase dw3 = {8, 9, 9, 8, 3, 3, 8, {1, 1}, {2, 2}, {2, 2, 2, 2}, "", false};
+  // 1x1 products on X in place: K = 24 takes the generated GEMM at tiers 2-3 (K <= 128), K = 192
+  // the kernel layer's in-place tile.
+  const ConvCase pointwise_small_k = {24, 7, 9, 40, 1, 1, 1, {}, {}, {}, "", true};
+  const ConvCase pointwise_large_k = {192, 5, 6, 20, 1, 1, 1, {}, {}, {}, "", true};
+  // One input channel, K = 9 (im2col + generated GEMM at tiers 2-3), plain and strided.
+  const ConvCase one_channel = {1, 12, 10, 16, 3, 3, 1, {}, {}, {1, 1, 1, 1}, "", true};
+  const ConvCase one_channel_strided = {1, 11, 9, 6, 3, 3, 1, {2, 2}, {}, {1, 0, 1, 0}, "", true};
   for (int threads : {1, 2})
     for (int64_t n : {1, 3}) {
+      check_conv(one_channel, n, true, true, threads);
+      check_conv(one_channel_strided, n, true, false, threads);
+      check_conv(pointwise_small_k, n, true, true, threads);
+      check_conv(pointwise_large_k, n, true, true, threads);
       check_conv(k_blocks, n, true, true, threads);
       check_conv(wide, n, true, false, threads);
       check_conv(dw5, n, true, true, threads);

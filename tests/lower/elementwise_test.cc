@@ -161,35 +161,42 @@ TEST(Elementwise, FloatArithmetic) {
   check({OpKind::Div, {f64(dims({S("N")}), {37}), f64(dims({S("N")}), {37})}});
 }
 
-TEST(Elementwise, IntegerArithmeticWrapsAndDividesSafely) {
+TEST(Elementwise, IntegerArithmeticWraps) {
   for (DType t : {DType::kInt32, DType::kInt64, DType::kInt8})
-    for (OpKind op : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div})
+    for (OpKind op : {OpKind::Add, OpKind::Sub, OpKind::Mul})
       check({op, {typed(t, dims({S("N"), S("C")}), {3, 37}), typed(t, dims({S("N"), S("C")}), {3, 37})}});
-  check({OpKind::Div, {typed(DType::kUInt8, dims({S("N")}), {37}), typed(DType::kUInt8, dims({S("N")}), {37})}});
+  check({OpKind::Mul, {typed(DType::kUInt8, dims({S("N")}), {37}), typed(DType::kUInt8, dims({S("N")}), {37})}});
 }
 
-TEST(Elementwise, IntegerDivisionEdgeCases) {
-  // x / 0 = 0, INT_MIN / -1 = INT_MIN, x % 0 = 0, floored and truncated Mod signs.
-  GraphBuilder b;
-  ir::Value* x = b.input("x", DType::kInt32, dims({S("N")}));
-  ir::Value* y = b.input("y", DType::kInt32, dims({S("N")}));
-  b.output(b.node(OpKind::Div, {x, y}, "d"));
-  b.output(b.node(OpKind::Mod, {x, y}, "m"));
-  b.output(b.node(OpKind::Mod, {x, y}, "f", {{"fmod", attr_int(1)}}));
-  b.infer();
-  const int32_t lo = std::numeric_limits<int32_t>::min();
-  Tensor xs = Tensor::from_vector<int32_t>({9}, {7, -7, 7, -7, lo, lo, 5, 0, -9});
-  Tensor ys = Tensor::from_vector<int32_t>({9}, {3, 3, -3, -3, -1, 0, 0, 4, 9});
-  DiffOptions o;
-  o.kinds = {passes::RegionKind::kElementwise};
-  expect_all_levels_match(b.g, {xs, ys}, o);
-}
-
-TEST(Elementwise, ModBothRules) {
-  for (int64_t fmod : {0, 1})
-    for (DType t : {DType::kInt32, DType::kInt64, DType::kUInt8})
-      check({OpKind::Mod, {typed(t, dims({S("N")}), {37}), typed(t, dims({C(1)}), {1})},
-             {{"fmod", attr_int(fmod)}}});
+TEST(Elementwise, IntegerDivAndModStayOnTierZero) {
+  // A zero integer divisor must raise, which compiled code cannot (docs/lowering.md): an integer
+  // Div or Mod gets a tier-0 region of its own, the ops around it still compile, and the lowering
+  // refuses one that reaches a region. Float Div is compiled.
+  for (OpKind op : {OpKind::Div, OpKind::Mod}) {
+    GraphBuilder b;
+    ir::Value* x = b.input("x", DType::kInt32, dims({S("N")}));
+    ir::Value* y = b.input("y", DType::kInt32, dims({S("N")}));
+    ir::Value* a = b.node(OpKind::Add, {x, y}, "a");
+    b.output(b.node(OpKind::Mul, {b.node(op, {a, y}, "q"), x}, "z"));
+    b.infer();
+    auto part = passes::partition_graph(b.g, {});
+    ASSERT_TRUE(part.ok());
+    ASSERT_EQ(part->regions.size(), 3u) << ir::op_name(op);
+    EXPECT_TRUE(kir::has_lowering(part->regions.at(0)));
+    EXPECT_EQ(part->regions.at(1).kind, passes::RegionKind::kOpaque);
+    EXPECT_EQ(part->regions.at(1).nodes.at(0)->op(), op);
+    EXPECT_TRUE(kir::has_lowering(part->regions.at(2)));
+    const ir::Node& n = *part->regions.at(1).nodes.at(0);
+    EXPECT_FALSE(kir::lowering::elementwise_op_supported(n)) << ir::op_name(op);
+  }
+  GraphBuilder f;
+  ir::Value* x = f.input("x", DType::kFloat32, dims({S("N")}));
+  f.output(f.node(OpKind::Div, {f.node(OpKind::Relu, {x}, "r"), x}, "q"));
+  f.infer();
+  auto part = passes::partition_graph(f.g, {});
+  ASSERT_TRUE(part.ok());
+  ASSERT_EQ(part->regions.size(), 1u);
+  EXPECT_TRUE(kir::has_lowering(part->regions.at(0)));
 }
 
 TEST(Elementwise, Pow) {

@@ -2,6 +2,7 @@
 // batch dims, Conv/pool size arithmetic, Reshape (0, -1, Shape-derived targets), Squeeze forms,
 // data-dependent dims, declared-vs-inferred merging and the dtype-contradiction error.
 #include "passes/shape_inference.h"
+#include "passes/shape_rules.h"
 
 #include <gtest/gtest.h>
 
@@ -581,6 +582,57 @@ TEST(ShapeInference, IfBranchesJoin) {
   EXPECT_EQ(str_of(y), "[N, 4]");
   EXPECT_EQ(str_of(y2), "[N, ?]");
   EXPECT_EQ(y->type().dtype, DType::kFloat32);
+}
+
+
+// Symbolic expressions are bounded (kMaxSymAtoms atoms, kMaxSymChars characters): a chain that
+// squares its length each step, x[N] -> Reshape(Unsqueeze(x, 0) * Unsqueeze(x, 1), [-1]), would
+// build a dim of 2^k atoms; past the bound the dim is unknown and inference stays linear. The
+// same through tracked shape values (Shape -> Mul -> ConstantOfShape).
+TEST(ShapeInference, SymbolicExpressionsStayBounded) {
+  Builder b;
+  ir::Value* x = b.input("x", DType::kFloat32, SymShape{S("N")});
+  std::vector<ir::Value*> steps;
+  for (int k = 0; k < 28; ++k) {
+    auto* u0 = b.op(OpKind::Unsqueeze, {x, b.ints_const({0})});
+    auto* u1 = b.op(OpKind::Unsqueeze, {x, b.ints_const({1})});
+    x = b.op(OpKind::Reshape, {b.op(OpKind::Mul, {u0, u1}), b.ints_const({-1})});
+    steps.push_back(x);
+  }
+  ir::Value* t = b.input("t", DType::kFloat32, SymShape{S("N")});
+  for (int k = 0; k < 28; ++k) {
+    auto* s = b.op(OpKind::Shape, {t});
+    t = b.op(OpKind::ConstantOfShape, {b.op(OpKind::Mul, {s, s})});
+  }
+  ASSERT_TRUE(b.run().ok());
+  auto atoms = [](int n) {
+    std::string s = "N";
+    for (int i = 1; i < n; ++i) s += "*N";
+    return "[" + s + "]";
+  };
+  EXPECT_EQ(str_of(steps[0]), atoms(2));
+  EXPECT_EQ(str_of(steps[5]), atoms(64));  // 2^6 atoms: at the bound
+  EXPECT_EQ(str_of(steps[6]), "[?]");      // 2^7: past it
+  EXPECT_EQ(str_of(steps[27]), "[?]");
+  EXPECT_EQ(str_of(t), "[?]");
+}
+
+TEST(ShapeSym, BoundsOnAtomsAndCharacters) {
+  using shapes::SymInt;
+  SymInt p = SymInt::constant(1);
+  for (size_t i = 0; i < shapes::kMaxSymAtoms; ++i) p = shapes::sym_mul(p, SymInt::named("B"));
+  ASSERT_TRUE(p.is_symbol());
+  EXPECT_EQ(p.symbol.size(), 2 * shapes::kMaxSymAtoms - 1);
+  EXPECT_EQ(shapes::sym_div_exact(p, SymInt::named("B")).symbol.size(), 2 * shapes::kMaxSymAtoms - 3);
+  EXPECT_FALSE(shapes::sym_mul(p, SymInt::named("B")).known);   // one atom too many
+  EXPECT_EQ(shapes::sym_mul(p, SymInt::constant(3)).symbol, "3*" + p.symbol);  // a coefficient is no atom
+  // Characters: a long declared name stays as it is, expressions built from it do not grow past
+  // the bound (min(X,c) nested, or a product).
+  const std::string long_name(shapes::kMaxSymChars - 4, 'L');
+  EXPECT_EQ(shapes::dim_min_const(Dim::named("L"), 8), S("min(L,8)"));
+  EXPECT_TRUE(shapes::dim_min_const(Dim::named(long_name), 8) == U());
+  EXPECT_TRUE(shapes::dim_mul(Dim::named(long_name), Dim::named("LLLLL")) == U());
+  EXPECT_EQ(shapes::dim_mul(Dim::named(long_name), C(1)), Dim::named(long_name));
 }
 
 }  // namespace

@@ -313,14 +313,20 @@ TEST_F(BenchCliTest, Errors) {
     expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 " + opt + " '" + path("") + "'"),
                           "is a directory");
     expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 " + opt + " ''"), "an empty path");
-    // A parent that is a file; a symbolic link into a missing directory.
+    // A parent that is a file; a symbolic link (dangling or not) is never written through.
     const std::string file = write("plain.txt", "x");
     expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 " + opt + " '" + file + "/o.json'"),
                           "plain.txt is not a directory");
     std::filesystem::remove(path("dangling.json"));
     std::filesystem::create_symlink("/nonexistent_tierjit_dir/o.json", path("dangling.json"));
     expect_one_line_error(run("'" + demo() + "' --shapes x=1x64 " + opt + " '" + path("dangling.json") + "'"),
-                          "directory /nonexistent_tierjit_dir does not exist");
+                          std::string(opt) + " " + path("dangling.json") + ": is a symbolic link");
+    const std::string victim = write("victim.txt", "keep");
+    std::filesystem::remove(path("link.json"));
+    std::filesystem::create_symlink(victim, path("link.json"));
+    BenchResult l = run("'" + demo() + "' --shapes x=1x64 --requests 3 " + opt + " '" + path("link.json") + "'");
+    expect_one_line_error(l, std::string(opt) + " " + path("link.json") + ": is a symbolic link");
+    EXPECT_EQ(slurp(victim), "keep");
     // A directory whose permission bits allow writing (to root every access() check passes) that
     // refuses new files: refused before the benchmark, with the system's reason.
     BenchResult p = run("'" + demo() + "' --shapes x=1x64 --requests 3 " + opt + " /proc/tierjit_o.json");

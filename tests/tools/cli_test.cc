@@ -120,6 +120,29 @@ TEST_F(CliTest, OnnxTestUsage) {
                         "list.txt");
 }
 
+// --output-dir never writes through a symbolic link planted at an output's path (it could point
+// at any file the user may write): one-line error naming the path, the link's target unchanged.
+// Without the link the output is written.
+TEST_F(CliTest, OutputDirRefusesSymlinkAtOutputPath) {
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out);
+  const std::string victim = write("victim.txt", "keep");
+  fs::create_symlink(victim, out / "logits.npy");
+  for (const char* format : {"npy", "pb"}) {
+    if (std::string(format) == "pb") fs::create_symlink(victim, out / "logits.pb");
+    auto r = run("run '" + demo() + "' --input x=random:2x64 --output-format " + format + " --output-dir '" +
+                 out.string() + "'");
+    expect_one_line_error(r, (out / (std::string("logits.") + format)).string() + ": is a symbolic link");
+    EXPECT_EQ(slurp(victim), "keep");
+  }
+  fs::remove(out / "logits.npy");
+  auto ok = run("run '" + demo() + "' --input x=random:2x64 --output-dir '" + out.string() + "'");
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(out / "logits.npy")));
+  EXPECT_GT(fs::file_size(out / "logits.npy"), 2u * 10u * 4u);
+  EXPECT_EQ(slurp(victim), "keep");
+}
+
 // An explicitly given input binds the symbolic dims it names for the random ones: bert_tiny's
 // attention_mask [N,S] follows input_ids [N,S] (needs the shared model zoo).
 TEST_F(CliTest, GivenInputBindsSymbolicDims) {

@@ -1,8 +1,8 @@
 // Tier-0 kernels: binary arithmetic, logic and comparisons with numpy broadcasting (ONNX opsets
 // 1..17): Add Sub Mul Div, And Or Xor, Equal Greater GreaterOrEqual Less LessOrEqual.
 // Both inputs share one dtype; comparisons and logic produce bool. Integers wrap on overflow;
-// integer division truncates toward zero, x / 0 = 0 and INT_MIN / -1 = INT_MIN (no trap; see
-// ir/graph.h). Comparisons involving NaN are false (Equal(NaN, NaN) = false).
+// integer division truncates toward zero, INT_MIN / -1 = INT_MIN (no trap) and a zero integer
+// divisor is an error (see ir/graph.h). Comparisons involving NaN are false (Equal(NaN, NaN) = false).
 #include "interp/kernels/elementwise_util.h"
 
 namespace tierjit::interp {
@@ -77,6 +77,10 @@ template <class Op>
 Status arith(KernelContext& ctx) {
   return binary_kernel(ctx, Op{});
 }
+Status div_kernel(KernelContext& ctx) {
+  TJ_RETURN_IF_ERROR(check_integer_divisor(ctx));
+  return binary_kernel(ctx, DivOp{});
+}
 template <class Op>
 Status to_bool(KernelContext& ctx) {
   return binary_kernel<Op, OutKind::kBool>(ctx, Op{});
@@ -89,7 +93,7 @@ void register_binary_kernels(KernelRegistry& r) {
   r.add(OpKind::Add, arith<AddOp>);
   r.add(OpKind::Sub, arith<SubOp>);
   r.add(OpKind::Mul, arith<MulOp>);
-  r.add(OpKind::Div, arith<DivOp>);
+  r.add(OpKind::Div, div_kernel);
   r.add(OpKind::And, arith<AndOp>);
   r.add(OpKind::Or, arith<OrOp>);
   r.add(OpKind::Xor, arith<XorOp>);

@@ -5,6 +5,7 @@
 #include "interp/kernels/dnnl_util.h"
 #include "interp/kernels/nn_common.h"
 #include "interp/kernels/nn_kernels.h"
+#include "support/checked_math.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -24,9 +25,10 @@ Expected<ConvGeometry> setup_conv_shapes(const KernelContext& ctx, const Shape& 
   g.out_channels = ws[0];
   g.group = node.attr_int("group", 1);
   if (g.group <= 0) return ctx.fail("group must be positive, got {}", g.group);
-  if (ws[1] * g.group != g.in_channels)
+  if (!support::checked_mul(ws[1], g.group) || ws[1] * g.group != g.in_channels)
     return ctx.fail("channel mismatch: X has {} channels but W {} with group {} expects {}",
-                    g.in_channels, shape_to_string(ws), g.group, ws[1] * g.group);
+                    g.in_channels, shape_to_string(ws), g.group,
+                    support::checked_mul(ws[1], g.group).value_or(-1));
   if (g.out_channels % g.group != 0)
     return ctx.fail("group {} does not divide the {} output channels", g.group, g.out_channels);
   g.in_spatial.assign(xs.begin() + 2, xs.end());

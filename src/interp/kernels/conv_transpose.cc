@@ -4,6 +4,7 @@
 // Source: ONNX operator spec, ConvTranspose 1/11 (pads from output_shape as the spec's equations).
 #include "interp/kernels/conv_ref.h"
 #include "interp/kernels/nn_kernels.h"
+#include "support/checked_math.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -28,7 +29,9 @@ Expected<ConvGeometry> setup_conv_transpose(const KernelContext& ctx, const Tens
                     shape_to_string(w.shape()), w.dim(0));
   if (x.dim(1) % g.group != 0)
     return ctx.fail("group {} does not divide the {} input channels", g.group, x.dim(1));
-  g.in_channels = w.dim(1) * g.group;
+  const std::optional<int64_t> in_channels = support::checked_mul(w.dim(1), g.group);
+  if (!in_channels) return ctx.fail("group {} x W's {} channels overflows int64", g.group, w.dim(1));
+  g.in_channels = *in_channels;
   g.out_spatial.assign(x.shape().begin() + 2, x.shape().end());
   g.kernel.assign(w.shape().begin() + 2, w.shape().end());
   if (node.has_attr("kernel_shape") && node.attr_ints("kernel_shape") != g.kernel)
@@ -50,11 +53,24 @@ Expected<ConvGeometry> setup_conv_transpose(const KernelContext& ctx, const Tens
   for (size_t i = 0; i < r; ++i) {
     if (g.strides[i] <= 0 || g.dilations[i] <= 0)
       return ctx.fail("strides and dilations must be positive");
-    const int64_t full = g.strides[i] * (g.out_spatial[i] - 1) + out_pad[i] +
-                         (g.kernel[i] - 1) * g.dilations[i] + 1;
+    // The full output extent from attributes and dims, every step checked (no wrapped sizes).
+    std::optional<int64_t> full_or = support::checked_mul(g.strides[i], g.out_spatial[i] - 1);
+    const std::optional<int64_t> span = support::checked_mul(g.kernel[i] - 1, g.dilations[i]);
+    if (full_or && span) full_or = support::checked_add(*full_or, *span);
+    if (full_or) full_or = support::checked_add(*full_or, out_pad[i]);
+    if (full_or) full_or = support::checked_add(*full_or, 1);
+    if (!full_or || !span || (!out_shape.empty() && out_shape[i] > (int64_t{1} << 62)) ||
+        pads[i] > (int64_t{1} << 62) || pads[i + r] > (int64_t{1} << 62))
+      return ctx.fail("strides, dilations, pads, output_padding or kernel on spatial axis {} are "
+                      "too large (sizes overflow int64)", i);
+    const int64_t full = *full_or;
     int64_t target = -1;
     if (!out_shape.empty()) target = out_shape[i];
-    else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") target = g.out_spatial[i] * g.strides[i];
+    else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const std::optional<int64_t> same = support::checked_mul(g.out_spatial[i], g.strides[i]);
+      if (!same) return ctx.fail("stride {} on spatial axis {} is too large (sizes overflow int64)", g.strides[i], i);
+      target = *same;
+    }
     if (target >= 0) {
       const int64_t total = std::max<int64_t>(0, full - target);
       if (auto_pad == "SAME_UPPER") {

@@ -92,7 +92,29 @@ template <class T> inline T wrap_sub(T a, T b) {
 template <class T> inline T wrap_mul(T a, T b) {
   return static_cast<T>(static_cast<wrap_unsigned_t<T>>(a) * static_cast<wrap_unsigned_t<T>>(b));
 }
-/// Truncating integer division; x / 0 = 0 and MIN / -1 = MIN (wraps) instead of trapping.
+/// Integer Div and Mod raise on a zero divisor, as ONNX Runtime does: kInvalidArgument naming the
+/// node and the first zero's flat index in input 1, checked before any element is computed (no
+/// output when it fails). Float divisors keep IEEE results (x / 0 = +-inf, 0 / 0 = NaN). Nothing
+/// is checked when the dividend is empty (no division happens).
+inline Status check_integer_divisor(const KernelContext& ctx) {
+  const Tensor* a = ctx.input(0);
+  const Tensor* d = ctx.input(1);
+  if (!a || !d || !dtype_is_integer(d->dtype()) || a->numel() == 0) return Status();
+  const auto* p = static_cast<const uint8_t*>(d->raw_data());
+  const size_t es = dtype_size(d->dtype());
+  const int64_t n = d->numel();
+  for (int64_t i = 0; i < n; ++i) {
+    bool zero = true;
+    for (size_t k = 0; k < es; ++k) zero = zero && p[static_cast<size_t>(i) * es + k] == 0;
+    if (zero)
+      return ctx.fail("integer division by zero: divisor (input 1, {}{}) is 0 at flat index {}",
+                      dtype_name(d->dtype()), shape_to_string(d->shape()), i);
+  }
+  return Status();
+}
+
+/// Truncating integer division; MIN / -1 = MIN (wraps) instead of trapping. A zero divisor is
+/// refused before (check_integer_divisor); 0 here keeps the loop total.
 template <class T> inline T safe_div(T a, T b) {
   if (b == 0) return T{0};
   if constexpr (std::is_signed_v<T>) {
@@ -100,7 +122,7 @@ template <class T> inline T safe_div(T a, T b) {
   }
   return static_cast<T>(a / b);
 }
-/// Truncating integer remainder (sign of the dividend); x % 0 = 0, MIN % -1 = 0.
+/// Truncating integer remainder (sign of the dividend); MIN % -1 = 0 (x % 0 is refused before).
 template <class T> inline T safe_rem(T a, T b) {
   if (b == 0) return T{0};
   if constexpr (std::is_signed_v<T>) {

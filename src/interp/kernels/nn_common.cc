@@ -2,7 +2,10 @@
 // float16/bfloat16 <-> float32 copies.
 #include "interp/kernels/nn_common.h"
 
+#include <optional>
 #include <string>
+
+#include "support/checked_math.h"
 
 namespace tierjit::interp::nn {
 
@@ -43,8 +46,16 @@ Expected<Window> resolve_window(const KernelContext& ctx, const std::vector<int6
     if (kernel[i] <= 0) return ctx.fail("kernel dim {} is {}, must be positive", i, kernel[i]);
     if (w.strides[i] <= 0) return ctx.fail("stride {} is {}, must be positive", i, w.strides[i]);
     if (w.dilations[i] <= 0) return ctx.fail("dilation {} is {}, must be positive", i, w.dilations[i]);
-    const int64_t eff = (kernel[i] - 1) * w.dilations[i] + 1;
+    // Window sizes from attributes: every sum and product must fit int64 (no wrapped sizes).
+    const std::optional<int64_t> eff_or = support::checked_mul(kernel[i] - 1, w.dilations[i]);
     const int64_t in = in_spatial[i];
+    constexpr int64_t kMaxSize = int64_t{1} << 60;  // sums of three of them still fit
+    if (!eff_or || *eff_or > kMaxSize || pads[i] > kMaxSize || pads[i + r] > kMaxSize ||
+        w.strides[i] > kMaxSize || in > kMaxSize)
+      return ctx.fail("kernel {}, dilation {}, stride {} or pads on spatial axis {} are too large "
+                      "(sizes overflow int64)",
+                      kernel[i], w.dilations[i], w.strides[i], i);
+    const int64_t eff = *eff_or + 1;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       const int64_t out = (in + w.strides[i] - 1) / w.strides[i];
       const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + eff - in);

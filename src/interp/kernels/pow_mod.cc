@@ -4,7 +4,7 @@
 //    integer^integer is exact (square and multiply, wrapping; negative exponents give 0 unless the
 //    base is +-1); integer^float computes in double and truncates toward zero (saturating).
 //  * Mod: fmod=0 (default) is the floored remainder with the divisor's sign, integers only;
-//    fmod=1 is C fmod (dividend's sign), any numeric type. x mod 0 = 0 for integers (no trap).
+//    fmod=1 is C fmod (dividend's sign), any numeric type. An integer x mod 0 is an error.
 //  * BitShift: unsigned integers; shifting by >= the bit width gives 0.
 #include "interp/kernels/elementwise_util.h"
 
@@ -124,6 +124,7 @@ struct TruncModOp {
 Status mod_kernel(KernelContext& ctx) {
   const int64_t fmod = ctx.node().attr_int("fmod", 0);
   if (fmod != 0 && fmod != 1) return ctx.fail("attribute fmod must be 0 or 1, got {}", fmod);
+  TJ_RETURN_IF_ERROR(check_integer_divisor(ctx));
   if (fmod == 1) return binary_kernel(ctx, TruncModOp{});
   TJ_ASSIGN_OR_RETURN(const Tensor* a, ctx.required_input(0));
   if (dtype_is_float(a->dtype()))

@@ -27,6 +27,7 @@
 #include "interp/kernels/nn_kernels.h"
 #include "interp/kernels/rnn_dnnl.h"
 #include "kernels/vec_math.h"
+#include "support/checked_math.h"
 
 namespace tierjit::interp::nn {
 namespace {
@@ -386,7 +387,12 @@ Status rnn_family(KernelContext& ctx, Cell cell) {
   if (r->rank() != 3) return ctx.fail("R must be 3-D, got {}", shape_to_string(r->shape()));
   s.hidden = node.attr_int("hidden_size", r->dim(2));
   if (s.hidden <= 0) return ctx.fail("hidden_size must be positive, got {}", s.hidden);
-  const int64_t GH = s.gates * s.hidden, D = s.dirs, N = s.batch, H = s.hidden;
+  // Every size derived from hidden_size must fit int64 (B holds 2 * gates * hidden_size values).
+  const std::optional<int64_t> gh = support::checked_mul(s.gates, s.hidden);
+  if (!gh || !support::checked_mul(*gh, 2))
+    return ctx.fail("hidden_size {} is too large: {} gates x hidden_size x 2 overflows int64",
+                    s.hidden, s.gates);
+  const int64_t GH = *gh, D = s.dirs, N = s.batch, H = s.hidden;
   for (size_t i = 1; i < ctx.num_inputs(); ++i)
     if (ctx.input(i) && i != 4 && ctx.input(i)->dtype() != x->dtype())
       return ctx.fail("input {} is {} but X is {}", i, dtype_name(ctx.input(i)->dtype()), dtype_name(x->dtype()));

@@ -1,6 +1,7 @@
 // lower_region(): checks the options against the region and dispatches on the region kind.
 #include "kir/lower/lower.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -82,6 +83,27 @@ std::vector<std::map<std::string, int64_t>> tuning_candidates(const passes::Regi
                                                               const LowerOptions& options) {
   std::vector<std::map<std::string, int64_t>> out = {{}};
   if (region.kind != passes::RegionKind::kMatMulEpilogue) return out;
+  // A Conv takes the knobs below as a 1x1, stride-1, unpadded product on X in place, or when its
+  // K = C/group x KH x KW is at most 32 (group 1): other convolutions go through the kernel
+  // layer's tiles, and their generated im2col + GEMM alternative lost to them on every measured
+  // layer (docs/lowering.md "Tiers").
+  if (const ir::Node* n = region.anchor; n && n->op() == ir::OpKind::Conv) {
+    const ir::Value* w = n->num_inputs() > 1 ? n->input(1) : nullptr;
+    if (!w || !w->type().shape || w->type().shape->size() != 4) return out;
+    const ir::SymShape& ws = *w->type().shape;
+    auto all_equal = [&](const char* name, int64_t want) {
+      const ir::Attribute* a = n->attr(name);
+      return !a || std::all_of(a->ints.begin(), a->ints.end(), [&](int64_t v) { return v == want; });
+    };
+    const std::string auto_pad = n->attr_string("auto_pad", "NOTSET");
+    const bool one_by_one = ws[2].value == 1 && ws[3].value == 1 && all_equal("strides", 1) &&
+                            all_equal("pads", 0) && auto_pad != "SAME_UPPER" &&
+                            auto_pad != "SAME_LOWER";
+    const bool small_k = n->attr_int("group", 1) == 1 && ws[1].is_constant() &&
+                         ws[2].is_constant() && ws[3].is_constant() &&
+                         ws[1].value * ws[2].value * ws[3].value <= 32;
+    if (!one_by_one && !small_k) return out;
+  }
   // Register tiles of mr rows x nr columns keep mr * nr / lanes accumulators in vector registers
   // (32 with AVX-512, 16 with AVX2; a few stay free for the B loads and the A broadcast).
   const int64_t lanes = options.vector_lanes;

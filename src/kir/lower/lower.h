@@ -109,8 +109,11 @@ Expected<LoweredRegion> lower_region(const passes::Region& region, const LowerOp
 
 /// Tier-3 candidates: the `tuning` maps worth measuring for `region` under `options` (the first
 /// is the default, an empty map). Matmul regions get register tiles (mr x nr) and K blocks (kc)
-/// that fit the vector registers of options.vector_lanes; other kinds have no knobs yet and get
-/// only the default. A candidate the lowering rejects (kInvalidArgument) is simply skipped.
+/// that fit the vector registers of options.vector_lanes (a Conv only as a 1x1, stride-1,
+/// unpadded product or with K = C x KH x KW <= 32: other convolutions run the kernel layer's
+/// tiles); other kinds have no knobs
+/// yet and get only the default. A candidate the lowering rejects (kInvalidArgument) is simply
+/// skipped.
 std::vector<std::map<std::string, int64_t>> tuning_candidates(const passes::Region& region,
                                                               const LowerOptions& options);
 

@@ -5,7 +5,9 @@
 // spatial sizes must be constants (exact level, or fixed by the graph); the batch may be dynamic.
 // Bias and the elementwise epilogue are applied as C tiles are stored. Source: ONNX Conv-11.
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "kir/lower/gemm_kernel.h"
 #include "kir/lower/lower_conv_internal.h"
@@ -17,6 +19,12 @@ namespace tierjit::kir::lowering {
 namespace {
 
 using Geometry = ConvGeometry;
+
+// The largest K of a 1x1 product, and of another ungrouped conv (im2col), that defaults to the
+// generated GEMM (above: the tiles). Measured crossovers: 1x1 products gain down to K = 112;
+// a 3x3 conv gains at K = 9 and loses at K = 27 (8%) and K = 144 (1.4x).
+constexpr int64_t kPointwiseGeneratedMaxK = 128;
+constexpr int64_t kIm2colGeneratedMaxK = 16;
 
 std::vector<int64_t> ints_attr(const ir::Node& n, const char* name, std::vector<int64_t> dflt) {
   const ir::Attribute* a = n.attr(name);
@@ -110,12 +118,21 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
       return unsupported("region '{}': Conv '{}' is not float32", region.name, n.name());
   TJ_ASSIGN_OR_RETURN(Geometry g, geometry(region, io, ix, iw));
   const int lanes = std::clamp(options.vector_lanes, 1, 16);
-  TJ_ASSIGN_OR_RETURN(gemm::Tiles tiles, gemm::tiles_from_tuning(options.tuning, lanes));
-
   const int64_t os = g.oh * g.ow, cg = g.c / g.group, mg = g.m / g.group;
   const int64_t kg = cg * g.kh * g.kw;
   const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
                       g.oh == g.h && g.ow == g.w;
+  // Few multiply-adds per output: a 1x1 product with K <= kPointwiseGeneratedMaxK, or an
+  // ungrouped conv with K <= kIm2colGeneratedMaxK, defaults to the generated GEMM of 8 (AVX2: 6)
+  // rows x 16 columns with the epilogue in registers: the panel tile's round trip through memory
+  // costs more than its K steps (tier 3 chose this tiling over the tile for every 1x1 layer of
+  // efficientnet_b0, 1.04-1.5x, and for a 3x3 conv of one channel, 1.4x; docs/lowering.md).
+  std::map<std::string, int64_t> tuning = options.tuning;
+  const bool small_k = direct ? kg <= kPointwiseGeneratedMaxK
+                              : g.group == 1 && kg <= kIm2colGeneratedMaxK;
+  if (tuning.empty() && small_k && options.tier >= 2)
+    tuning = {{"mr", lanes >= 16 ? 8 : 6}, {"nr", 16}, {"kc", 512}};
+  TJ_ASSIGN_OR_RETURN(gemm::Tiles tiles, gemm::tiles_from_tuning(tuning, lanes));
   Expr batch = io.input_dim(ix, 0);
 
   // The epilogue sees the output as [N, M, OH*OW]: inputs must broadcast over both spatial dims
@@ -140,9 +157,9 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
   const std::string bias_buf = "in" + std::to_string(ib);
   auto error = std::make_shared<Status>();
   LoweredRegion out;
-  if (options.tuning.empty()) {
-    // The kernel layer's tiles (lower_conv_tiles.cc); tier-3 tile candidates take the
-    // generated GEMM below.
+  if (tuning.empty()) {
+    // The kernel layer's tiles (lower_conv_tiles.cc); tier-3 tile candidates and small-K 1x1
+    // products take the generated GEMM below.
     ConvIo cio;
     cio.x = "in" + std::to_string(ix);
     cio.w = "in" + std::to_string(iw);

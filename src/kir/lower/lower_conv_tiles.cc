@@ -85,15 +85,21 @@ Expected<Stmt> depthwise(const ConvGeometry& g, const ConvIo& io, std::string* n
     const Expr plane = var("dw_plane"), oh0 = var("dw_oh0"), nrows = var("dw_rows");
     const Expr r = var("dw_r"), v = var("dw_v"), c = var("dw_c");
     const int l = io.lanes;
-    const Expr vec_cols = imm(g.ow / l * l);
+    // Whole vectors, then (16 lanes) one vector of 8, then single columns.
+    const int64_t vec_end = g.ow / l * l;
+    const bool half = l == 16 && g.ow - vec_end >= 8;
+    const int64_t tail_start = vec_end + (half ? 8 : 0);
     auto at = [&](const Expr& col) { return add(mul(r, imm(g.ow)), col); };
     auto pixel = [&](const Expr& col) { return add(mul(add(oh0, r), imm(g.ow)), col); };
     Stmt vec = io.store(load(f32(l), "dw_tile", ramp(at(mul(v, imm(l))), imm(1), l)), plane,
                         pixel(mul(v, imm(l))), l);
+    Stmt half_vec = half ? io.store(load(f32(8), "dw_tile", ramp(at(imm(vec_end)), imm(1), 8)),
+                                    plane, pixel(imm(vec_end)), 8)
+                         : block({});
     Stmt tail = io.store(load(f32(), "dw_tile", at(c)), plane, pixel(c), 1);
     Stmt stores = for_loop("dw_r", imm(0), nrows,
-                           block({for_loop("dw_v", imm(0), imm(g.ow / l), vec),
-                                  for_loop("dw_c", vec_cols, imm(g.ow - g.ow / l * l), tail)}));
+                           block({for_loop("dw_v", imm(0), imm(g.ow / l), vec), half_vec,
+                                  for_loop("dw_c", imm(tail_start), imm(g.ow - tail_start), tail)}));
     Stmt work = allocate("dw_tile", DType::kFloat32, rows * g.ow + kernels::kDepthwiseRowSlack,
                          block({call_kernel(Microkernel::kDepthwiseConvRowsF32,
                                             {{io.x, mul(plane, imm(g.h * g.w))},

@@ -92,8 +92,10 @@ Status check_node(const ir::Node& n) {
     case OpKind::HardSwish: case OpKind::Softplus: case OpKind::Softsign:
     case OpKind::ThresholdedRelu:
       return need(Accept::kFloat, t0, 0);
+    case OpKind::Div:  // integer Div must raise on a zero divisor: tier 0 only
+      return need(Accept::kFloat, t0, 0);
     case OpKind::Abs: case OpKind::Sign: case OpKind::Add: case OpKind::Sub: case OpKind::Mul:
-    case OpKind::Div: case OpKind::Greater: case OpKind::GreaterOrEqual: case OpKind::Less:
+    case OpKind::Greater: case OpKind::GreaterOrEqual: case OpKind::Less:
     case OpKind::LessOrEqual: case OpKind::Shrink: case OpKind::Clip:
       return need(Accept::kNumeric, t0, 0);
     case OpKind::PRelu: {
@@ -131,11 +133,8 @@ Status check_node(const ir::Node& n) {
     case OpKind::Pow:
       TJ_RETURN_IF_ERROR(need(Accept::kFloat, t0, 0));
       return need(Accept::kNumeric, input_dtype(n, 1), 1);
-    case OpKind::Mod: {
-      const int64_t fmod = n.attr_int("fmod", 0);
-      if (fmod != 0 && fmod != 1) return unsupported_node(n, fmt::format("fmod={}", fmod));
-      return need(Accept::kInt, t0, 0);  // float fmod (fmod=1) needs frem: not in kir
-    }
+    case OpKind::Mod:  // integer Mod must raise on a zero divisor (tier 0); float fmod: no frem
+      return unsupported_node(n, "Mod (tier 0 only)");
     default:
       return unsupported_node(n, "this op");
   }
@@ -172,7 +171,6 @@ class OpLowering {
   Expr c(double v) const { return cst(v, t()); }
   Expr attr(const char* name, float dflt) const { return c(static_cast<double>(n_.attr_float(name, dflt))); }
   bool is_float() const { return t().is_float(); }
-  bool is_signed_int() const { return t().is_int() && dtype_is_signed(t().dtype); }
 
   Expr is_nan(const Expr& v) { return ne(v, v); }
   Expr relu0(const Expr& v) { return select(gt(v, cst(0, v->type)), v, cst(0, v->type)); }
@@ -192,19 +190,6 @@ class OpLowering {
     Expr u = b(add(cst(1, e->type), e));
     return select(eq(u, cst(1, e->type)), e,
                   mul(call(Intrinsic::kLog, {u}), div(e, sub(u, cst(1, e->type)))));
-  }
-
-  /// Integer a / b (tier 0's safe_div) or a % b (safe_rem): b == 0 gives 0, MIN / -1 wraps.
-  Expr int_div(Expr a, Expr bb, bool rem) {
-    const Type ty = a->type;
-    const bool sgn = dtype_is_signed(ty.dtype);
-    Expr is0 = b(eq(bb, icst(0, ty)));
-    Expr trap = sgn ? b(lor(is0, eq(bb, icst(-1, ty)))) : is0;
-    Expr safe_b = select(trap, icst(1, ty), bb);  // a % 1 = 0 is the right remainder for both
-    if (rem) return mod(a, safe_b);
-    Expr q = div(a, safe_b);
-    if (sgn) q = select(eq(bb, icst(-1, ty)), sub(icst(0, ty), a), q);
-    return select(is0, icst(0, ty), q);
   }
 
   Expr cast_to(DType to, const Expr& v);
@@ -337,14 +322,7 @@ Expected<Expr> OpLowering::run() {
     case OpKind::Add: return add(v, x(1));
     case OpKind::Sub: return sub(v, x(1));
     case OpKind::Mul: return mul(v, x(1));
-    case OpKind::Div: return is_float() ? div(v, x(1)) : int_div(v, x(1), false);
-    case OpKind::Mod: {
-      Expr r = int_div(v, x(1), true);
-      if (n_.attr_int("fmod", 0) == 1 || !is_signed_int()) return r;
-      r = b(r);  // floored: a nonzero remainder takes the divisor's sign
-      Expr fix = land(ne(r, c(0)), ne(lt(r, c(0)), lt(x(1), c(0))));
-      return select(fix, add(r, x(1)), r);
-    }
+    case OpKind::Div: return div(v, x(1));  // floats only (check_node)
     case OpKind::Pow: {
       Expr e = cast_to(t().dtype, x(1));
       const Expr* k = &e;
