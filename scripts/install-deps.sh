@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package that tierjit's build, tests and benchmarks need.
+# Installs every Debian package that tierjit's build, tests and benchmarks need (clang 14 with its
+# sanitizer and libFuzzer runtimes and OpenMP: the sanitizer and fuzz build, scripts/build-asan.sh).
 # Idempotent: packages already present are skipped; `apt-get update` runs at most once.
 # Usage: scripts/install-deps.sh   (as root, or with sudo available)
 set -euo pipefail
@@ -14,6 +15,7 @@ packages=(
   libxxhash-dev libhiredis-dev
   python3 python3-numpy
   pybind11-dev python3-dev python3-venv
+  clang libclang-rt-14-dev libomp-14-dev
 )
 
 missing=()

@@ -394,7 +394,10 @@ Expected<Stmt> direction_body(const Plan& pl, int64_t d, bool reverse, const Exp
 
   // Final states Y_h, Y_c [D, N, H].
   std::vector<Stmt> fin;
-  for (auto [o, state] : {std::pair{s.yh, hb}, std::pair{s.yc, cb}}) {
+  for (const auto& final_state : {std::pair{s.yh, hb}, std::pair{s.yc, cb}}) {
+    // Named members, not a structured binding: clang 14 (the sanitizer build) cannot capture one.
+    const auto o = final_state.first;
+    const auto& state = final_state.second;
     if (o < 0) continue;
     const Array dst{"out" + std::to_string(o), mul(add(mul(imm(d), N), n), imm(H))};
     TJ_ASSIGN_OR_RETURN(Stmt copy,
