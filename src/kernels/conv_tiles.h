@@ -40,4 +40,17 @@ void depthwise_conv_rows_f32(const float* x, const float* wt, float* y, int64_t 
                              int64_t dh, int64_t dw, int64_t ow, int64_t oh0, int64_t oh1,
                              int64_t ldy, int64_t x_avail);
 
+/// Channels at once, one per vector lane: the depthwise convolution of `nc` channels (1 <= nc <=
+/// depthwise_channel_block()), channel c's plane at x + c * h * w and its taps at wt + c * kh *
+/// kw, into y[c * ldy + (oy - oh0) * ow + ox] for oh0 <= oy < oh1, 0 <= ox < ow: the same sums
+/// as depthwise_conv_rows_f32 (taps in order, padding taps skipped; with finite weights every
+/// tap is summed, a padded 0 adding exactly 0). Writes exactly those floats (no slack). For maps
+/// narrower than a vector, where one channel's row fills few lanes. Single-threaded.
+void depthwise_conv_cblock_f32(const float* x, const float* wt, float* y, int64_t nc, int64_t h,
+                               int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                               int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t ow,
+                               int64_t oh0, int64_t oh1, int64_t ldy);
+/// Channels per depthwise_conv_cblock_f32 call: the vector's lanes (16 with AVX-512F, else 8).
+int64_t depthwise_channel_block();
+
 }  // namespace tierjit::kernels

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -111,6 +112,85 @@ TEST(DepthwiseTiles, NaNWeightOnlyReachesRowsWhereItsTapReadsTheImage) {
     // Row 0, an interior column: taps of rows 0 and 1, 6 x 0.5.
     EXPECT_FLOAT_EQ(y[2], 3.f) << "w " << w;
   }
+}
+
+// depthwise_conv_cblock_f32: nc channels at once (1, 3, a full block, and nc past the block,
+// which is clamped to it), the same geometries as above, row ranges inside the map and a row
+// pitch wider than the rows. The last channel's plane ends at a PROT_NONE page; exactly the
+// channels' rows are written (the floats between and after them keep their poison).
+TEST(DepthwiseTiles, ChannelBlockMatchesReferenceAndWritesOnlyItsRows) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  const int64_t block = depthwise_channel_block();
+  ASSERT_TRUE(block == 8 || block == 16);
+  int checked = 0;
+  for (Geometry g : {Geometry{1, 1, 1, 1, 0, 1}, {1, 1, 3, 1, 1, 1}, {2, 3, 3, 2, 1, 1},
+                     {5, 5, 3, 1, 1, 1}, {7, 7, 5, 1, 2, 1}, {7, 9, 5, 2, 2, 1},
+                     {14, 14, 3, 1, 1, 1}, {14, 14, 5, 2, 2, 1}, {17, 20, 3, 3, 1, 1},
+                     {10, 11, 3, 1, 2, 2}, {12, 12, 1, 2, 0, 1}}) {
+    const int64_t oh = (g.h + 2 * g.p - g.d * (g.k - 1) - 1) / g.s + 1;
+    const int64_t ow = (g.w + 2 * g.p - g.d * (g.k - 1) - 1) / g.s + 1;
+    if (oh < 1 || ow < 1) continue;
+    for (int64_t nc : {int64_t{1}, int64_t{3}, block, block + 5}) {
+      const int64_t used = std::min(nc, block);
+      GuardedFloats x(used * g.h * g.w);
+      for (int64_t i = 0; i < used * g.h * g.w; ++i) x.data()[i] = u(rng);
+      std::vector<float> wt(static_cast<size_t>(used * g.k * g.k));
+      for (float& v : wt) v = u(rng);
+      for (auto [oh0, oh1] : {std::pair<int64_t, int64_t>{0, oh}, {oh / 2, oh}, {0, (oh + 1) / 2}}) {
+        if (oh1 <= oh0) continue;
+        const int64_t ldy = (oh1 - oh0) * ow + 3;
+        const float poison = std::numeric_limits<float>::quiet_NaN();
+        std::vector<float> y(static_cast<size_t>(used * ldy + 8), poison);
+        depthwise_conv_cblock_f32(x.data(), wt.data(), y.data(), nc, g.h, g.w, g.k, g.k, g.s, g.s,
+                                  g.p, g.p, g.d, g.d, ow, oh0, oh1, ldy);
+        for (int64_t c = 0; c < used; ++c) {
+          const float* xc = x.data() + c * g.h * g.w;
+          const float* wc = wt.data() + c * g.k * g.k;
+          for (int64_t oy = oh0; oy < oh1; ++oy)
+            for (int64_t ox = 0; ox < ow; ++ox) {
+              double want = 0;
+              for (int64_t ky = 0; ky < g.k; ++ky)
+                for (int64_t kx = 0; kx < g.k; ++kx) {
+                  const int64_t iy = oy * g.s - g.p + ky * g.d, ix = ox * g.s - g.p + kx * g.d;
+                  if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
+                    want += double(wc[ky * g.k + kx]) * xc[iy * g.w + ix];
+                }
+              const float got = y[static_cast<size_t>(c * ldy + (oy - oh0) * ow + ox)];
+              ASSERT_NEAR(got, want, 1e-5 * (1 + std::fabs(want)))
+                  << "nc " << nc << " c " << c << " h " << g.h << " w " << g.w << " k " << g.k
+                  << " s " << g.s << " p " << g.p << " d " << g.d << " rows " << oh0 << ".."
+                  << oh1 << " at " << oy << "," << ox;
+            }
+          for (int64_t i = (oh1 - oh0) * ow; i < ldy; ++i)
+            EXPECT_TRUE(std::isnan(y[static_cast<size_t>(c * ldy + i)])) << "c " << c << " " << i;
+        }
+        for (size_t i = static_cast<size_t>(used * ldy); i < y.size(); ++i)
+          EXPECT_TRUE(std::isnan(y[i])) << i;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 80);
+}
+
+// The channel block with a NaN weight in one channel: it reaches that channel's rows where its
+// tap reads the image and no other channel (lanes are independent); a padded tap is skipped.
+TEST(DepthwiseTiles, ChannelBlockNaNWeightStaysInItsChannelAndOffThePadding) {
+  const int64_t h = 5, w = 5, nc = 3;
+  std::vector<float> x(static_cast<size_t>(nc * h * w), 1.f);
+  std::vector<float> wt(static_cast<size_t>(nc * 9), 0.5f);
+  wt[9 + 1] = std::numeric_limits<float>::quiet_NaN();  // channel 1, tap (ky 0, kx 1)
+  std::vector<float> y(static_cast<size_t>(nc * h * w), 0.f);
+  depthwise_conv_cblock_f32(x.data(), wt.data(), y.data(), nc, h, w, 3, 3, 1, 1, 1, 1, 1, 1, w, 0,
+                            h, h * w);
+  for (int64_t c = 0; c < nc; ++c)
+    for (int64_t oy = 0; oy < h; ++oy)
+      for (int64_t ox = 0; ox < w; ++ox) {
+        const float v = y[static_cast<size_t>(c * h * w + oy * w + ox)];
+        EXPECT_EQ(std::isnan(v), c == 1 && oy > 0) << "c " << c << " row " << oy << " col " << ox;
+      }
+  EXPECT_FLOAT_EQ(y[2], 3.f);  // channel 0, row 0, an interior column: 6 taps x 0.5
 }
 
 }  // namespace

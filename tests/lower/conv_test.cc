@@ -116,14 +116,20 @@ TEST(LowerConv, KBlocksThreadsAndDepthwiseStrides) {
 
 // Depthwise items stored as one flat run of the plane's pixels: a 7 x 7 map (49 = 3 vectors of
 // 16 + 1), 5 x 5 (25 = 16 + 8 + 1: the half vector), 3 x 3 stride 2 on 6 x 6 (9 pixels: no
-// whole vector), and a 70 x 66 map split into two items of rows (2048 / 66 = 31 rows per item,
-// the second and third starting past pixel 0), with a ReLU and a residual through the epilogue.
+// whole vector), and a 70 x 66 map split into items of rows (2048 / 66 = 31 rows per item, the
+// second and third starting past pixel 0), with a ReLU and a residual through the epilogue; the
+// narrow maps take the channel-block tile (20 channels: a block of 16 and one of 4 with
+// AVX-512), the 66-wide one the per-channel rows.
 TEST(LowerConv, DepthwiseItemsStoredAsFlatRuns) {
   const ConvCase narrow = {20, 7, 7, 20, 5, 5, 20, {}, {}, {2, 2, 2, 2}, "", true};
   const ConvCase half = {3, 5, 5, 3, 3, 3, 3, {}, {}, {1, 1, 1, 1}, "", true};
   const ConvCase tiny = {5, 6, 6, 5, 3, 3, 5, {2, 2}, {}, {1, 1, 1, 1}, "", false};
   const ConvCase tall = {2, 70, 66, 2, 3, 3, 2, {}, {}, {1, 1, 1, 1}, "", true};
+  // Channel blocks (maps at most two vectors wide): 18 channels (a block and a partial one) on
+  // 100 x 30 (2048 / 30 = 68 rows per item: two items of rows per block).
+  const ConvCase blocks = {18, 100, 30, 18, 3, 3, 18, {}, {}, {1, 1, 1, 1}, "", true};
   for (int threads : {1, 2}) {
+    check_conv(blocks, 2, true, true, threads);
     check_conv(narrow, 2, true, true, threads);
     check_conv(half, 1, true, true, threads);
     check_conv(tiny, 3, false, true, threads);
