@@ -166,6 +166,26 @@ TEST(NnConvTranspose, TwoDGroupsAndBias) {
   expect_tensor_near((*out)[0], f32({1, 2, 1, 2}, {3, 5, 8, 11}));
 }
 
+// An input with a size-0 spatial dim (found by the loader fuzz target: col2im indexed an empty
+// table, UBSan): no input element contributes, so every output is the bias. X [1, 1, 0, 0],
+// W [1, 2, 3, 3], stride 1: Y spatial = 1 * (0 - 1) + 3 = 2, Y [1, 2, 2, 2] = bias [0.5, -1];
+// in 2-D with a bias and in 1-D without (zeros). The release build never read the empty table;
+// the sanitizer run of these tests (scripts/test-asan.sh) reports the read without the fix.
+TEST(NnConvTranspose, EmptySpatialInputGivesTheBias) {
+  auto out = run(OpKind::ConvTranspose, {f32({1, 1, 0, 0}, {}), f32({1, 2, 3, 3}, std::vector<float>(18, 1)),
+                                         f32({2}, {0.5f, -1})});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  expect_tensor_near((*out)[0], f32({1, 2, 2, 2}, {0.5f, 0.5f, 0.5f, 0.5f, -1, -1, -1, -1}));
+  auto plain = run(OpKind::ConvTranspose, {f32({2, 1, 0}, {}), f32({1, 1, 3}, {1, 1, 1})});
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  expect_tensor_near((*plain)[0], f32({2, 1, 2}, {0, 0, 0, 0}));
+  // Conv on an input with a 0 spatial dim: refused with the axis named (no window fits).
+  auto conv = run(OpKind::Conv, {f32({1, 1, 0, 4}, {}), f32({1, 1, 1, 1}, {2})});
+  ASSERT_FALSE(conv.ok());
+  EXPECT_NE(conv.status().message().find("spatial axis 0"), std::string::npos)
+      << conv.status().message();
+}
+
 TEST(NnConvInteger, ZeroPointPadding) {
   // x = [[2 3],[4 5]] uint8, x_zp 1 -> [[1 2],[3 4]]; w = 1x1 of 2 (zp 0) -> [[2 4],[6 8]].
   // pads 1 on the left: padded values equal x_zp so they contribute 0.

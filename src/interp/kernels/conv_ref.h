@@ -36,6 +36,7 @@ void for_each_window_tap(const ConvGeometry& g, int64_t channels, F&& f) {
   const std::vector<int64_t> in_strides = row_major_strides(g.in_spatial);
   const int64_t kk = shape_numel(g.kernel), os = shape_numel(g.out_spatial);
   const int64_t is = shape_numel(g.in_spatial);
+  if (os == 0 || is == 0) return;  // no window position, or an empty image: no tap inside
   const int64_t last_out = g.out_spatial[r - 1];
   const int64_t outer = last_out ? os / last_out : 0;
   std::vector<int64_t> kidx(r), oidx(r);
