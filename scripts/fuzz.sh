@@ -23,6 +23,14 @@ case "$target" in
   loader|npy|pb|trace|shapes) ;;
   *) echo "scripts/fuzz.sh: unknown target '$target' (loader npy pb trace shapes)" >&2; exit 2 ;;
 esac
+if ! [[ "$seconds" =~ ^[0-9]+$ ]]; then
+  echo "scripts/fuzz.sh: SECONDS must be a whole number of seconds (0 = until stopped), got '$seconds'" >&2
+  exit 2
+fi
+if [ ! -f "$build/build.ninja" ]; then
+  echo "scripts/fuzz.sh: configuring and building the sanitizer build in $build first (clang," \
+       "ASan + UBSan; 15-45 minutes from clean on 2 cores)" >&2
+fi
 "$root/scripts/build-asan.sh" "tierjit_fuzz_$target" >/dev/null
 source "$root/tests/fuzz/sanitizer_options.sh"
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,13 @@ Expected<Tensor> read_tensor_file(const std::string& path,
 /// the declared dims and dtype are checked against `memory_limit_bytes` before the data is read).
 Expected<Tensor> read_pb_file(const std::string& path, int64_t memory_limit_bytes = kDefaultMemoryLimit);
 Status write_pb_file(const std::string& path, const Tensor& t, const std::string& name);
-/// Reads a whole file into `out` (kNotFound / kIoError).
-Status read_file_bytes(const std::string& path, std::string& out);
+/// Reads a whole regular file into `out` (support::read_regular_file): kNotFound; kInvalidArgument
+/// for a directory, FIFO, device or socket and for a file over `max_bytes` (the message names
+/// `limit_name`), before reading; kIoError.
+Status read_file_bytes(const std::string& path, std::string& out, int64_t max_bytes,
+                       std::string_view limit_name);
+/// The largest text file (trace, expected-failures list) the CLI reads: 1 GiB.
+inline constexpr int64_t kMaxTextFileBytes = int64_t{1} << 30;
 
 // ---- Feeds (feeds.cc) ------------------------------------------------------------------------
 /// One `--input NAME=SPEC`: SPEC is a file (FILE.npy, FILE.pb) or `random:2x256` (explicit shape;

@@ -231,7 +231,7 @@ struct ExpectedList {
 
 Status read_expected(const std::string& path, ExpectedList& list) {
   std::string bytes;
-  TJ_RETURN_IF_ERROR(read_file_bytes(path, bytes));
+  TJ_RETURN_IF_ERROR(read_file_bytes(path, bytes, kMaxTextFileBytes, "limit for text files"));
   std::istringstream in(bytes);
   std::string line;
   bool in_header = true;

@@ -17,6 +17,7 @@
 #include <fmt/core.h>
 
 #include "support/float16.h"
+#include "support/file_io.h"
 #include "cli_util.h"
 
 namespace tierjit::cli {
@@ -75,18 +76,9 @@ int run_reporting_errors(const std::string& model, const std::function<void()>& 
   return kExitError;
 }
 
-Status read_file_bytes(const std::string& path, std::string& out) {
-  std::error_code ec;
-  auto st = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(st)) return not_found("{}: no such file", path);
-  if (std::filesystem::is_directory(st)) return invalid_argument("{}: is a directory, not a file", path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return io_error("{}: cannot open: {}", path, std::strerror(errno));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) return io_error("{}: read failed", path);
-  out = std::move(ss).str();
-  return Status();
+Status read_file_bytes(const std::string& path, std::string& out, int64_t max_bytes,
+                       std::string_view limit_name) {
+  return read_regular_file(path, max_bytes, limit_name, &out);
 }
 
 Expected<Tensor> read_tensor_file(const std::string& path, int64_t memory_limit_bytes) {

@@ -1,6 +1,7 @@
 // NumPy .npy files <-> tierjit::Tensor for the CLI's feeds and outputs.
 // Format: https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html (versions
 // 1.0, 2.0, 3.0). Little-endian only, C order only; every malformed file is a one-line error.
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <fstream>
@@ -15,6 +16,8 @@ namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
+// The largest header dict read_npy looks at before the data (numpy writes ~128 bytes).
+constexpr uint64_t kMaxHeaderBytes = uint64_t{1} << 24;
 
 struct DescrEntry {
   const char* descr;
@@ -254,8 +257,10 @@ Expected<Tensor> parse_npy(const std::string& bytes, const std::string& source, 
 }
 
 Expected<Tensor> read_npy(const std::string& path, int64_t memory_limit_bytes) {
-  // The header first: a tensor over the limit is refused from its declared size, before any of
-  // its data is read.
+  // A regular file only (a FIFO would block, a device never ends), then the header: a tensor
+  // over the limit, or a file whose size is not the header's plus the declared data, is refused
+  // before any of its data is read.
+  TJ_ASSIGN_OR_RETURN(const int64_t file_size, regular_file_size(path));
   {
     std::ifstream in(path, std::ios::binary);
     if (in) {
@@ -270,7 +275,7 @@ Expected<Tensor> read_npy(const std::string& path, int64_t memory_limit_bytes) {
         uint64_t header_len = 0;
         for (size_t i = 0; i < (v1 ? 2u : 4u) && 8 + i < head.size(); ++i)
           header_len |= static_cast<uint64_t>(static_cast<uint8_t>(head[8 + i])) << (8 * i);
-        want = header_len <= (uint64_t{1} << 24) ? pre + header_len : 0;  // a sane header only
+        want = header_len <= kMaxHeaderBytes ? pre + header_len : 0;  // a sane header only
       }
       if (want > head.size()) {
         head.resize(want);
@@ -278,12 +283,24 @@ Expected<Tensor> read_npy(const std::string& path, int64_t memory_limit_bytes) {
         in.read(head.data(), static_cast<std::streamsize>(want));
         head.resize(static_cast<size_t>(in.gcount()));
       }
-      if (want > 0 && head.size() == want && parse_npy_header(head, path, h).ok())
+      if (want > 0 && head.size() == want && parse_npy_header(head, path, h).ok()) {
         TJ_RETURN_IF_ERROR(check_declared_size(h, memory_limit_bytes, path));
+        const uint64_t data = h.numel * dtype_size(h.dtype);
+        const uint64_t have = static_cast<uint64_t>(file_size) - std::min<uint64_t>(h.data_offset, file_size);
+        if (have != data)
+          return invalid_argument(
+              "{}: not a valid .npy file: the header declares {} {} ({} bytes of data), the file "
+              "has {} bytes after its {}-byte header", path, h.descr, shape_to_string(h.shape),
+              data, have, h.data_offset);
+      }
     }
   }
+  // Whatever the header said (a bad one is reported by parse_npy below), no more than the
+  // largest header and the memory limit's worth of data is read.
+  const int64_t limit = memory_limit_bytes > 0 ? memory_limit_bytes : kDefaultMemoryLimit;
   std::string bytes;
-  TJ_RETURN_IF_ERROR(read_file_bytes(path, bytes));
+  TJ_RETURN_IF_ERROR(read_file_bytes(path, bytes, limit + static_cast<int64_t>(kMaxHeaderBytes) + 16,
+                                     "memory limit (plus the largest .npy header)"));
   return parse_npy(bytes, path, memory_limit_bytes);
 }
 

@@ -84,7 +84,7 @@ Expected<Trace> parse_trace_text(const std::string& text, const std::string& sou
 
 Expected<Trace> read_trace_file(const std::string& path) {
   std::string text;
-  Status st = read_file_bytes(path, text);
+  Status st = read_file_bytes(path, text, kMaxTextFileBytes, "limit for trace files");
   if (!st.ok()) return st.with_prefix("trace");
   return parse_trace_text(text, path);
 }

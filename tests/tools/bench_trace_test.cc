@@ -2,7 +2,13 @@
 // CRLF, errors with file:line, --shapes cycling, and the check of a request against the model's
 // declared inputs (unknown/missing input, rank, constant dims).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "cli_util.h"
 #include "trace.h"
 
 namespace tierjit::cli {
@@ -76,6 +82,32 @@ TEST(BenchTrace, MissingFile) {
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), StatusCode::kNotFound);
   EXPECT_NE(t.status().message().find("/nonexistent/dir/trace.txt"), std::string::npos);
+}
+
+// A FIFO as the trace is refused at once (reading it would wait for a writer) and a trace over
+// the 1 GiB limit for text files (sparse) before a byte of it is read.
+TEST(BenchTrace, SpecialAndOversizedFilesAreRefused) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tierjit_trace_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string fifo = (dir / "fifo.txt").string(), big = (dir / "big.txt").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto t = read_trace_file(fifo);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find(fifo + ": is not a regular file (a FIFO)"), std::string::npos)
+      << t.status().message();
+  {
+    std::ofstream(big) << "x=1x2\n";
+  }
+  fs::resize_file(big, kMaxTextFileBytes + 1);
+  t = read_trace_file(big);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find(big + ": the file has 1073741825 bytes, over the limit for "
+                                            "trace files of 1073741824 bytes"),
+            std::string::npos)
+      << t.status().message();
+  fs::remove_all(dir);
 }
 
 TEST(BenchTrace, ShapesCycle) {

@@ -1,8 +1,12 @@
 // Tests of the CLI's .npy reader/writer (tools/npy.cc): byte-exact agreement with numpy.save,
 // round trips of every dtype, versions 2.0/3.0, and clean errors on malformed files.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "cli_util.h"
 #include "support/float16.h"
@@ -156,6 +160,42 @@ TEST(Npy, MalformedFilesGiveOneLineErrors) {
   expect_error(huge, "shape too large");
   std::string big = header_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000,), }");
   expect_error(big, "truncated data");
+}
+
+// Files that are not regular, or whose size disagrees with their header, are refused before
+// their data is read: a FIFO (reading it would block until a writer came), a link to /dev/zero
+// (never ends), a directory, and a valid 2 x 2 header followed by 1 GiB (sparse) where 16 bytes
+// belong. The well-formed file still reads.
+TEST(Npy, SpecialAndMisSizedFilesAreRefusedBeforeReading) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tierjit_npy_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string fifo = (dir / "fifo.npy").string(), zero = (dir / "zero.npy").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_symlink("/dev/zero", zero);
+  auto refused = [](const std::string& path, const std::string& why) {
+    auto t = read_npy(path);
+    ASSERT_FALSE(t.ok()) << path;
+    EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument) << t.status().message();
+    EXPECT_NE(t.status().message().find(path + ": " + why), std::string::npos)
+        << t.status().message();
+  };
+  refused(fifo, "is not a regular file (a FIFO)");
+  refused(zero, "is not a regular file (a character device)");
+  refused(dir.string(), "is a directory");
+  const std::string good = numpy_f32_2x2(), padded = (dir / "padded.npy").string();
+  {
+    std::ofstream(padded, std::ios::binary) << good;
+  }
+  fs::resize_file(padded, good.size() + (uint64_t{1} << 30));  // sparse: nothing written
+  refused(padded, "not a valid .npy file: the header declares <f4 [2, 2] (16 bytes of data), the "
+                  "file has 1073741840 bytes after its 128-byte header");
+  fs::resize_file(padded, good.size());
+  auto t = read_npy(padded);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->data<float>()[3], 4.f);
+  fs::remove_all(dir);
 }
 
 TEST(Npy, ReadMissingFileIsNotFound) {
