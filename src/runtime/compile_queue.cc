@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <exception>
 #include <system_error>
@@ -196,8 +197,17 @@ Submission CompileQueue::submit(uint64_t key, double density, std::function<Stat
 }
 
 void CompileQueue::worker_loop() {
-  if (options_.nice != 0 && setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), options_.nice) != 0)
-    TJ_LOG_DEBUG("compile queue: setpriority({}) failed; compiling at normal priority", options_.nice);
+  // `nice` levels below the process's priority (a thread starts with its creator's), at most 19:
+  // an absolute nice 10 would raise the workers of a process already running at nice 15.
+  if (options_.nice != 0) {
+    const auto tid = static_cast<id_t>(gettid());
+    errno = 0;
+    const int current = getpriority(PRIO_PROCESS, tid);
+    const int target = std::min(current + options_.nice, 19);
+    if (errno != 0 || setpriority(PRIO_PROCESS, tid, target) != 0)
+      TJ_LOG_DEBUG("compile queue: setpriority({}) failed; compiling at the process's priority",
+                   target);
+  }
   for (;;) {
     std::shared_ptr<Job> job;
     {

@@ -64,7 +64,7 @@ struct CompileQueueOptions {
   int threads = 0;           ///< 0: max(1, ⌊0.2·hardware threads⌋)
   size_t max_pending = 64;   ///< bound on queued (not yet running) jobs
   bool synchronous = false;  ///< submit runs the job inline on the caller's thread
-  int nice = 10;             ///< OS priority of workers (setpriority); 0 leaves it unchanged
+  int nice = 10;             ///< workers run this many nice levels below the process (at most 19); 0: unchanged
 };
 
 enum class SubmitResult {
