@@ -2,8 +2,8 @@
 // benefit density (µs saved per µs of compile); a job whose key is already queued or running is
 // coalesced onto it (single flight); the pending queue is bounded so a burst of new shapes cannot
 // start a compile storm (when full, the lowest-density job is rejected, counted); worker threads
-// run at low OS priority (10 nice levels below the process) so request threads preempt them; a synchronous mode runs each
-// job inline for tests. Destroying the queue cancels pending jobs and joins the workers after
+// run at low OS priority (10 nice levels below the process) so request threads preempt them; a
+// synchronous mode runs each job inline for tests. Destroying the queue cancels pending jobs and joins the workers after
 // their running jobs finish, so destroying a Session while compiles are in flight is clean.
 #pragma once
 
