@@ -18,7 +18,9 @@ using namespace tierjit;
 int check_model(const std::string& model, const std::string& ref_dir, int tier) {
   namespace fs = std::filesystem;
   std::string meta_bytes;
-  cli::read_file_bytes((fs::path(ref_dir) / "meta.json").string(), meta_bytes).throw_if_error();
+  cli::read_file_bytes((fs::path(ref_dir) / "meta.json").string(), meta_bytes,
+                       cli::kMaxTextFileBytes, "limit for text files")
+      .throw_if_error();
   nlohmann::json meta = nlohmann::json::parse(meta_bytes);
 
   auto t0 = std::chrono::steady_clock::now();
