@@ -27,6 +27,14 @@ Status KernelContext::check_size(DType dtype, const Shape& shape) const {
     return resource_exhausted("{}: output of shape {} ({}) exceeds the memory limit of {} bytes",
                               node_.describe(), shape_to_string(shape), dtype_name(dtype),
                               options_.memory_limit_bytes);
+  // One output over the arena limit is refused before it is allocated (the total of the live
+  // ones is checked after each node, run_prepared: so the peak stays under twice the limit).
+  const int64_t arena = options_.arena_limit_bytes;
+  if (arena > 0 && es != 0 && n > arena / es)
+    return resource_exhausted(
+        "{}: output of shape {} ({}, {} bytes) alone exceeds the arena limit of {} bytes "
+        "(arena_limit_bytes)",
+        node_.describe(), shape_to_string(shape), dtype_name(dtype), n * es, arena);
   return Status();
 }
 

@@ -170,6 +170,18 @@ TEST(SessionLimits, ArenaLimitRefusesAPlanOverItAndKeepsServing) {
         EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
       }
     }
+    // One intermediate alone over the limit (N = 4096: 4 MiB each) is refused before it is
+    // allocated, naming the node and its bytes.
+    try {
+      s.run({{"x", ones(4096)}});
+      ADD_FAILURE() << m.name << ": no error for an intermediate over the arena limit";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(e.code(), StatusCode::kResourceExhausted) << msg;
+      EXPECT_NE(msg.find("output of shape [4096, 256] (float32, 4194304 bytes) alone exceeds the "
+                         "arena limit of 65536 bytes (arena_limit_bytes)"),
+                std::string::npos) << m.name << ": " << msg;
+    }
     auto out = s.run({{"x", ones(8)}});  // other shapes still served
     EXPECT_NEAR(out[0].second.data<float>()[8 * 256 - 1], want, 1e-5f) << m.name;
     // No limit (the default): the large shape runs.
