@@ -32,7 +32,7 @@ Status KernelContext::check_size(DType dtype, const Shape& shape) const {
   const int64_t arena = options_.arena_limit_bytes;
   if (arena > 0 && es != 0 && n > arena / es)
     return resource_exhausted(
-        "{}: output of shape {} ({}, {} bytes) alone exceeds the arena limit of {} bytes "
+        "{}: output of shape {} ({}) is {} bytes alone, over the arena limit of {} bytes "
         "(arena_limit_bytes)",
         node_.describe(), shape_to_string(shape), dtype_name(dtype), n * es, arena);
   return Status();

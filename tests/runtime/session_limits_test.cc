@@ -178,7 +178,7 @@ TEST(SessionLimits, ArenaLimitRefusesAPlanOverItAndKeepsServing) {
     } catch (const Error& e) {
       const std::string msg = e.what();
       EXPECT_EQ(e.code(), StatusCode::kResourceExhausted) << msg;
-      EXPECT_NE(msg.find("output of shape [4096, 256] (float32, 4194304 bytes) alone exceeds the "
+      EXPECT_NE(msg.find("output of shape [4096, 256] (float32) is 4194304 bytes alone, over the "
                          "arena limit of 65536 bytes (arena_limit_bytes)"),
                 std::string::npos) << m.name << ": " << msg;
     }
