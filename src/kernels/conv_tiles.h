@@ -50,6 +50,29 @@ void depthwise_conv_cblock_f32(const float* x, const float* wt, float* y, int64_
                                int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                                int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t ow,
                                int64_t oh0, int64_t oh1, int64_t ldy);
+/// Direct convolution of one image and group: output channels [0, m) (weights `wt`: [m, c, kh,
+/// kw], the group's rows of W) and output rows oh0 <= oy < oh1 of x (the group's `c` channels,
+/// [c, h, w]) into y[j * ldy + (oy - oh0) * ow + ox] for output channel j; no bias. The rows an
+/// item needs are copied once (every channel), then register tiles of output channels x vectors
+/// of output pixels (AVX-512: 6 x 4 vectors of 16, else 4 x 3 of 8) sum every (channel, tap)
+/// product; taps in the padding add weight x 0. With stride 1 and ow == w
+/// (direct_conv_flat) the vectors run over the item's pixels back to back (column taps in the
+/// padding masked), so every lane holds a pixel whatever the width; otherwise each output row
+/// takes whole vectors. y's rows are written in whole vectors: each channel needs
+/// kDirectConvSlack floats of room past (oh1 - oh0) * ow (ldy >= that). `x_avail` (>= c * h *
+/// w): floats readable from x. Sizes >= 1 except pads >= 0. Single-threaded. Semantics: ONNX
+/// Conv (opset 1-22), 2-D, NCHW.
+inline constexpr int64_t kDirectConvSlack = 16;
+void direct_conv_rows_f32(const float* x, const float* wt, float* y, int64_t c, int64_t h,
+                          int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph,
+                          int64_t pw, int64_t dh, int64_t dw, int64_t ow, int64_t oh0, int64_t oh1,
+                          int64_t m, int64_t ldy, int64_t x_avail);
+/// Lanes per vector of direct_conv_rows_f32 (16 with AVX-512F, else 8).
+int64_t direct_conv_lanes();
+/// True when direct_conv_rows_f32 runs its vectors over the pixels back to back (stride 1, the
+/// output as wide as the input); otherwise each output row takes ceil(ow / lanes) vectors.
+bool direct_conv_flat(int64_t sh, int64_t sw, int64_t w, int64_t ow);
+
 /// Channels per depthwise_conv_cblock_f32 call: the vector's lanes (16 with AVX-512F, else 8).
 int64_t depthwise_channel_block();
 

@@ -23,6 +23,12 @@ struct VecF {
   typedef float type __attribute__((vector_size(4 * L)));
 };
 
+/// 32-bit integer vectors of L lanes (lane masks: -1 keeps a float's bits, 0 clears them).
+template <int L>
+struct VecI {
+  typedef int32_t type __attribute__((vector_size(4 * L)));
+};
+
 template <int L>
 inline __attribute__((always_inline)) typename VecF<L>::type loadu(const float* p) {
   typename VecF<L>::type v;

@@ -114,6 +114,33 @@ TEST(LowerConv, KBlocksThreadsAndDepthwiseStrides) {
     }
 }
 
+// The direct convolution (direct_conv_rows_f32: maps whose rows fill the vectors, 12-16 or 24-32
+// columns): K from 9 to 1152 in one pass (no K blocks), strides, dilation, groups of 2-4
+// channels, items of several row blocks (64 channels x 28 columns: 9 rows per item), output
+// channels split over two threads at batch 1, batch 0, and a ReLU + residual epilogue.
+TEST(LowerConv, DirectConvolutionRowsAndChannelParts) {
+  const ConvCase lenet2 = {16, 14, 14, 32, 3, 3, 1, {}, {}, {1, 1, 1, 1}, "", true};
+  const ConvCase wide_k = {128, 14, 14, 20, 3, 3, 1, {}, {}, {1, 1, 1, 1}, "", true};  // K = 1152
+  const ConvCase strided = {6, 29, 31, 13, 3, 3, 1, {2, 2}, {}, {1, 1, 1, 1}, "", false};
+  const ConvCase dilated = {5, 20, 16, 7, 3, 3, 1, {}, {2, 2}, {2, 2, 2, 2}, "", true};
+  const ConvCase grouped = {8, 12, 12, 12, 3, 3, 4, {}, {}, {1, 1, 1, 1}, "", true};
+  const ConvCase rows = {64, 28, 28, 64, 3, 3, 1, {}, {}, {1, 1, 1, 1}, "", true};
+  const ConvCase strided_1x1 = {24, 28, 28, 16, 1, 1, 1, {2, 2}, {}, {}, "", true};
+  const ConvCase one_channel = {1, 28, 28, 16, 3, 3, 1, {}, {}, {1, 1, 1, 1}, "", true};
+  for (int threads : {1, 2})
+    for (int64_t n : {0, 1, 3}) {
+      check_conv(lenet2, n, true, true, threads);
+      check_conv(grouped, n, true, false, threads);
+      if (n == 0) continue;
+      check_conv(wide_k, n, true, false, threads);
+      check_conv(strided, n, false, false, threads);
+      check_conv(dilated, n, true, true, threads);
+      check_conv(rows, n, true, true, threads);
+      check_conv(strided_1x1, n, false, false, threads);
+      check_conv(one_channel, n, true, false, threads);
+    }
+}
+
 // Depthwise items stored as one flat run of the plane's pixels: a 7 x 7 map (49 = 3 vectors of
 // 16 + 1), 5 x 5 (25 = 16 + 8 + 1: the half vector), 3 x 3 stride 2 on 6 x 6 (9 pixels: no
 // whole vector), and a 70 x 66 map split into items of rows (2048 / 66 = 31 rows per item, the

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "kir/builder.h"
 #include "kir/lower/lower_conv_internal.h"
@@ -71,24 +72,24 @@ Stmt store_rows(const std::string& pre, const ConvIo& io, const std::string& src
                          for_loop(pre + "c", vec_cols, sub(cols, vec_cols), tail)}));
 }
 
-// Stores a depthwise tile's run of `n` floats from "dw_tile" + `tile0` to output row `plane`,
+// Stores a tile's run of `n` floats from `tile` + `tile0` to output row `plane`,
 // pixels pixel0 .. pixel0 + n - 1 (an item's rows back to back, as in Y's plane): whole vectors,
 // then with 16 lanes one vector of 8, then single columns (no tail per row: a map narrower than
 // a vector paid a scalar epilogue per pixel).
-Stmt store_run(const ConvIo& io, const Expr& tile0, const Expr& n, const Expr& plane,
-               const Expr& pixel0) {
-  const Expr v = var("dw_v"), c = var("dw_c");
+Stmt store_run(const ConvIo& io, const std::string& tile, const std::string& pre,
+               const Expr& tile0, const Expr& n, const Expr& plane, const Expr& pixel0) {
+  const Expr v = var(pre + "v"), c = var(pre + "c");
   const int l = io.lanes;
   const Expr vec_end = mul(div(n, imm(l)), imm(l));
-  Stmt vec = io.store(load(f32(l), "dw_tile", ramp(add(tile0, mul(v, imm(l))), imm(1), l)), plane,
+  Stmt vec = io.store(load(f32(l), tile, ramp(add(tile0, mul(v, imm(l))), imm(1), l)), plane,
                       add(pixel0, mul(v, imm(l))), l);
   auto scalar_tail = [&](const Expr& from) {
-    return for_loop("dw_c", from, sub(n, from),
-                    io.store(load(f32(), "dw_tile", add(tile0, c)), plane, add(pixel0, c), 1));
+    return for_loop(pre + "c", from, sub(n, from),
+                    io.store(load(f32(), tile, add(tile0, c)), plane, add(pixel0, c), 1));
   };
-  Stmt vectors = for_loop("dw_v", imm(0), div(n, imm(l)), vec);
+  Stmt vectors = for_loop(pre + "v", imm(0), div(n, imm(l)), vec);
   if (l != 16) return block({vectors, scalar_tail(vec_end)});
-  Stmt half_vec = io.store(load(f32(8), "dw_tile", ramp(add(tile0, vec_end), imm(1), 8)), plane,
+  Stmt half_vec = io.store(load(f32(8), tile, ramp(add(tile0, vec_end), imm(1), 8)), plane,
                            add(pixel0, vec_end), 8);
   return block({vectors, if_then_else(compare(CmpOp::kGe, sub(n, vec_end), imm(8)),
                                       block({half_vec, scalar_tail(add(vec_end, imm(8)))}),
@@ -132,7 +133,7 @@ Expected<Stmt> depthwise(const ConvGeometry& g, const ConvIo& io, std::string* n
                                  {"dw_tile", imm(0)}},
                                 ints);
       Stmt stores = for_loop("dw_ch", imm(0), nc,
-                             store_run(io, mul(ch, imm(ld)), mul(nrows, imm(g.ow)),
+                             store_run(io, "dw_tile", "dw_", mul(ch, imm(ld)), mul(nrows, imm(g.ow)),
                                        add(plane0, ch), mul(oh0, imm(g.ow))));
       Stmt work = allocate("dw_tile", DType::kFloat32, cb * ld, block({kernel, stores}));
       const Expr rest = mod(item, imm(cblocks * blocks));
@@ -157,12 +158,87 @@ Expected<Stmt> depthwise(const ConvGeometry& g, const ConvIo& io, std::string* n
                                {io.w, mul(mod(plane, imm(g.c)), imm(g.kh * g.kw))},
                                {"dw_tile", imm(0)}},
                               ints);
-    Stmt stores = store_run(io, imm(0), mul(nrows, imm(g.ow)), plane, mul(oh0, imm(g.ow)));
+    Stmt stores = store_run(io, "dw_tile", "dw_", imm(0), mul(nrows, imm(g.ow)), plane,
+                            mul(oh0, imm(g.ow)));
     Stmt work = allocate("dw_tile", DType::kFloat32, rows * g.ow + kernels::kDepthwiseRowSlack,
                          block({kernel, stores}));
     return let("dw_plane", div(item, imm(blocks)),
                let("dw_oh0", mul(mod(item, imm(blocks)), imm(rows)),
                    let("dw_rows", min(imm(rows), sub(imm(g.oh), oh0)), work)));
+  });
+}
+
+// The direct convolution (direct_conv_rows_f32) is chosen when its vectors are well filled: always
+// with stride 1 and an output as wide as the input (vectors over the pixels back to back);
+// otherwise at least this share of the lanes of each output row's vectors must hold output
+// columns (14 of 16 on a 14 x 14 map; a 7 x 7 map, 7 of 16, takes the im2col panels).
+constexpr double kDirectMinLaneUse = 0.75;
+constexpr int64_t kDirectTile = 16384;  // floats of one direct item's output tile (64 KiB, L2)
+constexpr int64_t kDirectTileVectors = 4;  // vectors of output columns per register tile
+
+bool direct_fits(const ConvGeometry& g) {
+  if (kernels::direct_conv_flat(g.sh, g.sw, g.w, g.ow)) return true;
+  const int64_t l = kernels::direct_conv_lanes();
+  const int64_t nvr = (g.ow + l - 1) / l;
+  return static_cast<double>(g.ow) >= kDirectMinLaneUse * static_cast<double>(nvr * l);
+}
+
+// Items (image, group, block of output rows, part of the output channels); each computes its
+// channels' rows into a tile, then stores them through the epilogue channel by channel.
+Expected<Stmt> direct(const ConvGeometry& g, const ConvIo& io, std::string* note) {
+  const int64_t cg = g.c / g.group, mg = g.m / g.group, kg = cg * g.kh * g.kw;
+  const int64_t l = kernels::direct_conv_lanes();
+  // Vectors per output row (flat: a share of one).
+  const double nvr = kernels::direct_conv_flat(g.sh, g.sw, g.w, g.ow)
+                         ? static_cast<double>(g.ow) / static_cast<double>(l)
+                         : static_cast<double>((g.ow + l - 1) / l);
+  const auto min_rows = static_cast<int64_t>(std::ceil(kDirectTileVectors / nvr));
+  const int64_t rows = std::clamp<int64_t>(std::max(min_rows, kDirectTile / (mg * g.ow)), 1, g.oh);
+  const int64_t blocks = (g.oh + rows - 1) / rows;
+  const int64_t ld = rows * g.ow + kernels::kDirectConvSlack;
+  const int chunks = std::max(1, io.threads);
+  // Output channels split `parts` ways when the other items are too few to give every thread
+  // two (each part packs the rows again).
+  const Expr base_items = mul(io.batch, imm(g.group * blocks));
+  const int64_t max_parts = std::max<int64_t>(1, mg / 8);
+  const Expr parts = chunks <= 1 ? imm(1)
+                                 : min(imm(max_parts),
+                                       max(imm(1), cdiv(imm(2 * chunks), max(base_items, imm(1)))));
+  const Expr items = mul(base_items, parts);
+  const Expr macs = mul(io.batch, imm(g.m * g.oh * g.ow * kg));
+  const Expr x_total = mul(io.batch, imm(g.c * g.h * g.w));
+  *note = fmt::format(
+      "conv {}x{} through direct_conv_rows_f32: {} output rows x {} channels per item, K = {}",
+      g.kh, g.kw, rows, mg, kg);
+  return chunked("cd_", items, chunks, macs, [&](const Expr& item, const Expr&) {
+    const Expr unit = var("cd_unit"), part = var("cd_part"), img = var("cd_n"),
+               grp = var("cd_g"), oh0 = var("cd_oh0"), nrows = var("cd_rows"), j0 = var("cd_j0"),
+               j1 = var("cd_j1"), ch = var("cd_ch");
+    const Expr x_off = add(mul(img, imm(g.c * g.h * g.w)), mul(grp, imm(cg * g.h * g.w)));
+    const Expr row0 = add(add(mul(img, imm(g.m)), mul(grp, imm(mg))), j0);  // n * M + g * Mg + j0
+    Stmt kernel = call_kernel(
+        Microkernel::kDirectConvRowsF32,
+        {{io.x, x_off}, {io.w, mul(add(mul(grp, imm(mg)), j0), imm(kg))}, {"cd_tile", imm(0)}},
+        {imm(cg), imm(g.h), imm(g.w), imm(g.kh), imm(g.kw), imm(g.sh), imm(g.sw), imm(g.ph),
+         imm(g.pw), imm(g.dh), imm(g.dw), imm(g.ow), oh0, add(oh0, nrows), sub(j1, j0), imm(ld),
+         sub(x_total, x_off)});
+    Stmt stores = for_loop("cd_ch", imm(0), sub(j1, j0),
+                           store_run(io, "cd_tile", "cd_", mul(ch, imm(ld)), mul(nrows, imm(g.ow)),
+                                     add(row0, ch), mul(oh0, imm(g.ow))));
+    // Channels [j0, j1) of the part; the tile holds the most a part can have.
+    const int64_t part_max = mg;
+    Stmt work = allocate("cd_tile", DType::kFloat32, part_max * ld, block({kernel, stores}));
+    const Expr rest = mod(unit, imm(g.group * blocks));
+    return let(
+        "cd_unit", div(item, parts),
+        let("cd_part", mod(item, parts),
+            let("cd_n", div(unit, imm(g.group * blocks)),
+                let("cd_g", div(rest, imm(blocks)),
+                    let("cd_oh0", mul(mod(rest, imm(blocks)), imm(rows)),
+                        let("cd_rows", min(imm(rows), sub(imm(g.oh), oh0)),
+                            let("cd_j0", div(mul(part, imm(mg)), parts),
+                                let("cd_j1", div(mul(add(part, imm(1)), imm(mg)), parts),
+                                    work))))))));
   });
 }
 
@@ -174,6 +250,9 @@ Expected<Stmt> conv_tiles(const ConvGeometry& g, const ConvIo& io, int64_t* work
   const int64_t cg = g.c / g.group, mg = g.m / g.group;
   if (cg == 1 && mg == 1) return depthwise(g, io, note);
   const int64_t os = g.oh * g.ow, kg = cg * g.kh * g.kw;
+  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                         g.pw == 0 && g.oh == g.h && g.ow == g.w;
+  if (!pointwise && direct_fits(g)) return direct(g, io, note);
   // A 1x1 convolution with stride 1 and no padding multiplies the image's [C, H * W] rows in
   // place (gemm_rows_in_place_f32): nothing to pack, K in one block.
   const bool in_place = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
