@@ -54,7 +54,7 @@ void depthwise_conv_cblock_f32(const float* x, const float* wt, float* y, int64_
 /// kw], the group's rows of W) and output rows oh0 <= oy < oh1 of x (the group's `c` channels,
 /// [c, h, w]) into y[j * ldy + (oy - oh0) * ow + ox] for output channel j; no bias. The rows an
 /// item needs are copied once (every channel), then register tiles of output channels x vectors
-/// of output pixels (AVX-512: 6 x 4 vectors of 16, else 4 x 3 of 8) sum every (channel, tap)
+/// of output pixels (AVX-512: 6 x 4 vectors of 16, else 6 x 2 of 8) sum every (channel, tap)
 /// product; taps in the padding add weight x 0. With stride 1 and ow == w
 /// (direct_conv_flat) the vectors run over the item's pixels back to back (column taps in the
 /// padding masked), so every lane holds a pixel whatever the width; otherwise each output row

@@ -3,7 +3,7 @@
 // of output columns sum every (channel, tap) product: per product step P vector loads and MR
 // weight broadcasts feed MR x P fused multiply-adds, with no im2col panel in between. One
 // template over the vector's lanes, instantiated for AVX-512 (16 lanes, 6 x 4 tile) and AVX2
-// (8 lanes, 4 x 3 tile; 16 registers) (vec_lanes.h).
+// (8 lanes, 6 x 2 tile: 12 accumulators of the 16 registers, room for the masks) (vec_lanes.h).
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -43,11 +43,19 @@ struct TileArgs {
 // One register tile: output channels [j0, j0 + MR) x vectors [v0, v0 + P). Stores go channel
 // by channel, vectors ascending: a vector's lanes past its row (or past the rows) land where a
 // later vector (or the slack) is written afterwards.
+// Product steps [s0, s1) (flat: per column tap); with `accumulate` the tile adds to what y holds.
 template <int L, int MR, int P, bool kFlat>
-inline __attribute__((always_inline)) void direct_tile(const TileArgs& a, int64_t j0, int64_t v0) {
+inline __attribute__((always_inline)) void direct_tile(const TileArgs& a, int64_t j0, int64_t v0,
+                                                       int64_t s0, int64_t s1, bool accumulate) {
   using V = typename VecF<L>::type;
   using VI = typename VecI<L>::type;
   V acc[MR][P] = {};
+  float* y = a.y + j0 * a.ldy;
+  if (accumulate)
+#pragma GCC unroll 8
+    for (int j = 0; j < MR; ++j)
+#pragma GCC unroll 4
+      for (int p = 0; p < P; ++p) acc[j][p] = loadu<L>(y + j * a.ldy + a.yoff[v0 + p]);
   const float* xs[P];
 #pragma GCC unroll 4
   for (int p = 0; p < P; ++p) xs[p] = a.x + a.voff[v0 + p];
@@ -61,7 +69,7 @@ inline __attribute__((always_inline)) void direct_tile(const TileArgs& a, int64_
 #pragma GCC unroll 8
       for (int j = 0; j < MR; ++j) ws[j] = w0 + j * a.k + kx;
       const int64_t kxo = a.kxoff[kx], kw = a.kw;
-      for (int64_t s = 0; s < a.nsteps; ++s) {
+      for (int64_t s = s0; s < s1; ++s) {
         const int64_t o = a.koff[s] + kxo;
         V xv[P];
 #pragma GCC unroll 4
@@ -78,7 +86,7 @@ inline __attribute__((always_inline)) void direct_tile(const TileArgs& a, int64_
     const float* ws[MR];
 #pragma GCC unroll 8
     for (int j = 0; j < MR; ++j) ws[j] = w0 + j * a.k;
-    for (int64_t s = 0; s < a.k; ++s) {
+    for (int64_t s = s0; s < s1; ++s) {
       const int64_t o = a.koff[s];
       V xv[P];
 #pragma GCC unroll 4
@@ -91,22 +99,28 @@ inline __attribute__((always_inline)) void direct_tile(const TileArgs& a, int64_
       }
     }
   }
-  float* y = a.y + j0 * a.ldy;
 #pragma GCC unroll 8
   for (int j = 0; j < MR; ++j)
 #pragma GCC unroll 4
     for (int p = 0; p < P; ++p) storeu<L>(y + j * a.ldy + a.yoff[v0 + p], acc[j][p]);
 }
 
-// Tiles of up to MR channels x P vectors over all m channels and every vector.
+// Tiles of up to MR channels x P vectors over all m channels and every vector, the input
+// channels in chunks of `chunk` (their packed rows stay in L1 while every tile reads them; the
+// tiles of later chunks add to y).
 template <int L, int MR, int P, bool kFlat>
-inline __attribute__((always_inline)) void direct_tiles(const TileArgs& a, int64_t m) {
-  for (int64_t j0 = 0; j0 < m; j0 += MR) {
+inline __attribute__((always_inline)) void direct_tiles(const TileArgs& a, int64_t m, int64_t c,
+                                                        int64_t chunk) {
+  const int64_t steps = kFlat ? a.nsteps : a.k, per_channel = steps / c;
+  for (int64_t c0 = 0; c0 < c; c0 += chunk) {
+   const int64_t s0 = c0 * per_channel, s1 = std::min(c, c0 + chunk) * per_channel;
+   const bool accumulate = c0 > 0;
+   for (int64_t j0 = 0; j0 < m; j0 += MR) {
     const int64_t mr = std::min<int64_t>(MR, m - j0);
     for (int64_t v0 = 0; v0 < a.nvec; v0 += P) {
       const int64_t pv = std::min<int64_t>(P, a.nvec - v0);
       // Full tiles first; the channel and vector remainders take smaller instantiations.
-#define TJ_DIRECT_P(R, Q) direct_tile<L, R, Q, kFlat>(a, j0, v0)
+#define TJ_DIRECT_P(R, Q) direct_tile<L, R, Q, kFlat>(a, j0, v0, s0, s1, accumulate)
 #define TJ_DIRECT_ROWS(R)                      \
   switch (pv) {                                \
     case 1:                                    \
@@ -145,7 +159,13 @@ inline __attribute__((always_inline)) void direct_tiles(const TileArgs& a, int64
 #undef TJ_DIRECT_ROWS
 #undef TJ_DIRECT_P
     }
+   }
   }
+}
+
+// Input channels per chunk: their packed rows (`channel_floats` each) within 16 KiB.
+inline int64_t channel_chunk(int64_t channel_floats) {
+  return std::max<int64_t>(1, 4096 / std::max<int64_t>(1, channel_floats));
 }
 
 // Per-thread scratch of a call: the packed rows and the tables. The tables depend on the
@@ -210,7 +230,7 @@ inline __attribute__((always_inline)) void direct_flat(const DirectArgs& a, Scra
   if (!sc.same_tables(a, 1)) flat_tables<L>(a, sc, nvec, cstride);
   const TileArgs t{rows + front, sc.voff.data(), sc.yoff.data(), sc.koff.data(), sc.kxoff.data(),
                    sc.masks.data(), nvec, nsteps, a.kw, a.c * a.kh * a.kw, a.ldy, a.wt, a.y};
-  direct_tiles<L, MR, P, true>(t, a.m);
+  direct_tiles<L, MR, P, true>(t, a.m, a.c, channel_chunk(cstride));
 }
 
 // The tables of direct_rows.
@@ -260,7 +280,7 @@ inline __attribute__((always_inline)) void direct_rows(const DirectArgs& a, Scra
   if (!sc.same_tables(a, 0)) row_tables(a, sc, cols, cstride, nvr, L);
   const TileArgs t{sc.rows.data(), sc.voff.data(), sc.yoff.data(), sc.koff.data(), nullptr,
                    nullptr, nvec, k, a.kw, k, a.ldy, a.wt, a.y};
-  direct_tiles<L, MR, P, false>(t, a.m);
+  direct_tiles<L, MR, P, false>(t, a.m, a.c, channel_chunk(cstride));
 }
 
 template <int L, int MR, int P>
@@ -277,7 +297,7 @@ __attribute__((target("avx512f,fma"))) void direct_avx512(const DirectArgs& a) {
   direct_call<16, 6, 4>(a);
 }
 __attribute__((target("avx2,fma"))) void direct_avx2(const DirectArgs& a) {
-  direct_call<8, 4, 3>(a);
+  direct_call<8, 6, 2>(a);
 }
 
 const bool kHasAvx512 = cpu_has_avx512f();

@@ -1,8 +1,8 @@
 // direct_conv_rows_f32 (kernels/conv_tiles.h) against a float64 reference of ONNX Conv over
 // kernel sizes 1-5 (and 1x3 / 3x1), strides 1-3, dilations 1-2, pads 0-2, channel counts 1-13
-// and output channel counts 1-15 (every remainder of the 6- and 4-channel tiles), maps from 1x1
-// to 31x37, row ranges that start and stop inside the map, and a channel pitch wider than the
-// rows. The input ends where a PROT_NONE page begins (x_avail = c * h * w): any read past it
+// (24 and 40: several chunks of input channels) and output channel counts 1-15 (every remainder
+// of the 6-channel tile), maps from 1x1 to 31x37, row ranges that start and stop inside the map,
+// and a channel pitch wider than the rows. The input ends where a PROT_NONE page begins (x_avail = c * h * w): any read past it
 // faults; nothing past each channel's documented slack is written. Under TIERJIT_ISA=avx2 the
 // same cases run the 8-lane path (CTest avx2_kernels).
 #include <gtest/gtest.h>
@@ -56,7 +56,10 @@ TEST(DirectConv, MatchesReferenceWithoutReadingOrWritingPastItsRoom) {
                  {4, 5, 17, 19, 3, 3, 1, 2, 2}, {13, 15, 8, 33, 1, 1, 2, 0, 1},
                  {3, 4, 10, 10, 1, 3, 1, 1, 1}, {3, 9, 10, 10, 3, 1, 1, 1, 1},
                  {6, 11, 7, 7, 3, 3, 1, 1, 1}, {2, 3, 2, 3, 3, 3, 1, 1, 1},
-                 {8, 12, 16, 16, 2, 2, 2, 0, 1}, {1, 2, 5, 40, 5, 5, 2, 2, 1}}) {
+                 {8, 12, 16, 16, 2, 2, 2, 0, 1}, {1, 2, 5, 40, 5, 5, 2, 2, 1},
+                 // Input channels in several chunks (each chunk's rows within 16 KiB), flat and
+                 // per-row vectors.
+                 {40, 7, 30, 30, 3, 3, 1, 1, 1}, {24, 5, 31, 37, 3, 3, 2, 1, 1}}) {
     const int64_t oh = (g.h + 2 * g.p - g.d * (g.kh - 1) - 1) / g.s + 1;
     const int64_t ow = (g.w + 2 * g.p - g.d * (g.kw - 1) - 1) / g.s + 1;
     ASSERT_GE(oh, 1);

@@ -129,7 +129,7 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
   // efficientnet_b0, 1.04-1.5x, and for a 3x3 conv of one channel, 1.4x; docs/lowering.md).
   std::map<std::string, int64_t> tuning = options.tuning;
   const bool small_k = direct ? kg <= kPointwiseGeneratedMaxK
-                              : g.group == 1 && kg <= kIm2colGeneratedMaxK;
+                              : g.group == 1 && kg <= kIm2colGeneratedMaxK && !direct_conv_fits(g);
   if (tuning.empty() && small_k && options.tier >= 2)
     tuning = {{"mr", lanes >= 16 ? 8 : 6}, {"nr", 16}, {"kc", 512}};
   TJ_ASSIGN_OR_RETURN(gemm::Tiles tiles, gemm::tiles_from_tuning(tuning, lanes));

@@ -29,6 +29,11 @@ struct ConvIo {
   int threads = 1;
 };
 
+/// True when conv_tiles takes the direct convolution (direct_conv_rows_f32) for `g`: its vectors
+/// well filled (stride 1 with an output as wide as the input, or most lanes of each row's
+/// vectors), not depthwise, not a 1x1 product on X in place.
+bool direct_conv_fits(const ConvGeometry& g);
+
 /// The convolution through the kernel layer's tiles: depthwise (group = C = M)
 /// through depthwise_conv_rows_f32, others through conv_pack_panel_f32 +
 /// gemm_panel_rows_f32 with the weights as the GEMM's rows. `workspace_floats`

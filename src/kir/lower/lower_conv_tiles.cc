@@ -176,12 +176,6 @@ constexpr double kDirectMinLaneUse = 0.75;
 constexpr int64_t kDirectTile = 16384;  // floats of one direct item's output tile (64 KiB, L2)
 constexpr int64_t kDirectTileVectors = 4;  // vectors of output columns per register tile
 
-bool direct_fits(const ConvGeometry& g) {
-  if (kernels::direct_conv_flat(g.sh, g.sw, g.w, g.ow)) return true;
-  const int64_t l = kernels::direct_conv_lanes();
-  const int64_t nvr = (g.ow + l - 1) / l;
-  return static_cast<double>(g.ow) >= kDirectMinLaneUse * static_cast<double>(nvr * l);
-}
 
 // Items (image, group, block of output rows, part of the output channels); each computes its
 // channels' rows into a tile, then stores them through the epilogue channel by channel.
@@ -244,15 +238,25 @@ Expected<Stmt> direct(const ConvGeometry& g, const ConvIo& io, std::string* note
 
 }  // namespace
 
+bool direct_conv_fits(const ConvGeometry& g) {
+  const int64_t cg = g.c / g.group, mg = g.m / g.group;
+  if (cg == 1 && mg == 1) return false;  // depthwise
+  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                         g.pw == 0 && g.oh == g.h && g.ow == g.w;
+  if (pointwise) return false;
+  if (kernels::direct_conv_flat(g.sh, g.sw, g.w, g.ow)) return true;
+  const int64_t l = kernels::direct_conv_lanes();
+  const int64_t nvr = (g.ow + l - 1) / l;
+  return static_cast<double>(g.ow) >= kDirectMinLaneUse * static_cast<double>(nvr * l);
+}
+
 Expected<Stmt> conv_tiles(const ConvGeometry& g, const ConvIo& io, int64_t* workspace_floats,
                           std::string* note) {
   *workspace_floats = 0;
   const int64_t cg = g.c / g.group, mg = g.m / g.group;
   if (cg == 1 && mg == 1) return depthwise(g, io, note);
   const int64_t os = g.oh * g.ow, kg = cg * g.kh * g.kw;
-  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
-                         g.pw == 0 && g.oh == g.h && g.ow == g.w;
-  if (!pointwise && direct_fits(g)) return direct(g, io, note);
+  if (direct_conv_fits(g)) return direct(g, io, note);
   // A 1x1 convolution with stride 1 and no padding multiplies the image's [C, H * W] rows in
   // place (gemm_rows_in_place_f32): nothing to pack, K in one block.
   const bool in_place = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
