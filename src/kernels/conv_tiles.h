@@ -67,6 +67,21 @@ void direct_conv_rows_f32(const float* x, const float* wt, float* y, int64_t c, 
                           int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph,
                           int64_t pw, int64_t dh, int64_t dw, int64_t ow, int64_t oh0, int64_t oh1,
                           int64_t m, int64_t ldy, int64_t x_avail);
+/// Depthwise convolution of `nc` channels with stride 1 and an output as wide as the input (ow
+/// == w): channel c's plane at x + c * h * w, its taps at wt + c * kh * kw, output rows oh0 <= oy
+/// < oh1 into y[c * ldy + (oy - oh0) * w + ox]. Vectors run over the pixels back to back (taps in
+/// the horizontal padding masked, vertical padding as zero rows), so a map narrower than a vector
+/// fills most lanes: 49 of 64 on 7 x 7. Same sums as depthwise_conv_rows_f32 with finite weights
+/// (every tap summed, a padded 0 adding exactly 0); a channel with a non-finite weight sums only
+/// the taps inside the image, like oneDNN (tier 0). Each channel's rows are written in whole
+/// vectors: ldy >= (oh1 - oh0) * w + kDepthwiseFlatSlack. `x_avail` (>= nc * h * w): floats
+/// readable from x. Sizes >= 1 except pads >= 0. Single-threaded.
+inline constexpr int64_t kDepthwiseFlatSlack = 16;
+void depthwise_conv_flat_f32(const float* x, const float* wt, float* y, int64_t nc, int64_t h,
+                             int64_t w, int64_t kh, int64_t kw, int64_t ph, int64_t pw,
+                             int64_t dh, int64_t dw, int64_t oh0, int64_t oh1, int64_t ldy,
+                             int64_t x_avail);
+
 /// Lanes per vector of direct_conv_rows_f32 (16 with AVX-512F, else 8).
 int64_t direct_conv_lanes();
 /// True when direct_conv_rows_f32 runs its vectors over the pixels back to back (stride 1, the

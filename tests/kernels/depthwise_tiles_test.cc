@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/conv_tiles.h"
@@ -92,6 +93,69 @@ TEST(DepthwiseTiles, MatchReferenceWithoutReadingPastThePlane) {
   EXPECT_GT(checked, 30);
 }
 
+// depthwise_conv_flat_f32 (stride 1, output as wide as the input): nc channels against the
+// float64 reference (taps in the padding skipped), maps 1x1 to 13x17 and 3x40, kernels 1-5 with
+// dilations 1-2 and begin pads from 0 to all of the reach, row ranges, a channel pitch past the
+// slack; the input ends at a PROT_NONE page. A channel with a NaN weight equals the reference
+// that skips padded taps (the per-row tile computes it); the others are unaffected.
+TEST(DepthwiseTiles, FlatMatchesReferenceAndSkipsPaddedTapsForNonFiniteWeights) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  struct Flat {
+    int64_t nc, h, w, kh, kw, ph, pw, dh, dw;
+  };
+  int checked = 0;
+  for (Flat g : {Flat{1, 1, 1, 1, 1, 0, 0, 1, 1}, {3, 7, 7, 5, 5, 2, 2, 1, 1},
+                 {17, 8, 8, 3, 3, 1, 1, 1, 1}, {2, 14, 14, 5, 5, 2, 2, 1, 1},
+                 {4, 13, 17, 3, 3, 2, 0, 2, 1}, {5, 5, 9, 3, 5, 1, 4, 1, 2},
+                 {3, 3, 40, 3, 3, 1, 2, 1, 1}, {2, 6, 5, 3, 3, 0, 1, 1, 1}}) {
+    const int64_t oh = g.h + 2 * g.ph - g.dh * (g.kh - 1);
+    if (oh < 1) continue;
+    const int64_t taps = g.kh * g.kw, plane = g.h * g.w;
+    GuardedFloats x(g.nc * plane);
+    for (int64_t i = 0; i < g.nc * plane; ++i) x.data()[i] = u(rng);
+    std::vector<float> wt(static_cast<size_t>(g.nc * taps));
+    for (float& v : wt) v = u(rng);
+    if (g.nc >= 3) wt[static_cast<size_t>(taps + 0)] = std::numeric_limits<float>::quiet_NaN();
+    // A short item first, then the whole map (the kernel's per-thread masks grow), then a
+    // shorter one again (a prefix of them).
+    for (auto [oh0, oh1] : {std::pair<int64_t, int64_t>{oh / 2, oh}, {0, oh}, {0, (oh + 1) / 2}}) {
+      if (oh1 <= oh0) continue;
+      const int64_t ldy = (oh1 - oh0) * g.w + kDepthwiseFlatSlack + 3;
+      std::vector<float> y(static_cast<size_t>(g.nc * ldy + 8), -7.f);
+      depthwise_conv_flat_f32(x.data(), wt.data(), y.data(), g.nc, g.h, g.w, g.kh, g.kw, g.ph, g.pw,
+                              g.dh, g.dw, oh0, oh1, ldy, g.nc * plane);
+      for (int64_t c = 0; c < g.nc; ++c)
+        for (int64_t oy = oh0; oy < oh1; ++oy)
+          for (int64_t ox = 0; ox < g.w; ++ox) {
+            double want = 0;
+            for (int64_t ky = 0; ky < g.kh; ++ky)
+              for (int64_t kx = 0; kx < g.kw; ++kx) {
+                const int64_t iy = oy - g.ph + ky * g.dh, ix = ox - g.pw + kx * g.dw;
+                if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
+                  want += double(wt[c * taps + ky * g.kw + kx]) * x.data()[c * plane + iy * g.w + ix];
+              }
+            const float got = y[c * ldy + (oy - oh0) * g.w + ox];
+            if (std::isnan(want)) {
+              EXPECT_TRUE(std::isnan(got)) << c << " " << oy << "," << ox;
+              continue;
+            }
+            ASSERT_NEAR(got, want, 1e-5 * (1 + std::fabs(want)))
+                << "nc " << g.nc << " " << g.h << "x" << g.w << " k " << g.kh << "x" << g.kw
+                << " pads " << g.ph << "," << g.pw << " d " << g.dh << "," << g.dw << " rows "
+                << oh0 << ".." << oh1 << " at channel " << c << " " << oy << "," << ox;
+          }
+      // Past each channel's slack, and past the last channel: untouched.
+      for (int64_t c = 0; c < g.nc; ++c)
+        for (int64_t i = (oh1 - oh0) * g.w + kDepthwiseFlatSlack; i < ldy; ++i)
+          EXPECT_EQ(y[c * ldy + i], -7.f) << c << " " << i;
+      for (size_t i = y.size() - 8; i < y.size(); ++i) EXPECT_EQ(y[i], -7.f) << i;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 15);
+}
+
 // A NaN weight whose tap row lies in the padding for an output row does not reach that row (the
 // tap is skipped there), and reaches every row where it reads the image; on narrow maps (one
 // vector per row, rows summed together) as on wide ones.
@@ -137,7 +201,9 @@ TEST(DepthwiseTiles, ChannelBlockMatchesReferenceAndWritesOnlyItsRows) {
       for (int64_t i = 0; i < used * g.h * g.w; ++i) x.data()[i] = u(rng);
       std::vector<float> wt(static_cast<size_t>(used * g.k * g.k));
       for (float& v : wt) v = u(rng);
-      for (auto [oh0, oh1] : {std::pair<int64_t, int64_t>{0, oh}, {oh / 2, oh}, {0, (oh + 1) / 2}}) {
+      // A short item first, then the whole map (the kernel's per-thread masks grow), then a
+    // shorter one again (a prefix of them).
+    for (auto [oh0, oh1] : {std::pair<int64_t, int64_t>{oh / 2, oh}, {0, oh}, {0, (oh + 1) / 2}}) {
         if (oh1 <= oh0) continue;
         const int64_t ldy = (oh1 - oh0) * ow + 3;
         const float poison = std::numeric_limits<float>::quiet_NaN();

@@ -145,8 +145,9 @@ TEST(LowerConv, DirectConvolutionRowsAndChannelParts) {
 // 16 + 1), 5 x 5 (25 = 16 + 8 + 1: the half vector), 3 x 3 stride 2 on 6 x 6 (9 pixels: no
 // whole vector), and a 70 x 66 map split into items of rows (2048 / 66 = 31 rows per item, the
 // second and third starting past pixel 0), with a ReLU and a residual through the epilogue; the
-// narrow maps take the channel-block tile (20 channels: a block of 16 and one of 4 with
-// AVX-512), the 66-wide one the per-channel rows.
+// stride-1 maps up to 64 wide take the flat tile (vectors over the pixels back to back), the
+// stride-2 6 x 6 map the channel-block tile (5 channels, one partial block), the 66-wide one the
+// per-channel rows.
 TEST(LowerConv, DepthwiseItemsStoredAsFlatRuns) {
   const ConvCase narrow = {20, 7, 7, 20, 5, 5, 20, {}, {}, {2, 2, 2, 2}, "", true};
   const ConvCase half = {3, 5, 5, 3, 3, 3, 3, {}, {}, {1, 1, 1, 1}, "", true};

@@ -23,6 +23,7 @@ constexpr int64_t kPanel = 64;            // output pixels per GEMM panel
 constexpr int64_t kRowBlock = 24;         // output channels per microkernel call
 constexpr int64_t kMaxKc = 512;           // im2col rows per packed panel (a multiple of 256)
 constexpr int64_t kDepthwiseTile = 2048;  // floats of one depthwise item's output rows
+constexpr int64_t kDirectTile = 16384;    // floats of a direct or flat depthwise item's tile (L2)
 // Multiply-adds from which items run on the OpenMP team (tier 0's
 // kPrimitiveMinMacs).
 constexpr int64_t kParallelMinMacs = int64_t{1} << 16;
@@ -103,6 +104,17 @@ Stmt store_run(const ConvIo& io, const std::string& tile, const std::string& pre
 // 247), and loses 5-15% on 56 x 56 and 112 x 112 stride-1 maps, whose rows fill the vectors.
 int64_t channel_block_max_ow(int lanes) { return 2 * lanes; }
 
+// Stride-1 depthwise maps as wide as their input up to this width take the flat tile
+// (depthwise_conv_flat_f32: vectors over the pixels back to back). Kernel alone, one thread, AMD
+// EPYC Zen 4, AVX-512, against the channel-block / per-row tiles (us): 1152 ch 5x5 on 7 x 7 93 /
+// 122, 512 ch 5x5 on 8 x 8 37 / 55, 672 ch 5x5 on 14 x 14 168 / 212, 480 ch 3x3 on 14 x 14 59 /
+// 87, 144 ch 3x3 on 56 x 56 238 / 309; on 112 x 112 (7 whole vectors per row) the per-row tile
+// is faster, 223 against 242.
+constexpr int64_t kDepthwiseFlatMaxOw = 64;
+// Floats of one flat item's tile: it stays in L1 between the kernel's stores and the epilogue's
+// loads (a 64 KiB tile made a 96-channel 56 x 56 layer 1.3x slower).
+constexpr int64_t kDepthwiseFlatTile = 6144;
+
 Expected<Stmt> depthwise(const ConvGeometry& g, const ConvIo& io, std::string* note) {
   const int64_t os = g.oh * g.ow;
   const int64_t rows = std::clamp<int64_t>(kDepthwiseTile / g.ow, 1, g.oh);
@@ -111,6 +123,41 @@ Expected<Stmt> depthwise(const ConvGeometry& g, const ConvIo& io, std::string* n
   const std::vector<Expr> geometry = {imm(g.h),  imm(g.w),  imm(g.kh), imm(g.kw), imm(g.sh),
                                       imm(g.sw), imm(g.ph), imm(g.pw), imm(g.dh), imm(g.dw),
                                       imm(g.ow)};
+  if (kernels::direct_conv_flat(g.sh, g.sw, g.w, g.ow) && g.ow <= kDepthwiseFlatMaxOw) {
+    // Items (image, block of nb channels, block of rows): one depthwise_conv_flat_f32 call per
+    // item (its tables shared by the block), the tile holding each channel's rows at a pitch of
+    // rows * OW plus the kernel's slack.
+    const int64_t ld = rows * g.ow + kernels::kDepthwiseFlatSlack;
+    const int64_t nb = std::clamp<int64_t>(kDepthwiseFlatTile / ld, 1, g.c);
+    const int64_t cblocks = (g.c + nb - 1) / nb;
+    const Expr items = mul(io.batch, imm(cblocks * blocks));
+    *note = fmt::format(
+        "depthwise conv {}x{} through depthwise_conv_flat_f32, {} channels x {} rows per item",
+        g.kh, g.kw, nb, rows);
+    return chunked("dw_", items, io.threads, macs, [&](const Expr& item, const Expr&) {
+      const Expr img = var("dw_img"), c0 = var("dw_c0"), nc = var("dw_nc");
+      const Expr oh0 = var("dw_oh0"), nrows = var("dw_rows"), ch = var("dw_ch");
+      const Expr plane0 = add(mul(img, imm(g.c)), c0);
+      const Expr x_off = mul(plane0, imm(g.h * g.w));
+      Stmt kernel = call_kernel(
+          Microkernel::kDepthwiseConvFlatF32,
+          {{io.x, x_off}, {io.w, mul(c0, imm(g.kh * g.kw))}, {"dw_tile", imm(0)}},
+          {nc, imm(g.h), imm(g.w), imm(g.kh), imm(g.kw), imm(g.ph), imm(g.pw), imm(g.dh),
+           imm(g.dw), oh0, add(oh0, nrows), imm(ld),
+           sub(mul(io.batch, imm(g.c * g.h * g.w)), x_off)});
+      Stmt stores = for_loop("dw_ch", imm(0), nc,
+                             store_run(io, "dw_tile", "dw_", mul(ch, imm(ld)),
+                                       mul(nrows, imm(g.ow)), add(plane0, ch),
+                                       mul(oh0, imm(g.ow))));
+      Stmt work = allocate("dw_tile", DType::kFloat32, nb * ld, block({kernel, stores}));
+      const Expr rest = mod(item, imm(cblocks * blocks));
+      return let("dw_img", div(item, imm(cblocks * blocks)),
+                 let("dw_c0", mul(div(rest, imm(blocks)), imm(nb)),
+                     let("dw_nc", min(imm(nb), sub(imm(g.c), c0)),
+                         let("dw_oh0", mul(mod(rest, imm(blocks)), imm(rows)),
+                             let("dw_rows", min(imm(rows), sub(imm(g.oh), oh0)), work)))));
+    });
+  }
   const int64_t cb = kernels::depthwise_channel_block();
   if (g.ow <= channel_block_max_ow(io.lanes) && g.c >= 2) {
     // Items (image, block of cb channels, block of rows); the tile holds each channel's rows at
@@ -173,7 +220,6 @@ Expected<Stmt> depthwise(const ConvGeometry& g, const ConvIo& io, std::string* n
 // otherwise at least this share of the lanes of each output row's vectors must hold output
 // columns (14 of 16 on a 14 x 14 map; a 7 x 7 map, 7 of 16, takes the im2col panels).
 constexpr double kDirectMinLaneUse = 0.75;
-constexpr int64_t kDirectTile = 16384;  // floats of one direct item's output tile (64 KiB, L2)
 constexpr int64_t kDirectTileVectors = 4;  // vectors of output columns per register tile
 
 
