@@ -10,8 +10,10 @@
 namespace tierjit::support {
 
 /// Cores' worth of CPU time used by processes other than this one over the last sampling period
-/// (>= 100 ms, refreshed lazily by the calls themselves; the first call of a process answers 0).
-/// E.g. 1.0 when another process keeps one core busy. 0 when /proc/stat cannot be read.
+/// (>= 100 ms, refreshed lazily by the calls themselves). E.g. 1.0 when another process keeps one
+/// core busy. The first call of a process, which has no period to measure over, answers the
+/// tasks running on the machine at that instant other than the caller (/proc/stat's
+/// procs_running - 1), until the first period ends. 0 when /proc/stat cannot be read.
 /// Thread-safe and cheap (one relaxed atomic load, plus a /proc/stat read every 100 ms).
 /// The environment variable TIERJIT_FOREIGN_LOAD=<cores>, a finite decimal number >= 0, replaces
 /// the measurement (e.g. 0 on a machine whose cores are the server's alone); another value is
