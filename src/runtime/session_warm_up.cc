@@ -51,8 +51,10 @@ void Session::Impl::warm_up() {
   try {
     // As Session::run does for every call (the kernels' OpenMP teams follow it).
     omp_set_num_threads(exec.intra_op_threads);
-    auto out = interpreter ? interpreter->run(std::move(feeds.value()), exec)
-                           : interp::run_graph(*model.graph, std::move(feeds.value()), exec);
+    interp::ExecOptions warm = exec;
+    warm.warm_up = true;  // kernels skip work for dims of 1 that stand for symbolic ones
+    auto out = interpreter ? interpreter->run(std::move(feeds.value()), warm)
+                           : interp::run_graph(*model.graph, std::move(feeds.value()), warm);
     st = out.status();
   } catch (const std::exception& e) {
     st = internal_error("{}", e.what());

@@ -126,6 +126,35 @@ TEST(WarmUp, RunsEveryNodeOnceAtCreationOnlyWhenAsked) {
   EXPECT_EQ(with_warm_up, 6u);  // the model's six nodes, once each
 }
 
+// img[N,3,H,W] -> Conv(3->4, 3x3, pad 1) -> Relu -> MaxPool(2x2, pad 1) -> img_out: spatial dims the
+// graph leaves symbolic (the warm-up's Conv writes zeros there, ExecOptions::warm_up).
+TEST(WarmUp, SymbolicSpatialDimsSameOutputs) {
+  TempDir dir("warm_up_spatial");
+  onnx::GraphProto g;
+  add_input(g, "img", kF32, {"N", 3, "H", "W"});
+  add_float_init(g, "cw", {4, 3, 3, 3}, ramp(4 * 3 * 9, 0.1f));
+  add_float_init(g, "cb", {4}, {0.5f, -0.5f, 0.25f, -1.f});
+  attr_ints(add_node(g, "Conv", {"img", "cw", "cb"}, {"conv"}, "conv"), "pads", {1, 1, 1, 1});
+  add_node(g, "Relu", {"conv"}, {"act"}, "relu");
+  auto* pool = add_node(g, "MaxPool", {"act"}, {"img_out"}, "pool");
+  attr_ints(pool, "kernel_shape", {2, 2});
+  attr_ints(pool, "strides", {2, 2});
+  attr_ints(pool, "pads", {1, 1, 1, 1});
+  add_output(g, "img_out", kF32, {"N", 4, "H2", "W2"});
+  dir.write("spatial.onnx", serialize(make_model(g)));
+  const std::string path = dir.file("spatial.onnx");
+  for (ExecutionMode mode : {ExecutionMode::kAdaptive, ExecutionMode::kInterpretOnly}) {
+    const Session cold(path, with(mode, false));
+    const Session warm(path, with(mode, true));
+    EXPECT_GE(warm.stats().warm_up_ms, 0) << warm.decision_log_json();
+    for (int64_t n : {1, 2, 1}) {
+      const NamedTensors in = {
+          {"img", Tensor::from_vector<float>({n, 3, 10, 6}, ramp(static_cast<size_t>(n * 180), 0.4f))}};
+      expect_same(cold.run(in), warm.run(in));
+    }
+  }
+}
+
 // x[N,T] -> Reshape([-1, 4]) -> y: a warm-up input x[1,1] cannot be reshaped to rows of 4.
 std::string write_reshape_model(const TempDir& dir) {
   onnx::GraphProto g;
