@@ -451,6 +451,10 @@ PYBIND11_MODULE(_tierjit, m) {
                      "0 = never.")
       .def_readwrite("whole_plan_max_us", &SessionOptions::whole_plan_max_us,
                      "Largest per-call time (us) of a plan compiled whole.")
+      .def_readwrite("warm_up", &SessionOptions::warm_up,
+                     "Run the model once at tier 0 on zeros (symbolic dims 1) when the session "
+                     "is created, so the first request finds weights packed and threads "
+                     "started (default True).")
       .def_property(
           "speedup_seeds",
           [](const SessionOptions& o) {
@@ -478,7 +482,7 @@ PYBIND11_MODULE(_tierjit, m) {
                                         "benefit_horizon_windows", "lindy_horizon",
                                         "demotion_epsilon", "demotion_cold_calls",
                                         "slower_margin", "whole_plan_calls",
-                                        "whole_plan_max_us", "speedup_seeds"};
+                                        "whole_plan_max_us", "speedup_seeds", "warm_up"};
       });
 
   // The C++ range check of every field (tierjit::validate), for SessionOptions.__setattr__:

@@ -229,6 +229,7 @@ void bench_impl(const BenchOptions& opts) {
   // ---- Session creation (timed) ----
   SessionOptions so;
   so.intra_op_threads = opts.threads;
+  so.warm_up = !opts.no_warm_up;
   if (opts.mode == "interpret-only") so.mode = ExecutionMode::kInterpretOnly;
   apply_tier(opts.tier, so);
   const bool measure_regions = !opts.json_out.empty();
@@ -379,6 +380,8 @@ void bench_impl(const BenchOptions& opts) {
           {"note", "--tier 1-3 pins every region that has a lowering (compiled on the first call of "
                    "each shape); compile_events: the decision log's compiles (end_ms after session "
                    "creation started); tier_timeline: the first request that could run each new tier"},
+          {"warm_up_ms", session.stats().warm_up_ms >= 0 ? json(round_ms(session.stats().warm_up_ms))
+                                                         : json(nullptr)},
           {"model_path", opts.model},
           {"trace_path", opts.trace.empty() ? json(nullptr) : json(opts.trace)},
           {"seed", opts.seed},

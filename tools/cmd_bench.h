@@ -21,6 +21,7 @@ struct BenchOptions {
   int threads = 1;                      ///< SessionOptions::intra_op_threads (0 = all cores)
   uint64_t seed = 0;                    ///< seed of the random inputs
   bool no_progress = false;             ///< never draw the progress bar
+  bool no_warm_up = false;              ///< SessionOptions::warm_up = false (cold-start comparisons)
   /// --interp-share-requests: requests of the interpret-only replay that gives each region's
   /// share of time (with --json; the first N of the trace, 0 = no such replay).
   int64_t interp_share_requests = 1000;

@@ -190,6 +190,8 @@ int run_main(int argc, char** argv) {
       ->check(integer_in(int64_t{0}, int64_t{1} << 40))
       ->needs(bench_json);
   bench_cmd->add_flag("--no-progress", bench.no_progress, "no progress bar (it is drawn only when stderr is a terminal)");
+  bench_cmd->add_flag("--no-warm-up", bench.no_warm_up,
+                      "no warm-up run at session creation (SessionOptions::warm_up = false)");
 
   if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "run" && std::string(argv[1]) != "onnx-test" &&
       std::string(argv[1]) != "explain" && std::string(argv[1]) != "bench") {

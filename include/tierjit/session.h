@@ -138,6 +138,15 @@ struct SessionOptions {
   /// recording run) and calls that fall back to the whole-graph interpreter are not timed. Costs
   /// two clock reads per region per call: not for serving.
   bool time_regions = false;
+  /// Cold start (docs/runtime.md "Warm-up at session creation"): the constructor runs the model
+  /// once at tier 0 on zeros, every symbolic or unknown input dim taken as 1, so that the first
+  /// call's shape-independent work is done before the first request: constant weights packed
+  /// into the layouts the kernels read, the intra-op thread team started, oneDNN and the load
+  /// sampler initialized. Costs about one first call of session-creation time (mlp: ~0.7 ms);
+  /// nothing is cached for that signature (no Plan, no profile). When that run fails (a model
+  /// whose dims cannot be 1, an input without a declared shape, a non-numeric input) it is
+  /// skipped with the reason in the decision log, and the session serves as without it.
+  bool warm_up = true;
 };
 
 /// Checks every field of `options` against its range (docs/runtime.md, "Modes"); the Session
@@ -158,6 +167,9 @@ struct SessionStats {
   size_t plans_cached = 0;
   size_t plan_bytes = 0;            ///< bytes the cached Plans hold (code included)
   size_t regions = 0;               ///< regions of the partitioned graph
+  /// Wall time of the warm-up run at session creation (ms; SessionOptions::warm_up), -1 when
+  /// none ran (turned off or skipped: the decision log says why).
+  double warm_up_ms = -1;
 };
 
 /// One region of a Session's partition and the code it runs (Session::region_reports()).

@@ -41,6 +41,20 @@ def test_policy_fields_and_wait_for_compiles(demo_model):
     assert s.wait_for_compiles(10000) is True
 
 
+def test_warm_up_field_same_outputs(demo_model):
+    o = tierjit.SessionOptions()
+    assert o.warm_up is True
+    with pytest.raises(TypeError):
+        o.warm_up = "no"
+    x = np.linspace(-1, 1, 3 * 64, dtype=np.float32).reshape(3, 64)
+    outs = []
+    for warm in (True, False):
+        o.warm_up = warm
+        s = tierjit.InferenceSession(demo_model, sess_options=o)
+        outs.append(s.run(None, {s.get_inputs()[0].name: x})[0])
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
 @pytest.mark.parametrize("tier", [1, 2, 3])
 def test_pinned_tiers_match_interpret_only(demo_model, tier):
     x = np.random.default_rng(tier).standard_normal((5, 64)).astype(np.float32)

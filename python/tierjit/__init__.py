@@ -146,6 +146,10 @@ class SessionOptions(_tierjit.CoreSessionOptions):
                            'recurrent', 'conv', 'conv_pointwise', 'conv_depthwise')
                            and step (from_tier 0..2 -> the next tier); others keep theirs
                            (default [], docs/runtime.md "Speedup estimates")
+      warm_up              run the model once at tier 0 on zeros (symbolic dims 1) when the
+                           session is created: weights packed, threads started before the first
+                           request; skipped (decision log) when the model fails on it (default
+                           True, docs/runtime.md "Warm-up at session creation")
     ONNX Runtime's fields:
       intra_op_num_threads another name for intra_op_threads (note: tierjit's default is 1,
                            ONNX Runtime's is 0 = all cores; set it explicitly when comparing)

@@ -84,6 +84,7 @@ void Session::init(const std::string& model_path, const std::string* model_bytes
   for (ir::Value* v : impl_->model.graph->outputs()) impl_->outputs.push_back(describe_value(*v));
   impl_->init_runtime();
   if (!impl_->use_plans) impl_->interpreter = std::make_unique<interp::GraphRunner>(*impl_->model.graph);
+  if (options.warm_up) impl_->warm_up();
 }
 
 Session::~Session() = default;
@@ -268,6 +269,7 @@ SessionStats Session::stats() const {
   s.compiled_regions = i.compiled_regions.load();
   s.compile_failures = i.compile_failures.load();
   s.regions = i.partition.regions.size();
+  s.warm_up_ms = i.warm_up_ms;
   if (i.plans) {
     s.plans_evicted = i.plans->evictions();
     s.plans_cached = i.plans->size();

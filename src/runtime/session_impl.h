@@ -186,6 +186,10 @@ struct Session::Impl {
 
   /// Sets up partition, layout and caches after the pipeline (session.cc's constructor).
   void init_runtime();
+  /// SessionOptions::warm_up (session_warm_up.cc): one tier-0 run on zeros with every symbolic
+  /// input dim 1, its outputs dropped; sets warm_up_ms, or logs why it was skipped.
+  void warm_up();
+  double warm_up_ms = -1;  ///< SessionStats::warm_up_ms
   /// Runs `feeds` (validated, feed order) through the tier-0 executor.
   std::vector<Tensor> run_interpreted(const std::vector<Tensor>& feeds);
   /// First call of signature `sig`: records shapes at tier 0, resolves each region's version,

@@ -4,6 +4,7 @@
 
 #include "support/log.h"
 
+#include <dirent.h>
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,50 @@ double machine_busy_seconds() {
   return static_cast<double>(user + nice + system + irq + softirq + steal) * tick;
 }
 
+}  // namespace
+
+int procs_running_now() {
+  std::FILE* f = std::fopen("/proc/stat", "r");
+  if (!f) return -1;
+  char line[256];
+  int n = -1;
+  // Lines longer than the buffer (intr, softirq) come in pieces; only a piece starting a line
+  // can start with "procs_running".
+  bool line_start = true;
+  while (std::fgets(line, sizeof line, f)) {
+    if (line_start && std::strncmp(line, "procs_running ", 14) == 0) {
+      n = std::atoi(line + 14);
+      break;
+    }
+    line_start = std::strchr(line, '\n') != nullptr;
+  }
+  std::fclose(f);
+  return n;
+}
+
+int own_threads_running_now() {
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return -1;
+  int n = 0;
+  char path[64], buf[512];
+  while (const dirent* d = readdir(dir)) {
+    if (d->d_name[0] == '.') continue;
+    std::snprintf(path, sizeof path, "/proc/self/task/%s/stat", d->d_name);
+    std::FILE* f = std::fopen(path, "r");
+    if (!f) continue;  // the thread ended meanwhile
+    const size_t len = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[len] = 0;
+    // "tid (comm) S ...": the state follows the last ')' (comm may hold spaces and parens).
+    const char* close = std::strrchr(buf, ')');
+    if (close && close[1] == ' ' && close[2] == 'R') ++n;
+  }
+  closedir(dir);
+  return n;
+}
+
+namespace {
+
 struct Sampler {
   std::mutex mu;               // held by the one caller refreshing the sample
   std::atomic<double> due{0};  // monotonic seconds after which the sample is stale
@@ -62,6 +107,17 @@ struct Sampler {
     if (busy >= 0 && b >= 0 && now > wall) {
       const double f = ((b - busy) - (o - own)) / (now - wall);
       foreign.store(std::max(0.0, f), std::memory_order_relaxed);
+    } else if (busy < 0) {
+      // The first reading has no period to measure over: until the next one (100 ms later) the
+      // tasks of other processes running at this instant stand for the foreign load. Assuming
+      // idle cores here sent the first calls of a process to a team whose second thread waited
+      // for a core another process held: bert_tiny's first call took 10.2-10.6 ms beside a busy
+      // loop, 1.4-1.8 ms on one thread. This process's own running threads (the caller, a
+      // compile thread just starting) are not foreign.
+      const int running = procs_running_now();
+      const int own_running = std::max(1, own_threads_running_now());
+      if (running > own_running)
+        foreign.store(static_cast<double>(running - own_running), std::memory_order_relaxed);
     }
     wall = now, busy = b, own = o;
     due.store(now + kPeriodSeconds, std::memory_order_relaxed);

@@ -10,13 +10,24 @@
 namespace tierjit::support {
 
 /// Cores' worth of CPU time used by processes other than this one over the last sampling period
-/// (>= 100 ms, refreshed lazily by the calls themselves; the first call of a process answers 0).
-/// E.g. 1.0 when another process keeps one core busy. 0 when /proc/stat cannot be read.
+/// (>= 100 ms, refreshed lazily by the calls themselves). E.g. 1.0 when another process keeps one
+/// core busy. The first call of a process, which has no period to measure over, answers the
+/// tasks of other processes running on the machine at that instant (/proc/stat's procs_running
+/// minus this process's threads in state R), until the first period ends. 0 when /proc/stat
+/// cannot be read.
 /// Thread-safe and cheap (one relaxed atomic load, plus a /proc/stat read every 100 ms).
 /// The environment variable TIERJIT_FOREIGN_LOAD=<cores>, a finite decimal number >= 0, replaces
 /// the measurement (e.g. 0 on a machine whose cores are the server's alone); another value is
 /// ignored with a warning.
 double foreign_busy_cores();
+
+/// Tasks running or runnable on the whole machine at this instant (/proc/stat's procs_running,
+/// the caller included), or -1 when it cannot be read.
+int procs_running_now();
+
+/// Threads of this process running or runnable at this instant (state R in
+/// /proc/self/task/*/stat, the caller included), or -1 when they cannot be read.
+int own_threads_running_now();
 
 /// Makes foreign_busy_cores() answer `cores` from now on (tests: to force the parallel or the
 /// serial path of a kernel); a negative value returns to TIERJIT_FOREIGN_LOAD or measuring.

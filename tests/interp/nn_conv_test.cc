@@ -2,6 +2,10 @@
 // strides, dilation, groups, depthwise, bias, 1-D / 3-D), a loop reference, and bad input.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
+#include "interp/kernels/conv_ref.h"
 #include "interp/kernels/dnnl_util.h"
 #include "nn_test_util.h"
 #include "node_runner.h"
@@ -234,6 +238,49 @@ TEST(DnnlWeightCache, CopiesOfDroppedWeightsAreFreed) {
     EXPECT_EQ(interp::nn::dnnl_cached_weight_bytes(), one) << "after model " << k;
   }
   EXPECT_GT(one, size_t{0});
+}
+
+// A batch size's first call runs image by image on the batch-1 primitive, its second on a
+// primitive of its own (dnnl_util.h): both agree with the loop reference, at 1 and 2 threads,
+// with and without a bias, for every batch up to past kConvImagesApartMax (one batched call).
+TEST(NnConv, FirstCallOfABatchSizeImageByImageMatchesTheReference) {
+  interp::nn::ConvGeometry g;
+  g.in_channels = 16;
+  g.out_channels = 32;
+  g.in_spatial = {9, 7};
+  g.out_spatial = {5, 4};
+  g.kernel = {3, 3};
+  g.strides = {2, 2};
+  g.dilations = {1, 1};
+  g.pad_begin = {1, 1};
+  g.pad_end = {1, 1};
+  Tensor w = Tensor::empty(DType::kFloat32, {32, 16, 3, 3});
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = static_cast<float>(i % 13 - 6) * 0.03f;
+  std::vector<float> bias(32);
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<float>(i % 5) * 0.25f - 0.5f;
+  for (int64_t batch : {int64_t{2}, int64_t{3}, int64_t{5}, interp::nn::kConvImagesApartMax + 1}) {
+    g.batch = batch;
+    std::vector<float> x(static_cast<size_t>(batch * 16 * 63));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7) % 23) * 0.1f - 1.f;
+    std::vector<float> want(static_cast<size_t>(batch * 32 * 20));
+    interp::nn::conv_ref<float>(g, x.data(), w.data<float>(), want.data());
+    for (int threads : {1, 2})
+      for (bool with_bias : {false, true}) {
+        // Each (threads, bias) is a new primitive key: call 1 image by image, call 2 batched.
+        for (int call = 1; call <= 2; ++call) {
+          std::vector<float> y(want.size(), -7.f);
+          ASSERT_TRUE(interp::nn::dnnl_conv_f32(g, x.data(), w.data<float>(), &w,
+                                                with_bias ? bias.data() : nullptr, y.data(), threads)
+                          .ok());
+          for (size_t i = 0; i < y.size(); ++i) {
+            const float expect = want[i] + (with_bias ? bias[(i / 20) % 32] : 0.f);
+            ASSERT_NEAR(y[i], expect, 1e-4f * (1.f + std::fabs(expect)))
+                << "batch " << batch << " threads " << threads << " bias " << with_bias
+                << " call " << call << " at " << i;
+          }
+        }
+      }
+  }
 }
 
 }  // namespace

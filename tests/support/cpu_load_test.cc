@@ -113,5 +113,27 @@ TEST(CpuLoad, OwnThreadsAreNotForeign) {
   ADD_FAILURE() << why;
 }
 
+// The instant counts behind a process's first load reading: the machine's running tasks include
+// this process's, and a spinning thread of ours is one of its own running threads (state R while
+// it runs or waits for a core), so it is subtracted from the machine's count, never foreign.
+TEST(CpuLoad, InstantCountsSeeOwnRunningThreads) {
+  const int alone = own_threads_running_now();
+  if (alone < 0 || procs_running_now() < 0) GTEST_SKIP() << "/proc unreadable";
+  EXPECT_GE(alone, 1);  // the caller
+  std::atomic<bool> stop{false}, started{false};
+  std::thread spinner([&] {
+    started = true;
+    volatile unsigned long x = 0;
+    while (!stop.load(std::memory_order_relaxed)) x = x + 1;
+  });
+  while (!started) std::this_thread::yield();
+  const int own = own_threads_running_now();
+  const int machine = procs_running_now();
+  stop = true;
+  spinner.join();
+  EXPECT_GE(own, 2);  // the caller and the spinner
+  EXPECT_GE(machine, 1);
+}
+
 }  // namespace
 }  // namespace tierjit::support

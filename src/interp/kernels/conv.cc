@@ -1,6 +1,8 @@
 // Tier-0 kernels: Conv (1-D..3-D on oneDNN for float32/float16; any rank on plain loops for
 // float64), ConvInteger and QLinearConv (int32 accumulation on plain loops).
 // Source: ONNX operator spec, Conv 1/11, ConvInteger 10, QLinearConv 10.
+#include <algorithm>
+
 #include "interp/kernels/conv_ref.h"
 #include "interp/kernels/dnnl_util.h"
 #include "interp/kernels/nn_common.h"
@@ -61,12 +63,28 @@ Status check_bias(const KernelContext& ctx, const Tensor* b, int64_t m, const ch
   return Status();
 }
 
-// float32 convolution: oneDNN for spatial rank 1..3 with every dim > 0, loops otherwise.
+// True when the graph leaves a spatial dim of the node's input (dims 2...) symbolic or unknown.
+bool symbolic_spatial(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  if (!x || !x->type().shape) return true;
+  const auto& dims = *x->type().shape;
+  for (size_t i = 2; i < dims.size(); ++i)
+    if (!dims[i].is_constant()) return true;
+  return false;
+}
+
+// float32 convolution: oneDNN for spatial rank 1..3 with every dim > 0, loops otherwise; zeros in
+// a warm-up run when the spatial dims are symbolic (ExecOptions::warm_up).
 Status conv_f32(const KernelContext& ctx, const ConvGeometry& g, const float* x, const float* w,
                 const Tensor* constant_w, const float* bias, float* y) {
   const int64_t out_numel = shape_numel(conv_out_shape(g));
   if (out_numel == 0) return Status();
   set_dnnl_threads(ctx.options().intra_op_threads);  // also for the sgemm in conv_ref
+  if (ctx.options().warm_up && symbolic_spatial(ctx.node())) {
+    // The warm-up's values are dropped: no primitive (nor sgemm kernels) for 1x1 images.
+    std::fill(y, y + out_numel, 0.f);
+    return Status();
+  }
   const int64_t spatial_in = shape_numel(g.in_spatial);
   if (g.in_spatial.size() <= 3 && g.in_channels > 0 && spatial_in > 0)
     return dnnl_conv_f32(g, x, w, constant_w, bias, y, ctx.options().intra_op_threads);

@@ -87,6 +87,15 @@ class PrimitiveCache {
  public:
   explicit PrimitiveCache(size_t capacity) : capacity_(capacity) {}
 
+  /// The cached entry for `key` (now the most recently used), or null; makes nothing.
+  std::shared_ptr<Entry> find(const Key& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return it->second->second;
+  }
+
   /// The cached entry for `key`, or the one `make()` creates (outside the lock; may throw
   /// dnnl::error, which propagates and caches nothing).
   template <class Make>

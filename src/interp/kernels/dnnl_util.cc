@@ -1,8 +1,10 @@
 // oneDNN convolutions (see dnnl_util.h): a least-recently-used cache of convolution primitives
-// keyed by geometry, run on per-thread reused buffers (dnnl_internal.h). oneDNN exceptions are
-// caught here and become a Status.
+// keyed by geometry, run on per-thread reused buffers (dnnl_internal.h); a batch size's first
+// call runs image by image on the batch-1 primitive, so only batch sizes that come back pay for
+// a primitive of their own. oneDNN exceptions are caught here and become a Status.
 #include "interp/kernels/dnnl_util.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -144,18 +146,25 @@ BoundConv bind_conv(const std::shared_ptr<ConvEntry>& e) {
   return m;
 }
 
-}  // namespace
-
-Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
-                     const Tensor* constant_w, const float* bias, float* y, int threads) {
+PrimitiveCache<ConvKey, ConvEntry>& conv_cache() {
   static PrimitiveCache<ConvKey, ConvEntry> cache(kPrimitiveCacheEntries);
+  return cache;
+}
+
+// The key of the primitive that runs `g` now (its thread count follows the load).
+ConvKey conv_key(const ConvGeometry& g, bool has_bias, int threads) {
   int64_t macs = g.batch * g.out_channels * (g.in_channels / g.group);
   for (size_t i = 0; i < g.kernel.size(); ++i) macs *= g.kernel[i] * g.out_spatial[i];
-  const int used_threads = parallel_threads(macs, threads);
-  set_dnnl_threads(used_threads);
+  return ConvKey{g, has_bias, parallel_threads(macs, threads)};
+}
+
+// Runs `key`'s primitive `e` (when null: the cached one, created on a miss) on x, w, bias -> y.
+Status run_conv(const ConvKey& key, std::shared_ptr<ConvEntry> e, const float* x, const float* w,
+                const Tensor* constant_w, const float* bias, float* y) {
+  const ConvGeometry& g = key.g;
+  set_dnnl_threads(key.threads);
   try {
-    const ConvKey key{g, bias != nullptr, used_threads};
-    std::shared_ptr<ConvEntry> e = cache.get(key, [&] { return make_conv(g, bias != nullptr); });
+    if (!e) e = conv_cache().get(key, [&] { return make_conv(g, bias != nullptr); });
     thread_local ThreadBindings<ConvEntry, BoundConv> bindings;
     BoundConv& m = bindings.get(e, bind_conv);
     dnnl::stream& s = thread_stream();
@@ -204,6 +213,38 @@ Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
     return internal_error("oneDNN convolution failed: {}", err.what());
   }
   return Status();
+}
+
+// Calls of each batched geometry that found no primitive of its own (bounded like the
+// primitives: a batch size evicted from here counts as new again).
+PrimitiveCache<ConvKey, std::atomic<uint32_t>>& sightings() {
+  static PrimitiveCache<ConvKey, std::atomic<uint32_t>> seen(kPrimitiveCacheEntries);
+  return seen;
+}
+
+}  // namespace
+
+Status dnnl_conv_f32(const ConvGeometry& g, const float* x, const float* w,
+                     const Tensor* constant_w, const float* bias, float* y, int threads) {
+  const ConvKey key = conv_key(g, bias != nullptr, threads);
+  std::shared_ptr<ConvEntry> e;
+  if (g.batch > 1 && g.batch <= kConvImagesApartMax && !(e = conv_cache().find(key)) &&
+      sightings().get(key, [] { return std::make_shared<std::atomic<uint32_t>>(0); })->fetch_add(1) == 0) {
+    // A batch size's first call: image by image on the geometry's batch-1 primitive (made by the
+    // session's warm-up, or by an earlier first call); its own primitive from its second call on.
+    ConvGeometry one = g;
+    one.batch = 1;
+    const ConvKey key1 = conv_key(one, bias != nullptr, threads);
+    int64_t in_stride = g.in_channels, out_stride = g.out_channels;
+    for (size_t i = 0; i < g.in_spatial.size(); ++i) {
+      in_stride *= g.in_spatial[i];
+      out_stride *= g.out_spatial[i];
+    }
+    for (int64_t b = 0; b < g.batch; ++b)
+      TJ_RETURN_IF_ERROR(run_conv(key1, nullptr, x + b * in_stride, w, constant_w, bias, y + b * out_stride));
+    return Status();
+  }
+  return run_conv(key, std::move(e), x, w, constant_w, bias, y);
 }
 
 }  // namespace tierjit::interp::nn

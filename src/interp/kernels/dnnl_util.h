@@ -84,7 +84,20 @@ struct ConvGeometry {
   bool operator==(const ConvGeometry&) const = default;
 };
 
-/// y = conv(x, w) + bias (bias may be nullptr), float32 via a cached oneDNN primitive.
+/// Largest batch whose first call runs image by image (dnnl_conv_f32): convnet_small's first
+/// calls at 32 and 128 images were no slower that way (2.7-3.6 vs 3.3-3.5 ms, 9.0-11.9 vs
+/// 10.9-11.7 ms; loaded 2-core machine).
+inline constexpr int64_t kConvImagesApartMax = 64;
+
+/// y = conv(x, w) + bias (bias may be nullptr), float32 via a oneDNN primitive cached per
+/// geometry and thread count. Creating one costs 0.1-0.25 ms per batch size (primitive
+/// descriptor 25-45 us, source and destination reorders 30-75 us, kernel generation 35-155 us;
+/// convnet_small's two Convs), so the first call of a batch size of 2..kConvImagesApartMax
+/// that has no primitive runs image by image on the batch-1 primitive of the same geometry
+/// (which a Session's warm-up made; convnet_small first calls at 2 / 8 images: 0.95 / 1.6 ->
+/// 0.37 / 0.95 ms) and its second call makes the batch size's own primitive (no slower than
+/// the image loop from 8 images on: 0.26 vs 0.30-0.33 ms). Results may differ from one batched
+/// call in the last bits (oneDNN may pick another implementation for one image).
 /// `constant_w`, when non-null, is the weight tensor (holding `w`) and promises that its
 /// contents never change (a graph initializer): its reordered copy is then cached across calls.
 /// Requires every dim > 0. Errors: oneDNN failures as kInternal.
