@@ -174,6 +174,7 @@ struct Scratch {
   std::vector<float> rows;
   std::vector<int64_t> koff, kxoff, voff, yoff;
   std::vector<int32_t> masks;
+  std::vector<float> ytile;  // the padded tile of direct_rows (several chunks, ragged rows)
   std::array<int64_t, 14> key{};
   bool same_tables(const DirectArgs& a, int64_t mode) {
     const std::array<int64_t, 14> k = {a.c,  a.h,  a.w,  a.kh, a.kw, a.sh, a.sw,
@@ -235,7 +236,7 @@ inline __attribute__((always_inline)) void direct_flat(const DirectArgs& a, Scra
 
 // The tables of direct_rows.
 inline void row_tables(const DirectArgs& a, Scratch& sc, int64_t cols, int64_t cstride,
-                       int64_t nvr, int64_t lanes) {
+                       int64_t nvr, int64_t lanes, int64_t ypitch) {
   const int64_t rows_out = a.oh1 - a.oh0;
   // Product step s = (channel, ky, kx), W's order: its offset in the phase rows from the output
   // row's first input row.
@@ -258,7 +259,7 @@ inline void row_tables(const DirectArgs& a, Scratch& sc, int64_t cols, int64_t c
   for (int64_t r = 0; r < rows_out; ++r)
     for (int64_t v = 0; v < nvr; ++v) {
       sc.voff[r * nvr + v] = r * a.sh * a.sw * cols + v * lanes;
-      sc.yoff[r * nvr + v] = r * a.ow + v * lanes;
+      sc.yoff[r * nvr + v] = r * ypitch + v * lanes;
     }
 }
 
@@ -277,10 +278,28 @@ inline __attribute__((always_inline)) void direct_rows(const DirectArgs& a, Scra
     fill_phase_rows<L>(sc.rows.data() + ic * cstride, a.x + ic * a.h * a.w, x_end, a.h, a.w, iy0,
                        rows_in, a.sw, a.pw, cols);
   const int64_t taps = a.kh * a.kw, k = a.c * taps, nvec = rows_out * nvr;
-  if (!sc.same_tables(a, 0)) row_tables(a, sc, cols, cstride, nvr, L);
+  const int64_t chunk = channel_chunk(cstride);
+  // A row's last vector writes past the row into the next one, which a later vector writes
+  // afterwards. With several chunks of input channels a later chunk would first add to those
+  // lanes and then the next row's vector would read them: the tile then goes to a scratch whose
+  // rows are whole vectors apart, copied to y at the end.
+  const bool padded = chunk < a.c && a.ow % L != 0;
+  const int64_t ypitch = padded ? nvr * L : a.ow;
+  if (!sc.same_tables(a, padded ? 2 : 0)) row_tables(a, sc, cols, cstride, nvr, L, ypitch);
+  float* y = a.y;
+  int64_t ldy = a.ldy;
+  if (padded) {
+    ldy = rows_out * ypitch;
+    sc.ytile.resize(static_cast<size_t>(a.m * ldy));
+    y = sc.ytile.data();
+  }
   const TileArgs t{sc.rows.data(), sc.voff.data(), sc.yoff.data(), sc.koff.data(), nullptr,
-                   nullptr, nvec, k, a.kw, k, a.ldy, a.wt, a.y};
-  direct_tiles<L, MR, P, false>(t, a.m, a.c, channel_chunk(cstride));
+                   nullptr, nvec, k, a.kw, k, ldy, a.wt, y};
+  direct_tiles<L, MR, P, false>(t, a.m, a.c, chunk);
+  if (padded)
+    for (int64_t j = 0; j < a.m; ++j)
+      for (int64_t r = 0; r < rows_out; ++r)
+        copy_run<L>(a.y + j * a.ldy + r * a.ow, y + j * ldy + r * ypitch, a.ow);
 }
 
 template <int L, int MR, int P>

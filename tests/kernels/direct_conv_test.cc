@@ -59,7 +59,10 @@ TEST(DirectConv, MatchesReferenceWithoutReadingOrWritingPastItsRoom) {
                  {8, 12, 16, 16, 2, 2, 2, 0, 1}, {1, 2, 5, 40, 5, 5, 2, 2, 1},
                  // Input channels in several chunks (each chunk's rows within 16 KiB), flat and
                  // per-row vectors.
-                 {40, 7, 30, 30, 3, 3, 1, 1, 1}, {24, 5, 31, 37, 3, 3, 2, 1, 1}}) {
+                 {40, 7, 30, 30, 3, 3, 1, 1, 1}, {24, 5, 31, 37, 3, 3, 2, 1, 1},
+                 // Several chunks with output rows that end inside a vector (38 and 28 columns:
+                 // a row's last vector reaches into the next row).
+                 {16, 13, 50, 40, 3, 3, 1, 0, 1}, {40, 6, 20, 30, 3, 3, 1, 0, 1}}) {
     const int64_t oh = (g.h + 2 * g.p - g.d * (g.kh - 1) - 1) / g.s + 1;
     const int64_t ow = (g.w + 2 * g.p - g.d * (g.kw - 1) - 1) / g.s + 1;
     ASSERT_GE(oh, 1);

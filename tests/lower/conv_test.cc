@@ -127,6 +127,9 @@ TEST(LowerConv, DirectConvolutionRowsAndChannelParts) {
   const ConvCase rows = {64, 28, 28, 64, 3, 3, 1, {}, {}, {1, 1, 1, 1}, "", true};
   const ConvCase strided_1x1 = {24, 28, 28, 16, 1, 1, 1, {2, 2}, {}, {}, "", true};
   const ConvCase one_channel = {1, 28, 28, 16, 3, 3, 1, {}, {}, {1, 1, 1, 1}, "", true};
+  // Unpadded: rows of 38 columns, the input channels in several chunks (the ONNX pytorch
+  // operator test's conv).
+  const ConvCase ragged = {16, 50, 40, 13, 3, 3, 1, {}, {}, {0, 0, 0, 0}, "", false};
   for (int threads : {1, 2})
     for (int64_t n : {0, 1, 3}) {
       check_conv(lenet2, n, true, true, threads);
@@ -138,6 +141,7 @@ TEST(LowerConv, DirectConvolutionRowsAndChannelParts) {
       check_conv(rows, n, true, true, threads);
       check_conv(strided_1x1, n, false, false, threads);
       check_conv(one_channel, n, true, false, threads);
+      check_conv(ragged, n, false, false, threads);
     }
 }
 
