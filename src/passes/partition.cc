@@ -176,6 +176,7 @@ class Partitioner {
       anchor_bias();
       reduction_prologues();
       epilogues();
+      pool_tails();
       elementwise_clusters();
     }
     return finish();
@@ -403,6 +404,56 @@ class Partitioner {
     }
   }
 
+  // Rule 4b's conditions on the pool node itself (its window and attributes).
+  static bool fusable_pool(const ir::Node& p) {
+    if (p.op() != OpKind::MaxPool && p.op() != OpKind::AveragePool) return false;
+    if (p.num_outputs() > 1 && p.output(1) && !p.output(1)->users().empty()) return false;
+    if (p.num_outputs() > 1 && p.output(1) && p.output(1)->type().dtype != DType::kUndefined)
+      return false;  // Indices requested (even unused): tier 0 computes them
+    const ir::Attribute* k = p.attr("kernel_shape");
+    if (!k || k->ints.size() != 2 || k->ints[0] < 1 || k->ints[1] < 1 ||
+        k->ints[0] * k->ints[1] > 64)
+      return false;
+    auto all_ones = [&](const char* name) {
+      const ir::Attribute* a = p.attr(name);
+      return !a || std::all_of(a->ints.begin(), a->ints.end(), [](int64_t v) { return v == 1; });
+    };
+    const ir::Attribute* s = p.attr("strides");
+    if (s && (s->ints.size() != 2 || s->ints[0] < 1 || s->ints[1] < 1)) return false;
+    const ir::Attribute* pads = p.attr("pads");
+    if (pads && (pads->ints.size() != 4 ||
+                 std::any_of(pads->ints.begin(), pads->ints.end(), [](int64_t v) { return v < 0; })))
+      return false;
+    const std::string auto_pad = p.attr_string("auto_pad", "NOTSET");
+    return all_ones("dilations") && p.attr_int("ceil_mode", 0) == 0 &&
+           (auto_pad == "NOTSET" || auto_pad == "VALID");
+  }
+
+  void pool_tails() {  // rule 4b
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (role_[i] != Role::kAnchor || nodes_[i]->op() != OpKind::Conv) continue;
+      if (nodes_[i]->attr_int("group", 1) != 1) continue;
+      const int r = region_of(static_cast<int>(i));
+      // The region's one escaping value: produced inside, read outside.
+      const ir::Value* last = nullptr;
+      int escaping = 0;
+      for (int m : members_[r])
+        for (const ir::Value* v : nodes_[m]->outputs()) {
+          if (!v) continue;
+          bool out = is_graph_output(g_, v);
+          for (const ir::Node* u : v->users()) out |= index_of(u) < 0 || region_of(index_of(u)) != r;
+          if (out) ++escaping, last = v;
+        }
+      if (escaping != 1 || is_graph_output(g_, last) || last->users().size() != 1) continue;
+      const ir::Node* p = last->users()[0];
+      const int pi = index_of(p);
+      if (pi < 0 || placed(pi) || !is_default_domain(*p) || p->input(0) != last ||
+          !fusable_pool(*p) || !p->output(0) || p->output(0)->type().dtype != DType::kFloat32)
+        continue;
+      if (try_merge(r, region_of(pi))) pool_of_[r] = pi;
+    }
+  }
+
   void elementwise_clusters() {  // rule 5
     for (size_t i = 0; i < nodes_.size(); ++i) {
       if (role_[i] != Role::kElementwise || placed(static_cast<int>(i))) continue;
@@ -471,6 +522,7 @@ class Partitioner {
                                             : RegionKind::kOpaque;
     if (a >= 0) reg.anchor = nodes_[a];
     if (role == Role::kRecurrent) reg.anchor = nodes_[members_[r][0]];  // one node
+    if (auto it = pool_of_.find(r); it != pool_of_.end()) reg.pool = nodes_[it->second];
     std::string base;
     switch (reg.kind) {
       case RegionKind::kElementwise: base = "elementwise"; break;
@@ -512,6 +564,7 @@ class Partitioner {
   std::vector<Role> role_;
   std::vector<int> region_;
   std::vector<std::vector<int>> members_;
+  std::unordered_map<int, int> pool_of_;  // region -> its pool node (rule 4b)
 };
 
 }  // namespace

@@ -44,6 +44,10 @@ struct PartitionOptions {
 ///  4. Anchor and reduction regions take their epilogue: in topological order, an elementwise
 ///     node reading the region whose output shape equals the anchor's output shape (activation,
 ///     Clip, residual Add, a GELU chain).
+///  4b. A Conv region (group 1) whose one output feeds only a MaxPool or AveragePool takes that
+///     pool as its last node (Region::pool), when the pool is 2-D with a fixed window of at most
+///     64 taps, no dilation, explicit or VALID padding, ceil_mode 0 and no Indices output: the
+///     compiled tiers pool the conv's tile before it reaches memory (kir/lower/lower_conv_pool.cc).
 ///  5. Remaining elementwise nodes join an elementwise region of one of their producers; other
 ///     producer elementwise regions are merged in when possible.
 ///  6. An LSTM or GRU with float32 outputs is a one-node kRecurrent region.

@@ -40,6 +40,9 @@ struct Region {
   std::vector<const ir::Node*> nodes;    ///< in the graph's topological order
   const ir::Node* anchor = nullptr;      ///< MatMul/Gemm/Conv, the reduction, or the LSTM/GRU
                                          ///< of a recurrent region; else nullptr
+  /// Conv regions: the MaxPool/AveragePool the epilogue's last value feeds, the region's last node
+  /// (partition.h rule 4b); else nullptr. The region's output is then the pool's output.
+  const ir::Node* pool = nullptr;
   /// Values the region reads but does not produce: feeds, constants, other regions' outputs, and
   /// outer values its nodes' subgraphs capture. In order of first use, no duplicates.
   std::vector<const ir::Value*> inputs;

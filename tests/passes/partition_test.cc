@@ -3,7 +3,9 @@
 // shape-only subgraphs, ops without a lowering as kOpaque, and the coverage/order invariants.
 #include "passes/partition.h"
 
+#include <memory>
 #include <set>
+#include <tuple>
 
 #include "pass_test_util.h"
 
@@ -134,6 +136,53 @@ TEST(Partition, ConvTakesResidualAddAndRelu) {
   EXPECT_EQ(ops(p.regions[0]), "Conv Relu");
   EXPECT_EQ(ops(p.regions[1]), "Conv Add Relu");
   EXPECT_EQ(p.regions[1].inputs.size(), 3u);  // r1, w, x
+}
+
+// Rule 4b: a MaxPool or AveragePool right after a Conv region's epilogue is the region's last
+// node (Region::pool); not when the epilogue's value has another reader, the Conv is grouped, the
+// pool's window is dilated or uses ceil_mode, or the pool's Indices are asked for.
+TEST(Partition, ConvRegionTakesItsPool) {
+  auto build = [](const Attrs& pool_attrs, bool second_reader, int64_t group, bool indices) {
+    auto b = std::make_unique<GraphBuilder>();
+    ir::Value* x = b->input("x", DType::kFloat32, dims({S("N"), C(4), C(8), C(8)}));
+    ir::Value* w = b->constant("w", Tensor::zeros(DType::kFloat32, {4, 4 / group, 3, 3}));
+    ir::Value* c = b->node(OpKind::Conv, {x, w}, "c",
+                           {{"pads", attr_ints({1, 1, 1, 1})}, {"group", attr_int(group)}});
+    ir::Value* r = b->node(OpKind::Relu, {c}, "r");
+    Attrs a = {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}};
+    a.insert(a.end(), pool_attrs.begin(), pool_attrs.end());
+    ir::Node* pool = b->node_n(OpKind::MaxPool, {r}, "pool", indices ? 2 : 1, a);
+    b->output(pool->output(0));
+    if (indices) b->output(pool->output(1));
+    if (second_reader) b->output(b->node(OpKind::Sigmoid, {r}, "other"));
+    b->infer();
+    return b;
+  };
+  {
+    auto b = build({}, false, 1, false);
+    Partition p = partition(b->g);
+    ASSERT_EQ(p.regions.size(), 1u);
+    EXPECT_EQ(ops(p.regions[0]), "Conv Relu MaxPool");
+    EXPECT_EQ(p.regions[0].kind, RegionKind::kMatMulEpilogue);
+    ASSERT_NE(p.regions[0].pool, nullptr);
+    EXPECT_EQ(p.regions[0].pool->op(), OpKind::MaxPool);
+    ASSERT_EQ(p.regions[0].outputs.size(), 1u);
+    EXPECT_EQ(p.regions[0].outputs[0], p.regions[0].pool->output(0));
+  }
+  const Attrs dilated = {{"dilations", attr_ints({2, 2})}};
+  const Attrs ceil = {{"ceil_mode", attr_int(1)}};
+  for (auto [attrs, reader, group, indices] :
+       {std::tuple{Attrs{}, true, int64_t{1}, false}, std::tuple{Attrs{}, false, int64_t{2}, false},
+        std::tuple{dilated, false, int64_t{1}, false}, std::tuple{ceil, false, int64_t{1}, false},
+        std::tuple{Attrs{}, false, int64_t{1}, true}}) {
+    auto b = build(attrs, reader, group, indices);
+    Partition p = partition(b->g);
+    for (const Region& r : p.regions) {
+      EXPECT_EQ(r.pool, nullptr) << r.name;
+      if (r.kind == RegionKind::kMatMulEpilogue)
+        EXPECT_EQ(ops(r).find("MaxPool"), std::string::npos) << ops(r);
+    }
+  }
 }
 
 TEST(Partition, DiamondThroughOpaqueOpIsNotFusedAcross) {

@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kir/lower/gemm_kernel.h"
 #include "kir/lower/lower_conv_internal.h"
 #include "kir/lower/lower_internal.h"
+#include "kir/lower/lower_ops.h"
 #include "kir/lower/matmul_common.h"
 
 namespace tierjit::kir::lowering {
@@ -104,6 +106,15 @@ Stmt im2col(const Geometry& g, const std::string& x, const Expr& image_off, int6
   return for_loop("ic_c", imm(0), imm(c_count), body);
 }
 
+// Stores the pool's input (bias and epilogue applied to `value`) at buffer[index ..].
+Expected<Stmt> pool_input_store(const Epilogue& epi, const Expr& value, const Expr& row,
+                                const Expr& col, int lanes, const std::string& buffer,
+                                const Expr& index) {
+  LetScope lets("e_");
+  TJ_ASSIGN_OR_RETURN(Expr y, epi.pool_input(value, row, col, lanes, &lets));
+  return lets.wrap(store(buffer, lanes > 1 ? ramp(index, imm(1), lanes) : index, y));
+}
+
 }  // namespace
 
 Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOptions& options) {
@@ -117,6 +128,11 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
     if (i >= 0 && options.inputs[i].dtype != DType::kFloat32)
       return unsupported("region '{}': Conv '{}' is not float32", region.name, n.name());
   TJ_ASSIGN_OR_RETURN(Geometry g, geometry(region, io, ix, iw));
+  std::optional<PoolGeometry> pool;
+  if (region.pool) {
+    TJ_ASSIGN_OR_RETURN(PoolGeometry pg, pool_geometry(*region.pool, g.oh, g.ow));
+    pool = pg;
+  }
   const int lanes = std::clamp(options.vector_lanes, 1, 16);
   const int64_t os = g.oh * g.ow, cg = g.c / g.group, mg = g.m / g.group;
   const int64_t kg = cg * g.kh * g.kw;
@@ -157,7 +173,12 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
   const std::string bias_buf = "in" + std::to_string(ib);
   auto error = std::make_shared<Status>();
   LoweredRegion out;
-  if (tuning.empty()) {
+  // With a pool, the direct convolution pools its tiles (strided taps loaded as whole spans, the
+  // epilogue applied to them: not when a window narrower than its stride leaves a span reading
+  // past an input the epilogue reads along the columns); other convolutions take the generated
+  // GEMM below, each image's output pooled from the workspace.
+  const bool tile_pool = pool && direct_conv_fits(g) && !(pool->kw < pool->sw && epi.reads_columns());
+  if (tuning.empty() && (!pool || tile_pool)) {
     // The kernel layer's tiles (lower_conv_tiles.cc); tier-3 tile candidates and small-K 1x1
     // products take the generated GEMM below.
     ConvIo cio;
@@ -175,9 +196,18 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
       if (error->ok()) *error = st.status();
       return block({});
     };
+    cio.pool = pool ? &*pool : nullptr;
+    cio.pool_input = [epi, bias, bias_buf, error](const Expr& v, const Expr& row, const Expr& col,
+                                                 int l, LetScope* lets) -> Expr {
+      Expr y = bias ? add(v, bias->load(bias_buf, DType::kFloat32, row, col, l)) : v;
+      auto e = epi.pool_input(y, row, col, l, lets);
+      if (e.ok()) return *e;
+      if (error->ok()) *error = e.status();
+      return v;
+    };
     int64_t ws = 0;
     std::string note;
-    auto body = conv_tiles(g, cio, &ws, &note);
+    auto body = pool ? direct_pooled(g, cio, &note) : conv_tiles(g, cio, &ws, &note);
     if (body.ok()) {
       TJ_RETURN_IF_ERROR(*error);
       out.fn = io.function(*body, ws);
@@ -215,13 +245,18 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
     s.b_padded = true;
   }
   Expr row_base = add(mul(img, imm(g.m)), mul(grp, imm(mg)));
-  s.c = epi.accumulator();
-  s.c_offset = mul(row_base, imm(os));
-  s.store = [epi, row_base, bias, bias_buf, error](const Expr& v, const Expr& row, const Expr& col,
-                                                   int l) -> Stmt {
+  // With a pool: the image's conv output [M, OH * OW] in the workspace after the im2col rows.
+  const int64_t image0 = direct ? (gemm_ws + 15) / 16 * 16 : col0 + kg * os_pad;
+  s.c = pool ? "workspace" : epi.accumulator();
+  s.c_offset = pool ? add(imm(image0), mul(grp, imm(mg * os))) : mul(row_base, imm(os));
+  const bool pooled = pool.has_value();
+  s.store = [epi, row_base, grp, image0, os, mg, pooled, bias, bias_buf, error](
+                const Expr& v, const Expr& row, const Expr& col, int l) -> Stmt {
     Expr r = add(row_base, row);
     Expr y = bias ? add(v, bias->load(bias_buf, DType::kFloat32, r, col, l)) : v;
-    auto st = epi.store(y, r, col, l);
+    auto st = pooled ? pool_input_store(epi, y, r, col, l, "workspace",
+                                        add(imm(image0), add(mul(add(mul(grp, imm(mg)), row), imm(os)), col)))
+                     : epi.store(y, r, col, l);
     if (st.ok()) return *st;
     if (error->ok()) *error = st.status();
     return block({});
@@ -230,14 +265,30 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
   Stmt gemm_stmt = options.tier >= 2 ? gemm::gemm_packed(s) : gemm::gemm_loops(s);
   TJ_RETURN_IF_ERROR(*error);
   Stmt body = direct ? gemm_stmt : block({im2col(g, x, image_off, cg, col0, os_pad), gemm_stmt});
-  body = for_loop("cv_n", imm(0), batch, for_loop("cv_g", imm(0), imm(g.group), body));
-  const int64_t ws = direct ? gemm_ws : col0 + kg * os_pad;
+  body = for_loop("cv_g", imm(0), imm(g.group), body);
+  if (pool) {
+    PoolRowsIo pio;
+    pio.src = "workspace";
+    pio.dst = "out0";
+    pio.src_base = add(imm(image0), mul(var("cv_pc"), imm(os)));
+    pio.src_row0 = imm(0);
+    pio.dst_base = mul(add(mul(img, imm(g.m)), var("cv_pc")), imm(pool->oh * pool->ow));
+    pio.lanes = lanes;
+    pio.prefix = "cv_p";
+    body = block({body, for_loop("cv_pc", imm(0), imm(g.m),
+                                 pool_rows(*pool, pio, imm(0), imm(pool->oh)))});
+  }
+  body = for_loop("cv_n", imm(0), batch, body);
+  const int64_t ws = pool ? image0 + g.m * os + kPoolSlack : direct ? gemm_ws : col0 + kg * os_pad;
   out.fn = io.function(body, ws);
   out.workspace_bytes = ws * 4;
   out.notes.push_back(std::string(direct ? "conv 1x1 as GEMM on X in place, " : "conv im2col + ") +
                       (options.tier >= 2 ? gemm::describe(gemm::effective_tiles(s), lanes)
                                          : std::string("gemm loops")) +
-                      " per image and group (" + std::to_string(g.group) + ")");
+                      " per image and group (" + std::to_string(g.group) + ")" +
+                      (pool ? std::string(pool->max ? ", MaxPool" : ", AveragePool") +
+                                  " per image from the workspace"
+                            : std::string()));
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "kir/builder.h"
 #include "kir/lower/lower_conv_internal.h"
+#include "kir/lower/lower_ops.h"
 #include "kir/lower/matmul_common.h"
 #include "kernels/conv_tiles.h"
 
@@ -283,6 +284,111 @@ Expected<Stmt> direct(const ConvGeometry& g, const ConvIo& io, std::string* note
 }
 
 }  // namespace
+
+// Items (image, group, block of pooled rows, part of the output channels): the kernel writes the
+// raw conv rows to the tile, the pool reads them through the bias and epilogue. A block of pooled
+// rows reads conv rows that overlap the next block's when the window is taller than its stride: those
+// few rows are computed twice.
+Expected<Stmt> direct_pooled(const ConvGeometry& g, const ConvIo& io, std::string* note) {
+  const PoolGeometry& p = *io.pool;
+  const int64_t mg = g.m / g.group, cg = g.c / g.group, kg = cg * g.kh * g.kw;
+  const int64_t l = kernels::direct_conv_lanes();
+  const double nvr = kernels::direct_conv_flat(g.sh, g.sw, g.w, g.ow)
+                         ? static_cast<double>(g.ow) / static_cast<double>(l)
+                         : static_cast<double>((g.ow + l - 1) / l);
+  // Conv rows of a block of q pooled rows: at most (q - 1) * sh + kh.
+  auto conv_rows = [&](int64_t q) { return std::min(g.oh, (q - 1) * p.sh + p.kh); };
+  const bool overlapping = p.kh > p.sh || p.kw > p.sw;  // a conv value in several windows
+  // Overlapping windows recompute kh - sh conv rows per block: blocks of at least 8 (kh - sh) / sh
+  // pooled rows keep that under 1/8 of the work (a ResNet stem's 3x3/2 pool in blocks of one
+  // pooled row made its conv 1.5x the work: 0.7x of tier 0).
+  int64_t prows = overlapping ? std::clamp<int64_t>((8 * (p.kh - p.sh) + p.sh - 1) / p.sh, 1, p.oh) : 1;
+  while (prows < p.oh && (conv_rows(prows) * nvr < kDirectTileVectors ||
+                          mg * conv_rows(prows + 1) * g.ow <= kDirectTile))
+    ++prows;
+  const int64_t blocks = (p.oh + prows - 1) / prows;
+  const int64_t ld = conv_rows(prows) * g.ow + std::max(kernels::kDirectConvSlack, kPoolSlack);
+  // Output channels in parts whose tile fits kDirectTile (at least 6 channels, the kernel's
+  // register tile, per part), more parts when the items are too few to give every thread two.
+  const int64_t fit_parts =
+      std::clamp<int64_t>((mg * ld + kDirectTile - 1) / kDirectTile, 1, std::max<int64_t>(1, mg / 6));
+  const int chunks = std::max(1, io.threads);
+  const Expr base_items = mul(io.batch, imm(g.group * blocks));
+  const int64_t max_parts = std::max<int64_t>(fit_parts, mg / 8);
+  const Expr parts =
+      chunks <= 1 ? imm(fit_parts)
+                  : min(imm(max_parts), max(imm(fit_parts), cdiv(imm(2 * chunks), max(base_items, imm(1)))));
+  const int64_t part_max = (mg + fit_parts - 1) / fit_parts;  // channels of the largest part
+  const Expr items = mul(base_items, parts);
+  const Expr macs = mul(io.batch, imm(g.m * g.oh * g.ow * kg));
+  const Expr x_total = mul(io.batch, imm(g.c * g.h * g.w));
+  *note = fmt::format(
+      "conv {}x{} through direct_conv_rows_f32 with its {} {}x{}/{} pooled from the tile "
+      "(epilogue {}): {} pooled rows x {} channels per item, K = {}",
+      g.kh, g.kw, p.max ? "MaxPool" : "AveragePool", p.kh, p.kw, p.sh,
+      overlapping ? "on the tile first" : "on the taps", prows, part_max, kg);
+  return chunked("cp_", items, chunks, macs, [&](const Expr& item, const Expr&) {
+    const Expr unit = var("cp_unit"), part = var("cp_part"), img = var("cp_n"), grp = var("cp_g"),
+               pr0 = var("cp_pr0"), pr1 = var("cp_pr1"), r0 = var("cp_r0"), r1 = var("cp_r1"),
+               j0 = var("cp_j0"), j1 = var("cp_j1"), ch = var("cp_ch");
+    const Expr x_off = add(mul(img, imm(g.c * g.h * g.w)), mul(grp, imm(cg * g.h * g.w)));
+    const Expr row0 = add(add(mul(img, imm(g.m)), mul(grp, imm(mg))), j0);  // n * M + g * Mg + j0
+    Stmt kernel = call_kernel(
+        Microkernel::kDirectConvRowsF32,
+        {{io.x, x_off}, {io.w, mul(add(mul(grp, imm(mg)), j0), imm(kg))}, {"cp_tile", imm(0)}},
+        {imm(cg), imm(g.h), imm(g.w), imm(g.kh), imm(g.kw), imm(g.sh), imm(g.sw), imm(g.ph),
+         imm(g.pw), imm(g.dh), imm(g.dw), imm(g.ow), r0, r1, sub(j1, j0), imm(ld),
+         sub(x_total, x_off)});
+    const Expr t0 = mul(ch, imm(ld));
+    PoolRowsIo pio;
+    pio.src = "cp_tile";
+    pio.dst = "out0";
+    pio.src_base = t0;
+    pio.src_row0 = r0;
+    pio.dst_base = mul(add(row0, ch), imm(p.oh * p.ow));
+    pio.lanes = io.lanes;
+    pio.prefix = "cp_";
+    // Bias and epilogue: applied to each tap as the pool loads it (conv output row r, column c)
+    // when every conv value is in one window; else once over the tile in place first.
+    Stmt epilogue = block({});
+    if (overlapping) {
+      const Expr n = mul(sub(r1, r0), imm(g.ow));
+      auto in_place = [&](const Expr& at, int lanes) {
+        LetScope lets("cp_e");
+        const Expr idx = add(t0, at), vidx = lanes > 1 ? ramp(idx, imm(1), lanes) : idx;
+        const Expr y = io.pool_input(load(lanes > 1 ? f32(lanes) : f32(), "cp_tile", vidx),
+                                     add(row0, ch), add(mul(r0, imm(g.ow)), at), lanes, &lets);
+        return lets.wrap(store("cp_tile", vidx, y));
+      };
+      const int lv = io.lanes;
+      const Expr vec_end = mul(div(n, imm(lv)), imm(lv));
+      epilogue = block({for_loop("cp_v", imm(0), div(n, imm(lv)), in_place(mul(var("cp_v"), imm(lv)), lv)),
+                        for_loop("cp_i", vec_end, sub(n, vec_end), in_place(var("cp_i"), 1))});
+    } else {
+      pio.tap = [&io, row0, ch, ow = g.ow](const Expr& raw, const Expr& r, const Expr& c, int lanes,
+                                           LetScope* lets) {
+        return io.pool_input(raw, add(row0, ch), add(mul(r, imm(ow)), c), lanes, lets);
+      };
+    }
+    Stmt per_channel =
+        for_loop("cp_ch", imm(0), sub(j1, j0), block({epilogue, pool_rows(p, pio, pr0, pr1)}));
+    Stmt work = allocate("cp_tile", DType::kFloat32, part_max * ld, block({kernel, per_channel}));
+    const auto [src0, src1] = pool_source_rows(p, pr0, pr1);
+    const Expr rest = mod(unit, imm(g.group * blocks));
+    return let(
+        "cp_unit", div(item, parts),
+        let("cp_part", mod(item, parts),
+            let("cp_n", div(unit, imm(g.group * blocks)),
+                let("cp_g", div(rest, imm(blocks)),
+                    let("cp_pr0", mul(mod(rest, imm(blocks)), imm(prows)),
+                        let("cp_pr1", min(imm(p.oh), add(pr0, imm(prows))),
+                            let("cp_r0", src0,
+                                let("cp_r1", src1,
+                                    let("cp_j0", div(mul(part, imm(mg)), parts),
+                                        let("cp_j1", div(mul(add(part, imm(1)), imm(mg)), parts),
+                                            work))))))))));
+  });
+}
 
 bool direct_conv_fits(const ConvGeometry& g) {
   const int64_t cg = g.c / g.group, mg = g.m / g.group;

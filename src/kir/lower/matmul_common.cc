@@ -144,7 +144,7 @@ bool lowerable(const ir::Value* v) { return v && is_kernel_dtype(v->type().dtype
 
 bool Epilogue::supported(const passes::Region& region) {
   for (const ir::Node* n : region.nodes) {
-    if (n == region.anchor) continue;
+    if (n == region.anchor || n == region.pool) continue;
     if (!elementwise_op_supported(*n) || n->num_outputs() != 1 || !lowerable(n->output(0)))
       return false;
     for (const ir::Value* v : n->inputs())
@@ -161,7 +161,7 @@ Expected<Epilogue> Epilogue::make(const passes::Region& region, const RegionIo& 
   const ir::Value* anchor_out = region.anchor->output(0);
   std::map<const ir::Value*, int> produced = {{anchor_out, -1}};
   for (const ir::Node* n : region.nodes) {
-    if (n == region.anchor) continue;
+    if (n == region.anchor || n == region.pool) continue;
     if (!elementwise_op_supported(*n) || n->num_outputs() != 1 || !lowerable(n->output(0)))
       return unsupported("region '{}': node '{}' ({}) has no epilogue lowering", region.name,
                          n->name(), ir::op_name(n->op()));
@@ -189,6 +189,8 @@ Expected<Epilogue> Epilogue::make(const passes::Region& region, const RegionIo& 
                                region.name, n->name(), v->name());
           dims = *v2;
         }
+        int64_t last = 1;
+        if (!dims.empty() && (!const_value(dims.back(), &last) || last != 1)) e.reads_columns_ = true;
         o.node = -2;
         o.buffer = "in" + std::to_string(i);
         o.dtype = v->type().dtype;
@@ -199,6 +201,15 @@ Expected<Epilogue> Epilogue::make(const passes::Region& region, const RegionIo& 
     produced[n->output(0)] = static_cast<int>(e.nodes_.size());
     e.nodes_.push_back(n);
     e.operands_.push_back(std::move(ops));
+  }
+  if (region.pool) {  // the region's one output is the pool's: the lowering pools the value
+    auto it = produced.find(region.pool->input(0));
+    if (it == produced.end() || region.outputs.size() != 1 ||
+        region.outputs[0] != region.pool->output(0))
+      return unsupported("region '{}': pool '{}' does not read the epilogue's value", region.name,
+                         region.pool->name());
+    e.pool_input_ = it->second;
+    return e;
   }
   for (size_t j = 0; j < region.outputs.size(); ++j) {
     auto it = produced.find(region.outputs[j]);
@@ -215,10 +226,9 @@ Expected<Epilogue> Epilogue::make(const passes::Region& region, const RegionIo& 
   return e;
 }
 
-Expected<Stmt> Epilogue::store(const Expr& value, const Expr& row, const Expr& col,
-                               int lanes) const {
+Expected<std::vector<Expr>> Epilogue::values(const Expr& value, const Expr& row, const Expr& col,
+                                             int lanes, LetScope* lets) const {
   std::vector<Expr> vals(nodes_.size());
-  LetScope lets("e_");
   auto operand = [&](const Operand& o) -> Expr {
     if (o.node == -1) return value;
     if (o.node == -3) return nullptr;
@@ -228,14 +238,27 @@ Expected<Stmt> Epilogue::store(const Expr& value, const Expr& row, const Expr& c
   for (size_t i = 0; i < nodes_.size(); ++i) {
     std::vector<Expr> x;
     for (const Operand& o : operands_[i]) x.push_back(operand(o));
-    TJ_ASSIGN_OR_RETURN(vals[i], lower_elementwise_op(*nodes_[i], x, &lets));
+    TJ_ASSIGN_OR_RETURN(vals[i], lower_elementwise_op(*nodes_[i], x, lets));
   }
+  return vals;
+}
+
+Expected<Stmt> Epilogue::store(const Expr& value, const Expr& row, const Expr& col,
+                               int lanes) const {
+  LetScope lets("e_");
+  TJ_ASSIGN_OR_RETURN(std::vector<Expr> vals, values(value, row, col, lanes, &lets));
   Expr base = fold_add(fold_mul(row, out_dims_.back()), col);
   Expr idx = lanes > 1 ? ramp(base, imm(1), lanes) : base;
   std::vector<Stmt> st;
   for (const auto& [node, buffer] : stores_)
     st.push_back(kir::store(buffer, idx, node < 0 ? value : vals[node]));
   return lets.wrap(st.size() == 1 ? st[0] : block(st));
+}
+
+Expected<Expr> Epilogue::pool_input(const Expr& value, const Expr& row, const Expr& col,
+                                    int lanes, LetScope* lets) const {
+  TJ_ASSIGN_OR_RETURN(std::vector<Expr> vals, values(value, row, col, lanes, lets));
+  return pool_input_ < 0 ? value : vals[pool_input_];
 }
 
 }  // namespace tierjit::kir::lowering

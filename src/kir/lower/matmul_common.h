@@ -15,6 +15,8 @@
 
 namespace tierjit::kir::lowering {
 
+class LetScope;  // lower_ops.h
+
 /// The kernel ABI of lower.h seen from inside one lowering: buffer names "in<i>"/"out<j>" and dim
 /// expressions (constants where the spec fixes them, else the Vars "in<i>_d<k>"/"out<j>_d<k>").
 class RegionIo {
@@ -71,8 +73,16 @@ class Epilogue {
   /// counts every leading dim) every region output, computed from the anchor's `value`.
   /// Errors: kUnsupported / kInvalidArgument from lower_elementwise_op.
   Expected<Stmt> store(const Expr& value, const Expr& row, const Expr& col, int lanes) const;
-  /// The output buffer that can hold C partial sums ("out<j>" whose value has the anchor shape).
+  /// The output buffer that can hold C partial sums ("out<j>" whose value has the anchor shape);
+  /// empty for a region with a pool (Region::pool).
   const std::string& accumulator() const { return acc_; }
+  /// Regions with a pool: the pool's input element (the epilogue's last value) at (row, col ..
+  /// col + lanes), its intermediates bound in `lets`; nothing is stored.
+  Expected<Expr> pool_input(const Expr& value, const Expr& row, const Expr& col, int lanes,
+                            LetScope* lets) const;
+  /// True if an operand of the epilogue varies along the output's columns (a residual input),
+  /// so a column past the output's last reads past that input.
+  bool reads_columns() const { return reads_columns_; }
 
  private:
   struct Operand {
@@ -81,7 +91,12 @@ class Epilogue {
     DType dtype = DType::kFloat32;
     std::optional<BroadcastIndex> index;
   };
+  Expected<std::vector<Expr>> values(const Expr& value, const Expr& row, const Expr& col,
+                                     int lanes, LetScope* lets) const;
+
   const passes::Region* region_ = nullptr;
+  int pool_input_ = -1;  // node feeding Region::pool (-1: the anchor)
+  bool reads_columns_ = false;
   std::vector<const ir::Node*> nodes_;
   std::vector<std::vector<Operand>> operands_;
   std::vector<std::pair<int, std::string>> stores_;  // (node, buffer): -1 = anchor
