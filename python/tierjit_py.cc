@@ -469,8 +469,8 @@ PYBIND11_MODULE(_tierjit, m) {
               o.speedup_seeds.push_back({kind, from_tier, speedup});
           },
           "[(kind, from_tier, speedup)] replacing the speedup model's default seeds: kind "
-          "'elementwise', 'matmul_epilogue', 'reduction', 'recurrent', 'conv', 'conv_pointwise' or "
-          "'conv_depthwise', from_tier 0..2, speedup "
+          "'elementwise', 'matmul_epilogue', 'reduction', 'recurrent', 'conv', 'conv_pointwise', "
+          "'conv_depthwise' or 'conv_pool', from_tier 0..2, speedup "
           "t_i / t_{i+1} > 0 (checked when the session is created).")
       .def_property_readonly_static("_fields", [](py::object) {
         return std::vector<std::string>{"intra_op_threads", "memory_limit_bytes",

@@ -27,12 +27,15 @@ import re
 import subprocess
 import sys
 
-KINDS = ["elementwise", "matmul_epilogue", "reduction", "conv", "conv_pointwise", "conv_depthwise"]
+KINDS = ["elementwise", "matmul_epilogue", "reduction", "conv", "conv_pointwise", "conv_depthwise",
+         "conv_pool"]
 
 
 def kind_of(case):
     """The seed kind of a case: its name's prefix, convolutions by family (the cases name their
     kernel as KxK and end in _dw when depthwise)."""
+    if case.startswith("conv_pool_"):
+        return "conv_pool"
     if case.startswith("conv_"):
         if case.endswith("_dw"):
             return "conv_depthwise"

@@ -52,6 +52,13 @@ const bool registered = [] {
     register_case(std::string("conv_pool.") + s.name, "tier0", tier0_case(make), flop);
     register_case(std::string("conv_pool.") + s.name, "tier2", compiled_case(make, exact_at_tier(2)),
                   flop);
+    CompiledProgramOptions t1;  // as the runtime compiles tier 1: generic dims
+    t1.tier = 1;
+    t1.level = kir::ShapeLevel::kGeneric;
+    register_case(std::string("conv_pool.") + s.name, "tier1", compiled_case(make, t1), flop);
+    CompiledProgramOptions t2g = t1;
+    t2g.tier = 2;
+    register_case(std::string("conv_pool.") + s.name, "tier2_generic", compiled_case(make, t2g), flop);
   }
   return true;
 }();

@@ -33,10 +33,12 @@ Tier0Program gemm(int64_t m, int64_t k, int64_t n, bool gelu) {
   return Tier0Program(b.finish(), {random_tensor({m, k}, 43)});
 }
 
-// Y = relu(conv(X[1, C, H, H], W) + b), `group` groups (depthwise when group = C = M).
-Tier0Program conv(int64_t c, int64_t hw, int64_t m, int64_t kernel, int64_t stride, int64_t group) {
+// Y = relu(conv(X[N, C, H, H], W) + b), `group` groups (depthwise when group = C = M); with
+// pool > 0, then MaxPool pool x pool / pool_stride with pool / 2 padding when it overlaps.
+Tier0Program conv(int64_t c, int64_t hw, int64_t m, int64_t kernel, int64_t stride, int64_t group,
+                  int64_t pool = 0, int64_t pool_stride = 1, int64_t batch = 1) {
   GraphBuilder b;
-  ir::Value* x = b.feed("X", {1, c, hw, hw});
+  ir::Value* x = b.feed("X", {batch, c, hw, hw});
   const int64_t pad = kernel / 2;
   ir::Value* y =
       b.node(OpKind::Conv,
@@ -47,8 +49,17 @@ Tier0Program conv(int64_t c, int64_t hw, int64_t m, int64_t kernel, int64_t stri
               {"pads", attr_ints({pad, pad, pad, pad})},
               {"group", attr_int(group)}},
              11);
-  b.output(b.node(OpKind::Relu, {y}));
-  return Tier0Program(b.finish(), {random_tensor({1, c, hw, hw}, 53)});
+  y = b.node(OpKind::Relu, {y});
+  if (pool > 0) {
+    const int64_t pp = pool > pool_stride ? pool / 2 : 0;
+    y = b.node(OpKind::MaxPool, {y},
+               {{"kernel_shape", attr_ints({pool, pool})},
+                {"strides", attr_ints({pool_stride, pool_stride})},
+                {"pads", attr_ints({pp, pp, pp, pp})}},
+               12);
+  }
+  b.output(y);
+  return Tier0Program(b.finish(), {random_tensor({batch, c, hw, hw}, 53)});
 }
 
 // Softmax(X / s + mask) over [B, heads, S, S] (attention scores), mask [B, 1, 1, S].
@@ -119,6 +130,22 @@ const bool registered = [] {
                        std::to_string(c.stride) + "_" + std::to_string(c.hw) +
                        (c.group > 1 ? "_dw" : ""),
                    [c] { return conv(c.c, c.hw, c.m, c.kernel, c.stride, c.group); });
+  // Conv + ReLU + MaxPool regions (partition rule 4b): VGG-like 3x3 layers with 2x2/2 pools at
+  // batch 1 and 8, a 5x5 layer, and a 7x7/2 stem with a 3x3/2 pool.
+  struct P {
+    int64_t c, hw, m, kernel, stride, pool, pool_stride, batch;
+  };
+  for (P p : {P{3, 64, 32, 3, 1, 2, 2, 1}, P{32, 32, 64, 3, 1, 2, 2, 1}, P{64, 56, 64, 3, 1, 2, 2, 1},
+              P{8, 32, 16, 5, 1, 2, 2, 8}, P{32, 16, 64, 3, 1, 2, 2, 8}, P{3, 112, 32, 7, 2, 3, 2, 1}})
+    register_tiers("conv_pool_" + std::to_string(p.c) + "to" + std::to_string(p.m) + "_" +
+                       std::to_string(p.kernel) + "x" + std::to_string(p.kernel) + "s" +
+                       std::to_string(p.stride) + "_" + std::to_string(p.hw) + "_max" +
+                       std::to_string(p.pool) + "s" + std::to_string(p.pool_stride) + "_b" +
+                       std::to_string(p.batch),
+                   [p] {
+                     return conv(p.c, p.hw, p.m, p.kernel, p.stride, 1, p.pool, p.pool_stride,
+                                 p.batch);
+                   });
   for (auto [bt, h, s] : {std::tuple<int64_t, int64_t, int64_t>{1, 2, 128}, {8, 2, 32}, {4, 6, 64}})
     register_tiers("reduction_softmax_" + std::to_string(bt) + "x" + std::to_string(h) + "x" +
                        std::to_string(s),

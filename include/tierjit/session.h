@@ -113,7 +113,8 @@ struct SessionOptions {
   /// One seed of the speedup model (docs/runtime.md, "Speedup estimates"): the expected
   /// t_i / t_{i+1} of the step from tier `from_tier` (0..2) to the next for regions of `kind`
   /// ("elementwise", "matmul_epilogue", "reduction", "recurrent", "conv" (convolutions other than
-  /// the next two), "conv_pointwise" (1x1, one group) or "conv_depthwise"), replacing the
+  /// the next three), "conv_pointwise" (1x1, one group), "conv_depthwise" or "conv_pool" (a
+  /// Conv region ending in its MaxPool/AveragePool)), replacing the
   /// default (its measurements are in src/runtime/tier_policy.cc). Every payoff the session
   /// measures is still folded in (geometric mean). A step seeded at or below 1 is skipped when
   /// promoting.

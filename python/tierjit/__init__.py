@@ -143,7 +143,8 @@ class SessionOptions(_tierjit.CoreSessionOptions):
       whole_plan_max_us    largest per-call time of a plan compiled whole, us (default 2000)
       speedup_seeds        [(kind, from_tier, speedup)]: each replaces the speedup model's default
                            for that kind ('elementwise', 'matmul_epilogue', 'reduction',
-                           'recurrent', 'conv', 'conv_pointwise', 'conv_depthwise')
+                           'recurrent', 'conv', 'conv_pointwise', 'conv_depthwise',
+                           'conv_pool')
                            and step (from_tier 0..2 -> the next tier); others keep theirs
                            (default [], docs/runtime.md "Speedup estimates")
       warm_up              run the model once at tier 0 on zeros (symbolic dims 1) when the

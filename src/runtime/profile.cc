@@ -43,8 +43,31 @@ void Profile::record_locked(const Signature& sig, uint64_t exact_key, double tim
   bytes_ += bytes;
   flops_ += flops;
   dims_.observe(sig, exact_key);
+  auto it = shape_times_.find(exact_key);
+  if (it == shape_times_.end() && shape_times_.size() < kMaxTimedSignatures)
+    it = shape_times_.emplace(exact_key, ShapeTimes{}).first;
+  if (it != shape_times_.end() && it->second.seen[t]++ > 0) {
+    ++it->second.timed[t];
+    it->second.time_us[t] += time_us;
+  }
   failed_dim_ring_[ring_pos_] = guard_failed ? std::max(failed_flat_dim, -1) : kNoFailure;
   ring_pos_ = (ring_pos_ + 1) % failed_dim_ring_.size();
+}
+
+std::optional<std::pair<double, double>> Profile::same_shape_times(int from, int to) const {
+  std::lock_guard lock(mu_);
+  const int f = std::clamp(from, 0, kNumTiers - 1), t = std::clamp(to, 0, kNumTiers - 1);
+  double at_from = 0, at_to = 0;
+  bool any = false;
+  for (const auto& [key, st] : shape_times_) {
+    if (st.timed[f] == 0 || st.timed[t] == 0) continue;
+    const double n = static_cast<double>(st.timed[t]);
+    at_from += n * st.time_us[f] / static_cast<double>(st.timed[f]);
+    at_to += st.time_us[t];
+    any = true;
+  }
+  if (!any || !(at_from > 0) || !(at_to > 0)) return std::nullopt;
+  return std::make_pair(at_from, at_to);
 }
 
 void Profile::on_model_call() {

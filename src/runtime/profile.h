@@ -7,6 +7,9 @@
 #include <array>
 #include <cstdint>
 #include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "runtime/dim_tracker.h"
@@ -74,6 +77,14 @@ class Profile {
   double recent_share(const Signature& sig) const { return recent_share(sig.exact_key()); }
   /// The same by the signature's exact key.
   double recent_share(uint64_t exact_key) const;
+  /// The same calls timed at two tiers, shape by shape: over the signatures with calls at both
+  /// `from` and `to` (a signature's first call at each tier not counted: it pays for first-touch
+  /// and per-shape setup), (Σ n_to(s) · mean_from(s), Σ n_to(s) · mean_to(s)) in µs, i.e. the
+  /// time `to`'s calls took and would have taken at `from`. nullopt when no signature ran at
+  /// both. Tracks the first kMaxTimedSignatures signatures.
+  std::optional<std::pair<double, double>> same_shape_times(int from, int to) const;
+  static constexpr size_t kMaxTimedSignatures = 1024;
+
   /// A copy of the dim tracker (taken under the lock).
   DimTracker dims() const;
 
@@ -90,6 +101,12 @@ class Profile {
   std::array<double, kNumTiers> tier_bytes_{};
   double total_time_us_ = 0, bytes_ = 0, flops_ = 0;
   DimTracker dims_;
+  struct ShapeTimes {
+    std::array<uint64_t, kNumTiers> seen{};   // calls, the first included
+    std::array<uint64_t, kNumTiers> timed{};  // calls after the first
+    std::array<double, kNumTiers> time_us{};  // their time
+  };
+  std::unordered_map<uint64_t, ShapeTimes> shape_times_;  // by exact key
   std::vector<int> failed_dim_ring_;  // per recent call: -2 no failure, -1 failure w/o dim, else dim
   size_t ring_pos_ = 0;
   uint64_t model_calls_ = 0;

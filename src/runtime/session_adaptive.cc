@@ -45,7 +45,8 @@ Session::Impl::AdaptiveRegion::AdaptiveRegion(const passes::Region& r,
   info.name = r.name;
   info.kind = r.kind;
   info.conv_anchor = r.anchor && r.anchor->op() == ir::OpKind::Conv;
-  if (info.conv_anchor) info.conv_class = runtime::conv_speedup_class(*r.anchor);
+  if (info.conv_anchor)
+    info.conv_class = r.pool ? runtime::SpeedupClass::kConvPool : runtime::conv_speedup_class(*r.anchor);
   info.size = static_cast<double>(r.nodes.size());
   // The signature's flat dims are the region inputs' dims in order.
   for (const std::vector<bool>& m : kir::constant_dims_required(r).inputs)
@@ -610,8 +611,13 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
   auto same_work = [&](double per_byte, double per_call) {
     return per_byte > 0 && mean_bytes > 0 ? per_byte * mean_bytes : per_call;
   };
-  const double t_after = same_work(us_per_byte_after, t_after_call);
   const double t_before = same_work(a.profile.us_per_byte(p.from_tier), p.t_before_us);
+  // Better still, the same shapes at both tiers: the ratio of the new code's calls to what those
+  // very shapes took at the old tier (per byte, a batch-1 call costs more than a batch-32 one,
+  // so a few small calls observed after install read as slower code).
+  double t_after = same_work(us_per_byte_after, t_after_call);
+  if (auto same = a.profile.same_shape_times(p.from_tier, p.to_tier); same && t_before > 0)
+    t_after = t_before * same->second / same->first;
   // The new code's speedup over tier 0 at the same work (RegionReport::payoff).
   const double t_tier0 = same_work(a.profile.us_per_byte(0), a.profile.mean_time_us(0));
   if (t_tier0 > 0 && t_after > 0)

@@ -62,7 +62,7 @@ std::string first_error(const SessionOptions& o) {
     const SessionOptions::SpeedupSeed& seed = o.speedup_seeds[i];
     if (!runtime::speedup_class_named(seed.kind))
       return fmt::format("speedup_seeds[{}]: kind {:?} is not elementwise, matmul_epilogue, "
-                         "reduction, recurrent, conv, conv_pointwise or conv_depthwise",
+                         "reduction, recurrent, conv, conv_pointwise, conv_depthwise or conv_pool",
                          i, seed.kind);
     if (seed.from_tier < 0 || seed.from_tier > 2)
       return fmt::format("speedup_seeds[{}]: from_tier must be 0, 1 or 2, got {}", i, seed.from_tier);

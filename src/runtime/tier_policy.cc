@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -40,6 +41,7 @@ constexpr double kSeedSpeedup[kNumSpeedupClasses][kNumTiers - 1] = {
     {1.1, 1.05, 1.0},
     {1.0, 1.0, 1.0},  // conv_pointwise
     {1.0, 1.0, 1.0},  // conv_depthwise
+    {1.0, 1.0, 1.0},  // conv_pool
 };
 // t_exact / t_generic at one tier per kind (SpeedupModel::generic_factor):
 //  - matmul_epilogue and conv: 1.0. Their generated code loops around the kernel layer's
@@ -49,8 +51,12 @@ constexpr double kSeedSpeedup[kNumSpeedupClasses][kNumTiers - 1] = {
 //  - elementwise and reduction: run-time extents cost index arithmetic and loop tails; not
 //    measured yet, assumed 0.8 (exact code 1.25x generic);
 //  - shape_only, opaque: never compiled.
-//  - recurrent: 1.0 (S and N read at run time in the same loops).
-constexpr double kGenericFactor[kNumSpeedupClasses] = {0.8, 1.0, 0.8, 1.0, 1.0, 1.0, 1.0};
+//  - recurrent: 1.0 (S and N read at run time in the same loops);
+//  - conv_pointwise, conv_depthwise, conv_pool: 1.0, as conv.
+// (One entry per class: a missing one would be 0 and make exact code infinitely faster.)
+constexpr double kGenericFactor[] = {0.8, 1.0, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+static_assert(std::size(kGenericFactor) == kNumSpeedupClasses);
+static_assert(std::size(kSeedSpeedup) == kNumSpeedupClasses);
 // Prior compile cost a + b·nodes in µs per tier (DESIGN targets: tier 1 < 10 ms, tier 2 10–100
 // ms, tier 3 > 100 ms).
 constexpr double kPriorCost[kNumTiers][2] = {{0, 0}, {2000, 300}, {8000, 1500}, {100000, 20000}};
@@ -90,6 +96,7 @@ std::optional<SpeedupClass> speedup_class_named(std::string_view name) {
   if (name == "conv") return SpeedupClass::kConv;
   if (name == "conv_pointwise") return SpeedupClass::kConvPointwise;
   if (name == "conv_depthwise") return SpeedupClass::kConvDepthwise;
+  if (name == "conv_pool") return SpeedupClass::kConvPool;
   return std::nullopt;
 }
 

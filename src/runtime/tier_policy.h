@@ -49,8 +49,9 @@ enum class SpeedupClass : uint8_t {
   kRecurrent,  ///< LSTM / GRU regions
   kConvPointwise,  ///< 1x1 kernel, one group ("conv_pointwise")
   kConvDepthwise,  ///< one input channel per group ("conv_depthwise")
+  kConvPool,       ///< a Conv region ending in its pool, Region::pool ("conv_pool")
 };
-inline constexpr int kNumSpeedupClasses = 9;
+inline constexpr int kNumSpeedupClasses = 10;
 
 /// The class of a region of `kind`; `conv_anchor`: its anchor is a Conv.
 SpeedupClass speedup_class(RegionKind kind, bool conv_anchor = false);
@@ -61,7 +62,7 @@ SpeedupClass speedup_class(RegionKind kind, bool conv_anchor = false);
 SpeedupClass conv_speedup_class(const ir::Node& conv);
 
 /// The class a SessionOptions::SpeedupSeed names: "elementwise", "matmul_epilogue", "reduction",
-/// "recurrent", "conv", "conv_pointwise" or "conv_depthwise"; nullopt for anything else
+/// "recurrent", "conv", "conv_pointwise", "conv_depthwise" or "conv_pool"; nullopt for anything else
 /// (shape_only and opaque regions are never compiled).
 std::optional<SpeedupClass> speedup_class_named(std::string_view name);
 

@@ -129,6 +129,26 @@ TEST(Profile, TimePerByteComparesTiersAtTheSameWork) {
   EXPECT_DOUBLE_EQ(no_bytes.us_per_byte(0), -1.0);  // moved no bytes: callers compare per call
 }
 
+// The same shapes at two tiers: a signature's first call at a tier is not timed, and only
+// signatures that ran at both tiers count, weighted by their calls at the second.
+TEST(Profile, SameShapeTimesCompareShapeByShape) {
+  Profile p;
+  EXPECT_FALSE(p.same_shape_times(0, 1).has_value());
+  for (int i = 0; i < 5; ++i) p.record_call(sig(1), 10, 0, 100, 0);    // batch 1: 10 us
+  for (int i = 0; i < 5; ++i) p.record_call(sig(32), 200, 0, 3200, 0);  // batch 32: 200 us
+  p.record_call(sig(1), 5000, 1, 100, 0);  // first call at tier 1: not timed
+  EXPECT_FALSE(p.same_shape_times(0, 1).has_value());
+  for (int i = 0; i < 3; ++i) p.record_call(sig(1), 8, 1, 100, 0);  // batch 1 at tier 1: 8 us
+  p.record_call(sig(7), 50, 1, 700, 0);  // never at tier 0: not compared
+  p.record_call(sig(7), 50, 1, 700, 0);
+  auto same = p.same_shape_times(0, 1);
+  ASSERT_TRUE(same.has_value());
+  EXPECT_DOUBLE_EQ(same->first, 3 * 10.0);  // what tier 0 took for those 3 calls
+  EXPECT_DOUBLE_EQ(same->second, 3 * 8.0);
+  // Per byte, the tier-1 calls (small ones) would read as slower: 24 / 300 > 1050 / 16500.
+  EXPECT_GT(24.0 / 300.0, p.us_per_byte(0));
+}
+
 TEST(Profile, CountsTimesAndGuardFailures) {
   Profile p;
   p.record_call(sig(8), 100, 0, 4096, 1000);

@@ -333,6 +333,13 @@ TEST(TierPolicy, ConvRegionsAreWeighedApartFromMatMuls) {
   EXPECT_EQ(depthwise.speedup_class(), SpeedupClass::kConvDepthwise);
   EXPECT_EQ(speedup_class_named("conv_pointwise"), SpeedupClass::kConvPointwise);
   EXPECT_EQ(speedup_class_named("conv_depthwise"), SpeedupClass::kConvDepthwise);
+  EXPECT_EQ(speedup_class_named("conv_pool"), SpeedupClass::kConvPool);
+  // Every class has a generic factor in (0, 1]: exact code is never infinitely faster.
+  for (int k = 0; k < kNumSpeedupClasses; ++k) {
+    const double f = p.speedups().generic_factor(static_cast<SpeedupClass>(k));
+    EXPECT_GT(f, 0.0) << k;
+    EXPECT_LE(f, 1.0) << k;
+  }
   Profile prof;
   model_calls(prof, 100000, 1000);
   PromotionDecision c = p.consider_promotion(conv, prof, 0);
