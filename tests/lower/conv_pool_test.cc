@@ -7,6 +7,8 @@
 // Tolerance as conv_test.cc: atol = 1e-6 * K + rtol 1e-4.
 #include <cmath>
 #include <limits>
+#include <random>
+#include <string>
 
 #include "lower_test_util.h"
 
@@ -144,6 +146,40 @@ TEST(LowerConvPool, ResidualEpilogue) {
     check_pool(s1, 2, threads, false, /*residual=*/true);
     check_pool(sub, 2, threads, false, /*residual=*/true);
     check_pool(sub, 2, threads);
+  }
+}
+
+// Seeded random geometries (conv 1x1/3x3/5x5, stride 1-2, pads; pool windows 1-3 by 1-3,
+// strides 1-3, pads below the window; max and average): whichever path each takes.
+TEST(LowerConvPool, RandomGeometriesMatchTier0) {
+  std::mt19937 rng(2026);
+  auto pick = [&](std::initializer_list<int64_t> v) {
+    return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
+  };
+  auto in = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  int checked = 0;
+  while (checked < 12) {
+    PoolCase k{"random", pick({1, 3, 8}), in(5, 30), in(5, 30), pick({4, 7, 16}), pick({1, 3, 5}),
+               pick({1, 1, 2}), 0, OpKind::MaxPool, {}, {}, {}};
+    k.pad = in(0, k.k / 2);
+    k.pool = checked % 2 ? OpKind::MaxPool : OpKind::AveragePool;
+    k.count_include_pad = in(0, 1);
+    k.kernel = {in(1, 3), in(1, 3)};
+    k.strides = {in(1, 3), in(1, 3)};
+    k.pads = {in(0, k.kernel[0] - 1), in(0, k.kernel[1] - 1), in(0, k.kernel[0] - 1),
+              in(0, k.kernel[1] - 1)};
+    const int64_t oh = (k.h + 2 * k.pad - k.k) / k.stride + 1, ow = (k.w + 2 * k.pad - k.k) / k.stride + 1;
+    if (oh < 1 || ow < 1 || oh + k.pads[0] + k.pads[2] < k.kernel[0] ||
+        ow + k.pads[1] + k.pads[3] < k.kernel[1])
+      continue;
+    const std::string what = "C=" + std::to_string(k.c) + " " + std::to_string(k.h) + "x" +
+                             std::to_string(k.w) + " M=" + std::to_string(k.m) + " k" +
+                             std::to_string(k.k) + "/" + std::to_string(k.stride) + " pool " +
+                             std::to_string(k.kernel[0]) + "x" + std::to_string(k.kernel[1]) + "/" +
+                             std::to_string(k.strides[0]) + "," + std::to_string(k.strides[1]);
+    k.what = what.c_str();
+    check_pool(k, 2, 1 + checked % 2);
+    ++checked;
   }
 }
 
