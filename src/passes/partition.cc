@@ -407,7 +407,6 @@ class Partitioner {
   // Rule 4b's conditions on the pool node itself (its window and attributes).
   static bool fusable_pool(const ir::Node& p) {
     if (p.op() != OpKind::MaxPool && p.op() != OpKind::AveragePool) return false;
-    if (p.num_outputs() > 1 && p.output(1) && !p.output(1)->users().empty()) return false;
     if (p.num_outputs() > 1 && p.output(1) && p.output(1)->type().dtype != DType::kUndefined)
       return false;  // Indices requested (even unused): tier 0 computes them
     const ir::Attribute* k = p.attr("kernel_shape");

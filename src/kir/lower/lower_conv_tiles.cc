@@ -223,63 +223,87 @@ Expected<Stmt> depthwise(const ConvGeometry& g, const ConvIo& io, std::string* n
 constexpr double kDirectMinLaneUse = 0.75;
 constexpr int64_t kDirectTileVectors = 4;  // vectors of output columns per register tile
 
+// Vectors of direct_conv_rows_f32 per output row (flat: a share of one).
+double direct_vectors_per_row(const ConvGeometry& g) {
+  const int64_t l = kernels::direct_conv_lanes();
+  return kernels::direct_conv_flat(g.sh, g.sw, g.w, g.ow)
+             ? static_cast<double>(g.ow) / static_cast<double>(l)
+             : static_cast<double>((g.ow + l - 1) / l);
+}
+
+// The parts the output channels of a direct item are split into: `fit` (the tile's budget), more
+// when the other items are too few to give every thread two (each part packs the rows again), at
+// most `most`.
+Expr direct_parts(int chunks, const Expr& base_items, int64_t fit, int64_t most) {
+  if (chunks <= 1) return imm(fit);
+  return min(imm(most), max(imm(fit), cdiv(imm(2 * chunks), max(base_items, imm(1)))));
+}
+
+// Binds the parts of a direct item (image, group, block of rows, part of the output channels)
+// around `body`: <pre>n, <pre>g, <pre>blk and the part's channels [<pre>j0, <pre>j1) of the
+// group's mg.
+Stmt bind_direct_item(const std::string& pre, const Expr& item, const Expr& parts, int64_t group,
+                      int64_t blocks, int64_t mg, Stmt body) {
+  const Expr unit = var(pre + "unit"), part = var(pre + "part");
+  const Expr rest = mod(unit, imm(group * blocks));
+  return let(
+      pre + "unit", div(item, parts),
+      let(pre + "part", mod(item, parts),
+          let(pre + "n", div(unit, imm(group * blocks)),
+              let(pre + "g", div(rest, imm(blocks)),
+                  let(pre + "blk", mod(rest, imm(blocks)),
+                      let(pre + "j0", div(mul(part, imm(mg)), parts),
+                          let(pre + "j1", div(mul(add(part, imm(1)), imm(mg)), parts),
+                              std::move(body))))))));
+}
+
+// direct_conv_rows_f32 for output rows [oh0, oh1) of the group's channels [j0, j1) of image img
+// into `tile` (row pitch ld).
+Stmt direct_kernel(const ConvGeometry& g, const ConvIo& io, const std::string& tile, const Expr& img,
+                   const Expr& grp, const Expr& j0, const Expr& j1, const Expr& oh0,
+                   const Expr& oh1, int64_t ld) {
+  const int64_t cg = g.c / g.group, mg = g.m / g.group, kg = cg * g.kh * g.kw;
+  const Expr x_off = add(mul(img, imm(g.c * g.h * g.w)), mul(grp, imm(cg * g.h * g.w)));
+  const Expr x_total = mul(io.batch, imm(g.c * g.h * g.w));
+  return call_kernel(
+      Microkernel::kDirectConvRowsF32,
+      {{io.x, x_off}, {io.w, mul(add(mul(grp, imm(mg)), j0), imm(kg))}, {tile, imm(0)}},
+      {imm(cg), imm(g.h), imm(g.w), imm(g.kh), imm(g.kw), imm(g.sh), imm(g.sw), imm(g.ph),
+       imm(g.pw), imm(g.dh), imm(g.dw), imm(g.ow), oh0, oh1, sub(j1, j0), imm(ld),
+       sub(x_total, x_off)});
+}
+
 
 // Items (image, group, block of output rows, part of the output channels); each computes its
 // channels' rows into a tile, then stores them through the epilogue channel by channel.
 Expected<Stmt> direct(const ConvGeometry& g, const ConvIo& io, std::string* note) {
   const int64_t cg = g.c / g.group, mg = g.m / g.group, kg = cg * g.kh * g.kw;
-  const int64_t l = kernels::direct_conv_lanes();
-  // Vectors per output row (flat: a share of one).
-  const double nvr = kernels::direct_conv_flat(g.sh, g.sw, g.w, g.ow)
-                         ? static_cast<double>(g.ow) / static_cast<double>(l)
-                         : static_cast<double>((g.ow + l - 1) / l);
-  const auto min_rows = static_cast<int64_t>(std::ceil(kDirectTileVectors / nvr));
+  const auto min_rows = static_cast<int64_t>(std::ceil(kDirectTileVectors / direct_vectors_per_row(g)));
   const int64_t rows = std::clamp<int64_t>(std::max(min_rows, kDirectTile / (mg * g.ow)), 1, g.oh);
   const int64_t blocks = (g.oh + rows - 1) / rows;
   const int64_t ld = rows * g.ow + kernels::kDirectConvSlack;
   const int chunks = std::max(1, io.threads);
-  // Output channels split `parts` ways when the other items are too few to give every thread
-  // two (each part packs the rows again).
   const Expr base_items = mul(io.batch, imm(g.group * blocks));
-  const int64_t max_parts = std::max<int64_t>(1, mg / 8);
-  const Expr parts = chunks <= 1 ? imm(1)
-                                 : min(imm(max_parts),
-                                       max(imm(1), cdiv(imm(2 * chunks), max(base_items, imm(1)))));
+  const Expr parts = direct_parts(chunks, base_items, 1, std::max<int64_t>(1, mg / 8));
   const Expr items = mul(base_items, parts);
   const Expr macs = mul(io.batch, imm(g.m * g.oh * g.ow * kg));
-  const Expr x_total = mul(io.batch, imm(g.c * g.h * g.w));
   *note = fmt::format(
       "conv {}x{} through direct_conv_rows_f32: {} output rows x {} channels per item, K = {}",
       g.kh, g.kw, rows, mg, kg);
   return chunked("cd_", items, chunks, macs, [&](const Expr& item, const Expr&) {
-    const Expr unit = var("cd_unit"), part = var("cd_part"), img = var("cd_n"),
-               grp = var("cd_g"), oh0 = var("cd_oh0"), nrows = var("cd_rows"), j0 = var("cd_j0"),
-               j1 = var("cd_j1"), ch = var("cd_ch");
-    const Expr x_off = add(mul(img, imm(g.c * g.h * g.w)), mul(grp, imm(cg * g.h * g.w)));
+    const Expr img = var("cd_n"), grp = var("cd_g"), oh0 = var("cd_oh0"), nrows = var("cd_rows"),
+               j0 = var("cd_j0"), j1 = var("cd_j1"), ch = var("cd_ch");
     const Expr row0 = add(add(mul(img, imm(g.m)), mul(grp, imm(mg))), j0);  // n * M + g * Mg + j0
-    Stmt kernel = call_kernel(
-        Microkernel::kDirectConvRowsF32,
-        {{io.x, x_off}, {io.w, mul(add(mul(grp, imm(mg)), j0), imm(kg))}, {"cd_tile", imm(0)}},
-        {imm(cg), imm(g.h), imm(g.w), imm(g.kh), imm(g.kw), imm(g.sh), imm(g.sw), imm(g.ph),
-         imm(g.pw), imm(g.dh), imm(g.dw), imm(g.ow), oh0, add(oh0, nrows), sub(j1, j0), imm(ld),
-         sub(x_total, x_off)});
+    Stmt kernel = direct_kernel(g, io, "cd_tile", img, grp, j0, j1, oh0, add(oh0, nrows), ld);
     Stmt stores = for_loop("cd_ch", imm(0), sub(j1, j0),
                            store_run(io, "cd_tile", "cd_", mul(ch, imm(ld)), mul(nrows, imm(g.ow)),
                                      add(row0, ch), mul(oh0, imm(g.ow))));
-    // Channels [j0, j1) of the part; the tile holds the most a part can have.
-    const int64_t part_max = mg;
-    Stmt work = allocate("cd_tile", DType::kFloat32, part_max * ld, block({kernel, stores}));
-    const Expr rest = mod(unit, imm(g.group * blocks));
-    return let(
-        "cd_unit", div(item, parts),
-        let("cd_part", mod(item, parts),
-            let("cd_n", div(unit, imm(g.group * blocks)),
-                let("cd_g", div(rest, imm(blocks)),
-                    let("cd_oh0", mul(mod(rest, imm(blocks)), imm(rows)),
-                        let("cd_rows", min(imm(rows), sub(imm(g.oh), oh0)),
-                            let("cd_j0", div(mul(part, imm(mg)), parts),
-                                let("cd_j1", div(mul(add(part, imm(1)), imm(mg)), parts),
-                                    work))))))));
+    // Channels [j0, j1) of the part; the tile holds the most a part can have (all mg).
+    Stmt work = allocate("cd_tile", DType::kFloat32, mg * ld, block({kernel, stores}));
+    return bind_direct_item(
+        "cd_", item, parts, g.group, blocks, mg,
+        let("cd_oh0", mul(var("cd_blk"), imm(rows)),
+            let("cd_rows", min(imm(rows), sub(imm(g.oh), oh0)), work)));
   });
 }
 
@@ -292,10 +316,7 @@ Expected<Stmt> direct(const ConvGeometry& g, const ConvIo& io, std::string* note
 Expected<Stmt> direct_pooled(const ConvGeometry& g, const ConvIo& io, std::string* note) {
   const PoolGeometry& p = *io.pool;
   const int64_t mg = g.m / g.group, cg = g.c / g.group, kg = cg * g.kh * g.kw;
-  const int64_t l = kernels::direct_conv_lanes();
-  const double nvr = kernels::direct_conv_flat(g.sh, g.sw, g.w, g.ow)
-                         ? static_cast<double>(g.ow) / static_cast<double>(l)
-                         : static_cast<double>((g.ow + l - 1) / l);
+  const double nvr = direct_vectors_per_row(g);
   // Conv rows of a block of q pooled rows: at most (q - 1) * sh + kh.
   auto conv_rows = [&](int64_t q) { return std::min(g.oh, (q - 1) * p.sh + p.kh); };
   const bool overlapping = p.kh > p.sh || p.kw > p.sw;  // a conv value in several windows
@@ -314,31 +335,21 @@ Expected<Stmt> direct_pooled(const ConvGeometry& g, const ConvIo& io, std::strin
       std::clamp<int64_t>((mg * ld + kDirectTile - 1) / kDirectTile, 1, std::max<int64_t>(1, mg / 6));
   const int chunks = std::max(1, io.threads);
   const Expr base_items = mul(io.batch, imm(g.group * blocks));
-  const int64_t max_parts = std::max<int64_t>(fit_parts, mg / 8);
-  const Expr parts =
-      chunks <= 1 ? imm(fit_parts)
-                  : min(imm(max_parts), max(imm(fit_parts), cdiv(imm(2 * chunks), max(base_items, imm(1)))));
+  const Expr parts = direct_parts(chunks, base_items, fit_parts, std::max<int64_t>(fit_parts, mg / 8));
   const int64_t part_max = (mg + fit_parts - 1) / fit_parts;  // channels of the largest part
   const Expr items = mul(base_items, parts);
   const Expr macs = mul(io.batch, imm(g.m * g.oh * g.ow * kg));
-  const Expr x_total = mul(io.batch, imm(g.c * g.h * g.w));
   *note = fmt::format(
       "conv {}x{} through direct_conv_rows_f32 with its {} {}x{}/{} pooled from the tile "
       "(epilogue {}): {} pooled rows x {} channels per item, K = {}",
       g.kh, g.kw, p.max ? "MaxPool" : "AveragePool", p.kh, p.kw, p.sh,
       overlapping ? "on the tile first" : "on the taps", prows, part_max, kg);
   return chunked("cp_", items, chunks, macs, [&](const Expr& item, const Expr&) {
-    const Expr unit = var("cp_unit"), part = var("cp_part"), img = var("cp_n"), grp = var("cp_g"),
-               pr0 = var("cp_pr0"), pr1 = var("cp_pr1"), r0 = var("cp_r0"), r1 = var("cp_r1"),
-               j0 = var("cp_j0"), j1 = var("cp_j1"), ch = var("cp_ch");
-    const Expr x_off = add(mul(img, imm(g.c * g.h * g.w)), mul(grp, imm(cg * g.h * g.w)));
+    const Expr img = var("cp_n"), grp = var("cp_g"), pr0 = var("cp_pr0"), pr1 = var("cp_pr1"),
+               r0 = var("cp_r0"), r1 = var("cp_r1"), j0 = var("cp_j0"), j1 = var("cp_j1"),
+               ch = var("cp_ch");
     const Expr row0 = add(add(mul(img, imm(g.m)), mul(grp, imm(mg))), j0);  // n * M + g * Mg + j0
-    Stmt kernel = call_kernel(
-        Microkernel::kDirectConvRowsF32,
-        {{io.x, x_off}, {io.w, mul(add(mul(grp, imm(mg)), j0), imm(kg))}, {"cp_tile", imm(0)}},
-        {imm(cg), imm(g.h), imm(g.w), imm(g.kh), imm(g.kw), imm(g.sh), imm(g.sw), imm(g.ph),
-         imm(g.pw), imm(g.dh), imm(g.dw), imm(g.ow), r0, r1, sub(j1, j0), imm(ld),
-         sub(x_total, x_off)});
+    Stmt kernel = direct_kernel(g, io, "cp_tile", img, grp, j0, j1, r0, r1, ld);
     const Expr t0 = mul(ch, imm(ld));
     PoolRowsIo pio;
     pio.src = "cp_tile";
@@ -374,19 +385,11 @@ Expected<Stmt> direct_pooled(const ConvGeometry& g, const ConvIo& io, std::strin
         for_loop("cp_ch", imm(0), sub(j1, j0), block({epilogue, pool_rows(p, pio, pr0, pr1)}));
     Stmt work = allocate("cp_tile", DType::kFloat32, part_max * ld, block({kernel, per_channel}));
     const auto [src0, src1] = pool_source_rows(p, pr0, pr1);
-    const Expr rest = mod(unit, imm(g.group * blocks));
-    return let(
-        "cp_unit", div(item, parts),
-        let("cp_part", mod(item, parts),
-            let("cp_n", div(unit, imm(g.group * blocks)),
-                let("cp_g", div(rest, imm(blocks)),
-                    let("cp_pr0", mul(mod(rest, imm(blocks)), imm(prows)),
-                        let("cp_pr1", min(imm(p.oh), add(pr0, imm(prows))),
-                            let("cp_r0", src0,
-                                let("cp_r1", src1,
-                                    let("cp_j0", div(mul(part, imm(mg)), parts),
-                                        let("cp_j1", div(mul(add(part, imm(1)), imm(mg)), parts),
-                                            work))))))))));
+    return bind_direct_item(
+        "cp_", item, parts, g.group, blocks, mg,
+        let("cp_pr0", mul(var("cp_blk"), imm(prows)),
+            let("cp_pr1", min(imm(p.oh), add(pr0, imm(prows))),
+                let("cp_r0", src0, let("cp_r1", src1, work)))));
   });
 }
 
