@@ -61,6 +61,7 @@ std::vector<RegionMeasure> region_measures(const std::vector<RegionReport>& shar
     if (id < main.size() && main[id].name == r.name) {  // the same model partitions the same way
       m.final_tier = main[id].tier;
       if (main[id].payoff > 0) m.payoff = main[id].payoff;
+      if (main[id].timed_calls > 0) m.mean_us = main[id].time_us / static_cast<double>(main[id].timed_calls);
     }
     if (window_count > 0 && id < compiled_at_end.size()) {
       const uint64_t before = id < compiled_at_start.size() ? compiled_at_start[id] : 0;
@@ -103,6 +104,37 @@ void print_region_report(const std::vector<RegionMeasure>& regions, const Covera
   if (left_out) fmt::print("  ({} more regions under 1% of the time, none compiled in the window)\n", left_out);
   fmt::print("compiled coverage {:.4f} (regions with payoff >= 1); {:.4f} more in regions without a payoff >= 1\n",
              coverage.counted, coverage.uncounted);
+}
+
+void print_region_times(const std::vector<RegionReport>& regions, size_t top) {
+  double total_us = 0;
+  std::vector<const RegionReport*> order;
+  for (const RegionReport& r : regions) {
+    total_us += r.time_us;
+    if (r.timed_calls > 0) order.push_back(&r);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const RegionReport* a, const RegionReport* b) { return a->time_us > b->time_us; });
+  fmt::print("\nregion times (every call's region step timed; mean over the timed calls, tier at the end):\n");
+  size_t w = 6;
+  for (const RegionReport* r : order) w = std::max(w, r->name.size());
+  fmt::print("  {:>6}  {:<{}}  {:<15}  {:>4}  {:>8}  {:>10}  {:>6}  {}\n", "region", "name", w, "kind", "tier", "calls",
+             "mean_us", "share", "ops");
+  double rest_us = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const RegionReport& r = *order[k];
+    if (k >= top) {
+      rest_us += r.time_us;
+      continue;
+    }
+    std::string ops;
+    for (const std::string& op : r.ops) ops += (ops.empty() ? "" : ",") + op;
+    fmt::print("  {:>6}  {:<{}}  {:<15}  {:>4}  {:>8}  {:>10.2f}  {:>6.3f}  {}\n", r.id, r.name, w, r.kind, r.tier,
+               r.timed_calls, r.time_us / static_cast<double>(r.timed_calls),
+               total_us > 0 ? r.time_us / total_us : 0.0, ops);
+  }
+  if (order.size() > top)
+    fmt::print("  ({} more regions: {:.3f} of the time)\n", order.size() - top, total_us > 0 ? rest_us / total_us : 0.0);
 }
 
 }  // namespace tierjit::cli

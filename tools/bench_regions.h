@@ -45,6 +45,7 @@ struct RegionMeasure {
   int final_tier = 0;                  ///< highest tier installed when the last request finished
   double compiled_fraction_last10 = 0; ///< calls of the last-10% window that ran compiled code / window size
   std::optional<double> payoff;        ///< RegionReport::payoff of final_tier (none: not measured)
+  std::optional<double> mean_us;       ///< benchmarked session's µs per timed call (--time-regions)
 };
 
 /// The rows: regions from `shares` (all regions of the partition; when it has none, from
@@ -71,5 +72,10 @@ Coverage compiled_coverage(const std::vector<RegionMeasure>& regions);
 /// `share_note` says which requests the shares come from.
 void print_region_report(const std::vector<RegionMeasure>& regions, const Coverage& coverage,
                          const std::string& share_note, const RequestWindow& window);
+
+/// The text block of `--time-regions`: the benchmarked session's regions by total timed time,
+/// slowest first (the first `top`, the rest summed in one line): mean µs per timed call, share of
+/// all regions' time, tier at the end, ops.
+void print_region_times(const std::vector<RegionReport>& regions, size_t top);
 
 }  // namespace tierjit::cli

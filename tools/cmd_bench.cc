@@ -201,7 +201,8 @@ json regions_json(const std::vector<RegionMeasure>& regions) {
                    {"interp_share", r.interp_share ? json(round6(*r.interp_share)) : json(nullptr)},
                    {"final_tier", r.final_tier},
                    {"compiled_fraction_last10", round6(r.compiled_fraction_last10)},
-                   {"payoff", r.payoff ? json(round6(*r.payoff)) : json(nullptr)}});
+                   {"payoff", r.payoff ? json(round6(*r.payoff)) : json(nullptr)},
+                   {"mean_us", r.mean_us ? json(round6(*r.mean_us)) : json(nullptr)}});
   return out;
 }
 
@@ -234,6 +235,7 @@ void bench_impl(const BenchOptions& opts) {
   apply_tier(opts.tier, so);
   const bool measure_regions = !opts.json_out.empty();
   so.count_region_calls = measure_regions;  // compiled calls per region (the last-10% window)
+  so.time_regions = opts.time_regions;
   const Clock::time_point t_origin = Clock::now();
   Session session(opts.model, so);
   const Clock::time_point t_created = Clock::now();
@@ -282,7 +284,7 @@ void bench_impl(const BenchOptions& opts) {
   // request does not count as installed.
   std::vector<RegionReport> main_regions;
   std::vector<uint64_t> compiled_at_end;
-  if (measure_regions) {
+  if (measure_regions || opts.time_regions) {
     main_regions = session.region_reports();
     compiled_at_end = session.region_compiled_calls();
   }
@@ -347,6 +349,7 @@ void bench_impl(const BenchOptions& opts) {
              fmt_ms(latency.front()), fmt_ms(total_wall_ms));
   print_compile_report(compiles, timeline, compile_ms_total, n);
   if (measure_regions) print_region_report(regions, coverage, share_note, window);
+  if (opts.time_regions) print_region_times(main_regions, 30);
 
   // ---- --json ----
   if (!opts.json_out.empty()) {

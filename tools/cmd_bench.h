@@ -25,6 +25,9 @@ struct BenchOptions {
   /// --interp-share-requests: requests of the interpret-only replay that gives each region's
   /// share of time (with --json; the first N of the trace, 0 = no such replay).
   int64_t interp_share_requests = 1000;
+  /// --time-regions: time every region's step in the benchmarked session
+  /// (SessionOptions::time_regions) and report each region's mean µs per call.
+  bool time_regions = false;
 };
 
 /// `tierjit bench`: loads MODEL (timed: session_create_ms), validates every request of the trace

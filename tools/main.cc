@@ -189,6 +189,9 @@ int run_main(int argc, char** argv) {
                         "gives each region's share of time (default 1000; 0 = none)")
       ->check(integer_in(int64_t{0}, int64_t{1} << 40))
       ->needs(bench_json);
+  bench_cmd->add_flag("--time-regions", bench.time_regions,
+                      "time every region's step (a clock read per region and call) and print each region's mean "
+                      "us per call at the tier it ran, slowest first (in --json: regions[].mean_us)");
   bench_cmd->add_flag("--no-progress", bench.no_progress, "no progress bar (it is drawn only when stderr is a terminal)");
   bench_cmd->add_flag("--no-warm-up", bench.no_warm_up,
                       "no warm-up run at session creation (SessionOptions::warm_up = false)");

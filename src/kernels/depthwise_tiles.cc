@@ -1,6 +1,7 @@
 // depthwise_conv_rows_f32 (conv_tiles.h): the input rows an item needs are copied once,
 // zero-padded and split by the stride into phases (so every tap reads a contiguous run), then
-// each output row is summed 1-4 vectors of columns at a time in registers over every tap. One
+// blocks of output rows x 1-4 vectors of columns are summed in registers over every tap, each
+// input row loaded once per block and column tap. One
 // template over the vector's lanes, instantiated for AVX-512 (16) and AVX2 (8) (vec_lanes.h).
 #include <algorithm>
 #include <cmath>
@@ -16,117 +17,84 @@ namespace tierjit::kernels {
 
 namespace {
 
-// Output rows [oh0, oh1) of one channel from its phase rows (row 0 = input row oh0 sh - ph), NV
-// vectors of L columns at a time. The taps of the rows inside the image are one flat run (tap t
-// at a fixed offset from the output row's base), summed into independent chains so that the
-// fused multiply-adds do not wait on each other: 4 chains of one vector, 2 of two.
-template <int L, int NV>
+// Output rows are summed R at a time: each input row a block of R output rows reads is loaded
+// once per column tap and multiplied into every output row it reaches (tap row ky = (j - r sh) /
+// dh for output row r of the block, input row j), so a 3x3 stride-1 block of 4 rows loads 6 rows,
+// not 12, and the weight broadcasts and the vector loads together stay under one per fused
+// multiply-add (one output row at a time took 1.5 loads per multiply-add, bound by the loads
+// rather than the multiply-adds on Zen 4). Per output value the taps are summed in order, (ky,
+// kx) row-major, in one accumulator; input rows in the vertical padding are skipped (a NaN or
+// infinite weight must not meet them), columns in the horizontal padding read the phase rows'
+// zeros.
+//
+// The tap table of a block of R rows: per input row j of the block, which output rows it reaches
+// (bit r of mask[j]) and the offset of their tap row in the weights (wrow[j * R + r] = ky kw).
+struct BlockTaps {
+  std::vector<uint32_t> mask;
+  std::vector<int32_t> wrow;
+  int64_t rows = 0;  // input rows of the block: (R - 1) sh + (kh - 1) dh + 1
+  void build(int64_t r_count, int64_t kh, int64_t kw, int64_t sh, int64_t dh) {
+    rows = (r_count - 1) * sh + (kh - 1) * dh + 1;
+    mask.assign(static_cast<size_t>(rows), 0);
+    wrow.assign(static_cast<size_t>(rows * r_count), 0);
+    for (int64_t r = 0; r < r_count; ++r)
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        const int64_t j = r * sh + ky * dh;
+        mask[j] |= 1u << r;
+        wrow[j * r_count + r] = static_cast<int32_t>(ky * kw);
+      }
+  }
+};
+
+// One block: output rows [0, R) of `y` (pitch ldy), columns [ox, ox + NV L), input rows [j0, j1)
+// of the block (the others are vertical padding) from `rows` (input row j at rows + j *
+// row_pitch; column tap kx at x_off[kx]).
+template <int L, int R, int NV>
+inline __attribute__((always_inline)) void depthwise_block(const float* rows, int64_t row_pitch,
+                                                           const int64_t* x_off, const float* wt,
+                                                           int64_t kw, const BlockTaps& taps,
+                                                           int64_t j0, int64_t j1, float* y,
+                                                           int64_t ldy, int64_t ox) {
+  using V = typename VecF<L>::type;
+  V acc[R][NV] = {};
+  for (int64_t j = j0; j < j1; ++j) {
+    const uint32_t m = taps.mask[j];
+    const int32_t* wr = taps.wrow.data() + j * R;
+    const float* src = rows + j * row_pitch + ox;
+    for (int64_t kx = 0; kx < kw; ++kx) {
+      V in[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) in[v] = loadu<L>(src + x_off[kx] + v * L);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+        if (m >> r & 1u) {
+          const float wv = wt[wr[r] + kx];
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) acc[r][v] += wv * in[v];
+        }
+    }
+  }
+  // Whole vectors: the last column step's floats past a row land in the next row's first
+  // columns, which the caller's first column step (done after it) writes again, or in y's slack.
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) storeu<L>(y + r * ldy + ox + v * L, acc[r][v]);
+}
+
+// Output rows [oh0, oh1) of one channel from its phase rows (row 0 = input row oh0 sh - ph), in
+// blocks of R rows (the last block smaller) and column steps of NV vectors, last step first.
+template <int L, int R, int NV>
 inline __attribute__((always_inline)) void depthwise_rows(const PhaseRows& p, const float* wt,
                                                           float* y, int64_t h, int64_t kh,
                                                           int64_t kw, int64_t sh, int64_t ph,
                                                           int64_t dh, int64_t dw, int64_t ow,
                                                           int64_t oh0, int64_t oh1, int64_t ldy) {
   constexpr int64_t kStep = L * NV;
-  constexpr int kChains = NV == 1 ? 4 : NV == 2 ? 2 : 1;
-  const int64_t sw = p.sw;
-  // Tap (ky, kx) reads phase row ky dh (of the output row's first input row), phase (kx dw) % sw,
-  // column (kx dw) / sw: an offset computed once per call, not per row, and stepped per column
-  // tap without a division (on an 8 x 8 map the divisions took longer than the taps' sums).
-  thread_local std::vector<int64_t> off;
-  off.resize(static_cast<size_t>(kh * kw));
-  for (int64_t kx = 0, phase = 0, col = 0; kx < kw; ++kx) {
-    const int64_t x_off = phase * p.cols + col;
-    for (int64_t ky = 0; ky < kh; ++ky) off[ky * kw + kx] = ky * dh * sw * p.cols + x_off;
-    phase += dw;  // (kx dw) % sw and (kx dw) / sw for the next kx
-    while (phase >= sw) {
-      phase -= sw;
-      ++col;
-    }
-  }
-  const float* data = p.row(0, 0);
-  for (int64_t oy = oh0; oy < oh1; ++oy) {
-    float* yr = y + (oy - oh0) * ldy;
-    // Rows in the padding hold zeros: their taps are skipped (a NaN or infinite weight there
-    // must not reach the output).
-    const int64_t ky0 = std::clamp<int64_t>(ceil_div(ph - oy * sh, dh), 0, kh);
-    const int64_t ky1 = std::clamp<int64_t>(floor_div(h - 1 + ph - oy * sh, dh) + 1, ky0, kh);
-    const int64_t t0 = ky0 * kw, t1 = ky1 * kw;
-    const float* row = data + (oy - oh0) * sh * sw * p.cols;
-    for (int64_t ox = 0; ox < ow; ox += kStep) {
-      typename VecF<L>::type acc[kChains][NV] = {};
-      const float* b = row + ox;
-      int64_t t = t0;
-      for (; t + kChains <= t1; t += kChains) {
-#pragma GCC unroll 4
-        for (int c = 0; c < kChains; ++c) {
-          const float wv = wt[t + c];
-          const float* src = b + off[t + c];
-#pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) acc[c][v] += wv * loadu<L>(src + L * v);
-        }
-      }
-      for (; t < t1; ++t) {
-        const float wv = wt[t];
-        const float* src = b + off[t];
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) acc[0][v] += wv * loadu<L>(src + L * v);
-      }
-#pragma GCC unroll 4
-      for (int c = 1; c < kChains; ++c)
-        for (int v = 0; v < NV; ++v) acc[0][v] += acc[c][v];
-      // Whole vectors: up to kStep - 1 floats past the row land in the next row (written after
-      // this one) or in the room past y's last row (conv_tiles.h).
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) storeu<L>(yr + ox + L * v, acc[0][v]);
-    }
-  }
-}
-
-// Output rows [r0, r0 + R) of a map at most L columns wide (one vector per row) in registers:
-// per tap, one weight broadcast and offset serve all R rows (the row-at-a-time loop above
-// reloads both per row and tap: on 8 x 8 maps its loads, not its multiply-adds, were the cost).
-// kSkipPadding: a tap whose input row lies in the padding is skipped for that output row (a NaN
-// or infinite weight times a padded 0 must not reach the output); without it every tap is
-// summed: with finite weights a padded 0 adds exactly 0.
-template <int L, int R, bool kSkipPadding>
-inline __attribute__((always_inline)) void depthwise_narrow_block(
-    const float* rows, int64_t row_pitch, int64_t tap_row_pitch, const int64_t* x_off,
-    const float* wt, float* y, int64_t r0, int64_t h, int64_t kh, int64_t kw, int64_t sh,
-    int64_t ph, int64_t dh, int64_t ldy) {
-  typename VecF<L>::type acc[R] = {};
-  for (int64_t ky = 0; ky < kh; ++ky) {
-    unsigned valid = (1u << R) - 1;  // bit r: output row r0 + r reads an image row at tap row ky
-    if constexpr (kSkipPadding) {
-      valid = 0;
-      for (int r = 0; r < R; ++r) {
-        const int64_t iy = (r0 + r) * sh - ph + ky * dh;
-        if (iy >= 0 && iy < h) valid |= 1u << r;
-      }
-      if (valid == 0) continue;
-    }
-    const float* base = rows + ky * tap_row_pitch;
-    const float* w = wt + ky * kw;
-    for (int64_t kx = 0; kx < kw; ++kx) {
-      const float wv = w[kx];
-      const float* b = base + x_off[kx];
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r)
-        if (!kSkipPadding || (valid >> r & 1u)) acc[r] += wv * loadu<L>(b + r * row_pitch);
-    }
-  }
-  // Whole vectors, as depthwise_rows: past the row lands in the next row or y's slack.
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) storeu<L>(y + r * ldy, acc[r]);
-}
-
-// Output rows [oh0, oh1) of a map at most L columns wide, 8 rows at a time.
-template <int L>
-inline __attribute__((always_inline)) void depthwise_narrow_rows(
-    const PhaseRows& p, const float* wt, float* y, int64_t h, int64_t kh, int64_t kw, int64_t sh,
-    int64_t ph, int64_t dh, int64_t dw, int64_t oh0, int64_t oh1, int64_t ldy) {
-  const int64_t sw = p.sw, row_pitch = sh * sw * p.cols, tap_row_pitch = dh * sw * p.cols;
+  const int64_t sw = p.sw, row_pitch = sw * p.cols;
   // Column tap kx reads phase (kx dw) % sw at column (kx dw) / sw (stepped, no division).
-  int64_t x_off[64];
+  thread_local std::vector<int64_t> x_off;
+  x_off.resize(static_cast<size_t>(kw));
   for (int64_t kx = 0, phase = 0, col = 0; kx < kw; ++kx) {
     x_off[kx] = phase * p.cols + col;
     phase += dw;
@@ -135,32 +103,38 @@ inline __attribute__((always_inline)) void depthwise_narrow_rows(
       ++col;
     }
   }
-  bool finite = true;
-  for (int64_t t = 0; t < kh * kw; ++t) finite &= std::isfinite(wt[t]);
-  for (int64_t r0 = oh0; r0 < oh1; r0 += 8) {
-    const float* rows = p.row(0, 0) + (r0 - oh0) * row_pitch;
-    float* yr = y + (r0 - oh0) * ldy;
-#define TJ_DW_NARROW(R)                                                                          \
-  case R:                                                                                        \
-    if (finite)                                                                                  \
-      depthwise_narrow_block<L, R, false>(rows, row_pitch, tap_row_pitch, x_off, wt, yr, r0, h, kh, \
-                                          kw, sh, ph, dh, ldy);                                  \
-    else                                                                                         \
-      depthwise_narrow_block<L, R, true>(rows, row_pitch, tap_row_pitch, x_off, wt, yr, r0, h, kh, \
-                                         kw, sh, ph, dh, ldy);                                   \
+  thread_local BlockTaps full, tail;
+  full.build(R, kh, kw, sh, dh);
+  const int64_t iy0 = oh0 * sh - ph;
+  const int64_t last_step = (ow - 1) / kStep * kStep;
+  for (int64_t oy = oh0; oy < oh1; oy += R) {
+    const int64_t n = std::min<int64_t>(R, oh1 - oy);
+    const BlockTaps& taps = n == R ? full : (tail.build(n, kh, kw, sh, dh), tail);
+    const int64_t first = (oy - oh0) * sh;  // the block's first input row, in the phase rows
+    const int64_t j0 = std::clamp<int64_t>(-(iy0 + first), 0, taps.rows);
+    const int64_t j1 = std::clamp<int64_t>(h - (iy0 + first), j0, taps.rows);
+    const float* rows = p.row(first, 0);
+    float* yb = y + (oy - oh0) * ldy;
+    for (int64_t ox = last_step; ox >= 0; ox -= kStep) {
+      switch (n) {
+#define TJ_DW_BLOCK(N)                                                                            \
+  case N:                                                                                         \
+    if constexpr (N <= R)                                                                         \
+      depthwise_block<L, N, NV>(rows, row_pitch, x_off.data(), wt, kw, taps, j0, j1, yb, ldy, ox); \
     break;
-    switch (std::min<int64_t>(8, oh1 - r0)) {
-      TJ_DW_NARROW(1)
-      TJ_DW_NARROW(2)
-      TJ_DW_NARROW(3)
-      TJ_DW_NARROW(4)
-      TJ_DW_NARROW(5)
-      TJ_DW_NARROW(6)
-      TJ_DW_NARROW(7)
-      default:
-        TJ_DW_NARROW(8)
+        TJ_DW_BLOCK(1)
+        TJ_DW_BLOCK(2)
+        TJ_DW_BLOCK(3)
+        TJ_DW_BLOCK(4)
+        TJ_DW_BLOCK(5)
+        TJ_DW_BLOCK(6)
+        TJ_DW_BLOCK(7)
+        TJ_DW_BLOCK(8)
+#undef TJ_DW_BLOCK
+        default:
+          break;
+      }
     }
-#undef TJ_DW_NARROW
   }
 }
 
@@ -180,26 +154,24 @@ inline __attribute__((always_inline)) void depthwise_call(const DwArgs& a) {
   const int64_t step = L * nv;
   const int64_t cols = (a.ow + step - 1) / step * step + ((a.kw - 1) * a.dw) / a.sw + 1;
   fill_phases<L>(phases, a.x, a.x + a.x_avail, a.h, a.w, iy0, rows, a.sw, a.pw, cols);
-  if (a.ow <= L && a.kw <= 64) {
-    depthwise_narrow_rows<L>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh, a.dw, a.oh0,
-                             a.oh1, a.ldy);
-    return;
-  }
-#define TJ_DW_ROWS(NV)                                                                           \
-  depthwise_rows<L, NV>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh, a.dw, a.ow, a.oh0, \
-                        a.oh1, a.ldy)
+#define TJ_DW_ROWS(R, NV)                                                                        \
+  depthwise_rows<L, R, NV>(phases, a.wt, a.y, a.h, a.kh, a.kw, a.sh, a.ph, a.dh, a.dw, a.ow, a.oh0, \
+                           a.oh1, a.ldy)
+  // R x NV accumulators with NV loaded vectors and a weight beside them: at most 16 of the 32
+  // AVX-512 registers, 8-9 of the 16 AVX2 ones.
+  constexpr bool kWide = L == 16;
   switch (nv) {
     case 1:
-      TJ_DW_ROWS(1);
+      TJ_DW_ROWS(8, 1);
       break;
     case 2:
-      TJ_DW_ROWS(2);
+      TJ_DW_ROWS(kWide ? 8 : 4, 2);
       break;
     case 3:
-      TJ_DW_ROWS(3);
+      TJ_DW_ROWS(kWide ? 5 : 3, 3);
       break;
     default:
-      TJ_DW_ROWS(4);
+      TJ_DW_ROWS(kWide ? 4 : 2, 4);
       break;
   }
 #undef TJ_DW_ROWS

@@ -1,6 +1,7 @@
 // The GEMM microkernels compiled code calls (packed_gemm.h): a K split at multiples of 256 and
 // accumulated gives one call's bits; rows and columns at the panel's edges; both instruction
-// sets.
+// sets; the panel-columns tile (gemm_panel_cols_f32) against a float64 reference and the row tile
+// it replaces, NaN included.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -86,6 +87,60 @@ TEST(GemmMicrokernel, InPlaceRowsGiveThePackedPanelsBits) {
     }
   }
   set_packed_matmul_force_avx2(false);
+}
+
+// y[c][r] = sum_k x[k][r] W[c][k] with W packed transposed: every panel of n output channels
+// (widths 64 and 16, partial last panels), x's columns 1 to 49 (blocks of 4-7 columns and their
+// tails), K = 0, K past one block of 256, x rows wider than m (ldx > m); against float64 and the
+// row tile on the same operands (W's rows broadcast, x's columns as vectors); nothing written
+// past m columns or cols rows; a NaN in x reaches exactly its column. Under TIERJIT_ISA=avx2
+// (the avx2_kernels test) the AVX2 tile runs on sliced panels.
+TEST(GemmMicrokernel, PanelColumnsMatchTheRowTileAndFloat64) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (auto [m, k, n, ldx] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{49, 320, 70, 49},
+                              {1, 5, 16, 3},
+                              {9, 0, 64, 9},
+                              {25, 600, 130, 30},
+                              {7, 33, 10, 7},
+                              {13, 64, 200, 17}}) {
+    SCOPED_TRACE("m " + std::to_string(m) + " k " + std::to_string(k) + " n " + std::to_string(n));
+    std::vector<float> x(k * ldx + 1), w(n * k + 1);
+    for (float& v : x) v = dist(rng);
+    for (float& v : w) v = dist(rng);
+    if (k > 3 && m > 2) x[3 * ldx + 2] = std::nanf("");
+    LineBuffer packed;
+    packed.resize(static_cast<size_t>(gemm_packed_floats(n, k)) + 16);
+    gemm_pack_b_f32(w.data(), packed.data(), n, k, 1);
+    const int64_t width = gemm_panel_width(n), ldy = m + 3;
+    for (int64_t c0 = 0; c0 < n; c0 += width) {
+      const int64_t cols = std::min(width, n - c0);
+      std::vector<float> y(width * ldy + 1, -5.f), rows(cols * 64, -6.f);
+      gemm_panel_cols_f32(x.data(), packed.data() + c0 * k, y.data(), m, k, ldx, width, cols, ldy);
+      for (int64_t r0 = 0; r0 < m; r0 += 64)  // the row tile: W's rows x x's columns in place
+        gemm_rows_in_place_f32(w.data() + c0 * k, x.data() + r0, rows.data(), cols, k, k, ldx, 64,
+                               std::min<int64_t>(64, m - r0), 64, 0);
+      for (int64_t c = 0; c < width; ++c)
+        for (int64_t r = 0; r < ldy; ++r) {
+          const float got = y[c * ldy + r];
+          if (c >= cols || r >= m) {
+            ASSERT_EQ(got, -5.f) << "written past the block: c " << c << " r " << r;
+            continue;
+          }
+          double want = 0, mag = 0;
+          for (int64_t kk = 0; kk < k; ++kk) {
+            want += double{x[kk * ldx + r]} * w[(c0 + c) * k + kk];
+            mag += std::abs(double{x[kk * ldx + r]} * w[(c0 + c) * k + kk]);
+          }
+          if (std::isnan(want)) {
+            ASSERT_TRUE(std::isnan(got)) << "c " << c << " r " << r;
+            continue;
+          }
+          ASSERT_NEAR(got, want, 1e-6 * (1 + mag)) << "c " << c << " r " << r;
+          if (m <= 64) ASSERT_NEAR(got, rows[c * 64 + r], 1e-6 * (1 + mag)) << "c " << c << " r " << r;
+        }
+    }
+  }
 }
 
 }  // namespace

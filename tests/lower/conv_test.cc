@@ -22,7 +22,8 @@ struct ConvCase {
   bool bias;
 };
 
-void check_conv(const ConvCase& k, int64_t batch, bool relu, bool residual, int threads = 1) {
+void check_conv(const ConvCase& k, int64_t batch, bool relu, bool residual, int threads = 1,
+                std::vector<kir::InputLayout>* layouts = nullptr) {
   SCOPED_TRACE("C=" + std::to_string(k.c) + " HxW=" + std::to_string(k.h) + "x" + std::to_string(k.w) +
                " M=" + std::to_string(k.m) + " k=" + std::to_string(k.kh) + "x" + std::to_string(k.kw) +
                " group=" + std::to_string(k.group) + " auto_pad=" + k.auto_pad);
@@ -60,6 +61,7 @@ void check_conv(const ConvCase& k, int64_t batch, bool relu, bool residual, int 
   const double kk = static_cast<double>(k.c / k.group * k.kh * k.kw);
   o.tol.rtol = 1e-4;
   o.tol.atol = 1e-6 * kk + 1e-6;
+  o.layouts_seen = layouts;
   expect_all_levels_match(b.g, feeds, o);
 }
 
@@ -167,6 +169,33 @@ TEST(LowerConv, DepthwiseItemsStoredAsFlatRuns) {
     check_conv(tiny, 3, false, true, threads);
     check_conv(tall, 1, true, true, threads);
   }
+}
+
+// 1x1 products on maps of few pixels run their vectors over the output channels
+// (gemm_panel_cols_f32 on W packed transposed: pointwise_by_columns): 7 x 7 (49 pixels), 10 x 10
+// (100: two parts of the pixels), 3 x 3, with 70 output channels (a 64-wide panel and a partial
+// one), 10 (16-wide panels) and 200; K from 16 to 600 (two blocks of 256 and a rest); a ReLU and
+// a residual epilogue, batch 0, 1 and 3, one and two threads. A 14 x 14 map (196 pixels: 94% of
+// the pixel panels' lanes) keeps the row tile.
+TEST(LowerConv, PointwiseOnFewPixelsByOutputChannels) {
+  const ConvCase seven = {320, 7, 7, 70, 1, 1, 1, {}, {}, {}, "", true};
+  const ConvCase ten = {600, 10, 10, 10, 1, 1, 1, {}, {}, {}, "", true};
+  const ConvCase three = {160, 3, 3, 200, 1, 1, 1, {}, {}, {}, "", false};
+  const ConvCase small_k = {16, 7, 7, 24, 1, 1, 1, {}, {}, {}, "", true};
+  const ConvCase fourteen = {192, 14, 14, 32, 1, 1, 1, {}, {}, {}, "", true};
+  for (int threads : {1, 2})
+    for (int64_t n : {0, 1, 3}) {
+      std::vector<kir::InputLayout> layouts;
+      for (const ConvCase& c : {seven, ten, three}) {
+        check_conv(c, n, true, true, threads, &layouts);
+        ASSERT_GE(layouts.size(), 2u);
+        EXPECT_EQ(layouts[1], kir::InputLayout::kGemmPanelsTransposed) << "C " << c.c << " M " << c.m;
+      }
+      check_conv(small_k, n, true, false, threads);
+      check_conv(fourteen, n, false, true, threads, &layouts);
+      ASSERT_GE(layouts.size(), 2u);
+      EXPECT_EQ(layouts[1], kir::InputLayout::kAsIs);
+    }
 }
 
 }  // namespace

@@ -134,6 +134,13 @@ Expected<Tensor> prepare_input(InputLayout layout, const Tensor& t) {
       kernels::gemm_pack_b_f32(t.data<float>() + d * n * k, out.data<float>() + d * per, n, k, 1);
     return out;
   }
+  if (layout == InputLayout::kGemmPanelsTransposed && t.rank() > 2) {  // a 1x1 conv's [M, C, 1, 1]
+    int64_t k = 1;
+    for (int64_t d = 1; d < t.rank(); ++d) k *= t.dim(d);
+    Tensor flat = Tensor::empty(t.dtype(), {t.dim(0), k});
+    std::memcpy(flat.raw_data(), t.raw_data(), t.nbytes());
+    return prepare_input(layout, flat);
+  }
   if (t.rank() != 2)
     return invalid_argument("a transposed or packed input must be 2-D, got shape {}",
                             shape_to_string(t.shape()));

@@ -66,7 +66,8 @@ enum class InputLayout {
   /// a 2-D float32 weight [K, N] packed into the kernel layer's GEMM panels
   /// (kernels::gemm_pack_b_f32: ceil(N / width) panels of K x width floats), 1-D
   kGemmPanels,
-  /// the same for a weight given as [N, K] (Gemm's transB)
+  /// the same for a weight given as [N, K] (Gemm's transB), or as [N, K1, K2, ...] read as
+  /// [N, K1 K2 ...] (a 1x1 convolution's [M, C, 1, 1])
   kGemmPanelsTransposed,
   /// a 3-D float32 weight [D, N, K] (an LSTM's or GRU's W or R: per direction [G*H, I] or
   /// [G*H, H]) packed per direction as kGemmPanelsTransposed packs [N, K]: D blocks of
@@ -98,7 +99,8 @@ struct LoweredRegion {
 
 /// The data of a constant region input `t` in `layout`, as a new contiguous tensor (kAsIs: a
 /// copy). Errors: kInvalidArgument when `t` does not fit the layout (kTransposed and
-/// kGemmPanels[Transposed] need 2-D, kGemmPanelsPerDirection 3-D float32).
+/// kGemmPanels need 2-D, kGemmPanelsTransposed at least 2-D, kGemmPanelsPerDirection 3-D
+/// float32).
 Expected<Tensor> prepare_input(InputLayout layout, const Tensor& t);
 
 /// Lowers `region` (every node of it) under `options`. Errors: kUnsupported when a node, dtype or

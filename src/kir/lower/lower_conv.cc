@@ -186,6 +186,11 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
     cio.w = "in" + std::to_string(iw);
     cio.batch = batch;
     cio.accumulator = epi.accumulator();
+    // A 1x1 product on a map of few pixels runs its vectors over the output channels, on W
+    // packed transposed once per version (lower_conv_tiles.cc).
+    const bool w_panels = !pool && options.prepare_constant_inputs && only_reader(region, &n, 1) &&
+                          pointwise_by_columns(g);
+    if (w_panels) cio.w_panels = cio.w;
     cio.lanes = lanes;
     cio.threads = options.threads;
     cio.store = [epi, bias, bias_buf, error](const Expr& v, const Expr& row, const Expr& col,
@@ -213,6 +218,10 @@ Expected<LoweredRegion> lower_conv(const passes::Region& region, const LowerOpti
       out.fn = io.function(*body, ws);
       out.workspace_bytes = ws * 4;
       out.notes.push_back(std::move(note));
+      if (w_panels) {
+        out.input_layouts.assign(region.inputs.size(), InputLayout::kAsIs);
+        out.input_layouts[iw] = InputLayout::kGemmPanelsTransposed;
+      }
       return out;
     }
     if (body.status().code() != StatusCode::kUnsupported) return body.status();

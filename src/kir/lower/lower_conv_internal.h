@@ -65,6 +65,9 @@ struct ConvIo {
   Expr batch;
   gemm::StoreFn store;      ///< row/col in the [N * M, OH * OW] view of the output
   std::string accumulator;  ///< an output buffer with the Conv's shape, or empty
+  /// "in<i>" of W packed as kGemmPanelsTransposed (a 1x1 product taking the panel-columns tile,
+  /// pointwise_by_columns), or empty.
+  std::string w_panels;
   int lanes = 16;
   int threads = 1;
   /// With a fused pool: the pool, and the pool's input (bias and epilogue applied to the conv's
@@ -78,6 +81,11 @@ struct ConvIo {
 /// well filled (stride 1 with an output as wide as the input, or most lanes of each row's
 /// vectors), not depthwise, not a 1x1 product on X in place.
 bool direct_conv_fits(const ConvGeometry& g);
+
+/// True when a 1x1 stride-1 convolution of one group should run vectors over its output
+/// channels (gemm_panel_cols_f32, W packed transposed) instead of over its pixels: the pixel
+/// panels would leave over 10% of the lanes idle (49 pixels on a 7 x 7 map fill 49 of 64).
+bool pointwise_by_columns(const ConvGeometry& g);
 
 /// The direct convolution with its pool (io.pool): items of pooled rows x channels, each
 /// computing the conv rows its pooled rows read into a tile, the epilogue in place, then the pool

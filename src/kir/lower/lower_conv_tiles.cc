@@ -13,6 +13,7 @@
 #include "kir/lower/lower_ops.h"
 #include "kir/lower/matmul_common.h"
 #include "kernels/conv_tiles.h"
+#include "kernels/packed_gemm.h"
 
 namespace tierjit::kir::lowering {
 
@@ -28,6 +29,13 @@ constexpr int64_t kDirectTile = 16384;    // floats of a direct or flat depthwis
 // Multiply-adds from which items run on the OpenMP team (tier 0's
 // kPrimitiveMinMacs).
 constexpr int64_t kParallelMinMacs = int64_t{1} << 16;
+
+// A 1x1 convolution with stride 1 and no padding: a product on the image's [C, H * W] rows in
+// place.
+bool pointwise_in_place(const ConvGeometry& g) {
+  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
+         g.oh == g.h && g.ow == g.w;
+}
 
 Expr cdiv(const Expr& a, const Expr& b) { return div(add(a, sub(b, imm(1))), b); }
 
@@ -396,13 +404,80 @@ Expected<Stmt> direct_pooled(const ConvGeometry& g, const ConvIo& io, std::strin
 bool direct_conv_fits(const ConvGeometry& g) {
   const int64_t cg = g.c / g.group, mg = g.m / g.group;
   if (cg == 1 && mg == 1) return false;  // depthwise
-  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
-                         g.pw == 0 && g.oh == g.h && g.ow == g.w;
-  if (pointwise) return false;
+  if (pointwise_in_place(g)) return false;
   if (kernels::direct_conv_flat(g.sh, g.sw, g.w, g.ow)) return true;
   const int64_t l = kernels::direct_conv_lanes();
   const int64_t nvr = (g.ow + l - 1) / l;
   return static_cast<double>(g.ow) >= kDirectMinLaneUse * static_cast<double>(nvr * l);
+}
+
+namespace {
+
+// Lane use of the pixel panels of a 1x1 product on X in place (conv_tiles below): 64-pixel
+// panels, the last few pixels (up to 32) in panels of 16.
+double pixel_panel_lane_use(int64_t os) {
+  const int64_t rest = os % kPanel;
+  const int64_t wide = os / kPanel + (rest > 32 ? 1 : 0);
+  const int64_t narrow = rest > 32 ? 0 : (rest + 15) / 16;
+  return static_cast<double>(os) / static_cast<double>(wide * kPanel + narrow * 16);
+}
+
+// Pixels per item of the panel-columns tile: its tile (panel width x this) stays in L1.
+constexpr int64_t kColsTilePixels = 64;
+
+// A 1x1 product with vectors over the output channels: items (image, panel of W's packed
+// transpose, part of the pixels), each one gemm_panel_cols_f32 call into an L1 tile [channel]
+// [pixel] and the epilogue from it (store_run per channel). io.w_panels holds W as
+// kGemmPanelsTransposed.
+Stmt pointwise_cols(const ConvGeometry& g, const ConvIo& io, std::string* note) {
+  const int64_t os = g.oh * g.ow, k = g.c;
+  const int64_t width = kernels::gemm_panel_width(g.m), panels = (g.m + width - 1) / width;
+  const int chunks = std::max(1, io.threads);
+  const Expr base_items = mul(io.batch, imm(panels));
+  // At least enough parts to keep the tile in L1; more when the other items are too few to
+  // give every thread two (a 7 x 7 map at batch 1 with 320 channels: 5 panels).
+  const int64_t min_parts = (os + kColsTilePixels - 1) / kColsTilePixels;
+  const Expr parts =
+      chunks <= 1 ? imm(min_parts)
+                  : max(imm(min_parts), min(imm(std::max<int64_t>(1, os / 8)),
+                                            cdiv(imm(2 * chunks), max(base_items, imm(1)))));
+  const Expr items = mul(base_items, parts);
+  const Expr macs = mul(io.batch, imm(g.m * os * k));
+  *note = fmt::format(
+      "conv 1x1 through gemm_panel_cols_f32 (vectors over the {} output channels, W packed "
+      "transposed into panels of {}): {} pixels",
+      g.m, width, os);
+  return chunked("pc_", items, chunks, macs, [&](const Expr& item, const Expr&) {
+    const Expr img = var("pc_n"), pi = var("pc_p"), part = var("pc_part"), px0 = var("pc_px0"),
+               npix = var("pc_npix"), c0 = var("pc_c0"), nc = var("pc_nc"), ch = var("pc_ch"),
+               unit = var("pc_unit");
+    Stmt kernel = call_kernel(Microkernel::kGemmPanelColsF32,
+                              {{io.x, add(mul(img, imm(g.c * os)), px0)},
+                               {io.w_panels, mul(pi, imm(k * width))},
+                               {"pc_tile", imm(0)}},
+                              {npix, imm(k), imm(os), imm(width), nc, imm(kColsTilePixels)});
+    Stmt stores = for_loop("pc_ch", imm(0), nc,
+                           store_run(io, "pc_tile", "pc_", mul(ch, imm(kColsTilePixels)), npix,
+                                     add(mul(img, imm(g.m)), add(c0, ch)), px0));
+    Stmt work = allocate("pc_tile", DType::kFloat32, width * kColsTilePixels, block({kernel, stores}));
+    const Expr first = div(mul(part, imm(os)), parts);
+    return let("pc_unit", div(item, parts),
+               let("pc_part", mod(item, parts),
+                   let("pc_n", div(unit, imm(panels)),
+                       let("pc_p", mod(unit, imm(panels)),
+                           let("pc_c0", mul(pi, imm(width)),
+                               let("pc_nc", min(imm(width), sub(imm(g.m), c0)),
+                                   let("pc_px0", first,
+                                       let("pc_npix",
+                                           sub(div(mul(add(part, imm(1)), imm(os)), parts), px0),
+                                           work))))))));
+  });
+}
+
+}  // namespace
+
+bool pointwise_by_columns(const ConvGeometry& g) {
+  return pointwise_in_place(g) && g.group == 1 && pixel_panel_lane_use(g.oh * g.ow) < 0.9;
 }
 
 Expected<Stmt> conv_tiles(const ConvGeometry& g, const ConvIo& io, int64_t* workspace_floats,
@@ -412,10 +487,10 @@ Expected<Stmt> conv_tiles(const ConvGeometry& g, const ConvIo& io, int64_t* work
   if (cg == 1 && mg == 1) return depthwise(g, io, note);
   const int64_t os = g.oh * g.ow, kg = cg * g.kh * g.kw;
   if (direct_conv_fits(g)) return direct(g, io, note);
+  if (!io.w_panels.empty() && pointwise_by_columns(g)) return pointwise_cols(g, io, note);
   // A 1x1 convolution with stride 1 and no padding multiplies the image's [C, H * W] rows in
   // place (gemm_rows_in_place_f32): nothing to pack, K in one block.
-  const bool in_place = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
-                        g.pw == 0 && g.oh == g.h && g.ow == g.w;
+  const bool in_place = pointwise_in_place(g);
   const int64_t kc = in_place ? kg : std::min(kg, kMaxKc), kblocks = (kg + kc - 1) / kc;
   // Panels of 64 pixels, the last few pixels (up to 32) in panels of 16: a
   // 64-wide panel costs its full width whatever it holds (14 x 14 = 3 x 64 + 4:

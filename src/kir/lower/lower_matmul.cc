@@ -98,19 +98,6 @@ Status check_anchor(const passes::Region& region) {
 }
 
 // One GEMM call in the region: the spec without its tiles, plus the batch loop around it.
-// True when node input `index` of `n` is a constant that nothing else in the region reads and
-// the region does not output (its buffer may then hold a prepared layout).
-bool only_reader(const passes::Region& region, const ir::Node* n, size_t index) {
-  const ir::Value* v = n->input(index);
-  if (!v || !v->is_constant()) return false;
-  for (const ir::Node* other : region.nodes)
-    for (size_t i = 0; i < other->num_inputs(); ++i)
-      if (other->input(i) == v && (other != n || i != index)) return false;
-  for (const ir::Value* o : region.outputs)
-    if (o == v) return false;
-  return true;
-}
-
 // Tier-3 candidates set tile knobs of the generated GEMM; the panel path has none.
 bool has_tuning_knobs(const LowerOptions& options) { return !options.tuning.empty(); }
 

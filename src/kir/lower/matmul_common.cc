@@ -14,6 +14,17 @@ bool const_value(const Expr& e, int64_t* v) {
   }
   return false;
 }
+bool only_reader(const passes::Region& region, const ir::Node* n, size_t index) {
+  const ir::Value* v = n->input(index);
+  if (!v || !v->is_constant()) return false;
+  for (const ir::Node* other : region.nodes)
+    for (size_t i = 0; i < other->num_inputs(); ++i)
+      if (other->input(i) == v && (other != n || i != index)) return false;
+  for (const ir::Value* o : region.outputs)
+    if (o == v) return false;
+  return true;
+}
+
 Expr fold_add(const Expr& a, const Expr& b) {
   int64_t x = 0, y = 0;
   bool ca = const_value(a, &x), cb = const_value(b, &y);

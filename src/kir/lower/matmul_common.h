@@ -105,6 +105,11 @@ class Epilogue {
 };
 
 /// Constant-folding int64 helpers (IntImm operands fold).
+/// True when node input `index` of `n` is a constant that nothing else in the region reads and
+/// the region does not output (its buffer may then hold a prepared layout, LoweredRegion::
+/// input_layouts).
+bool only_reader(const passes::Region& region, const ir::Node* n, size_t index);
+
 Expr fold_add(const Expr& a, const Expr& b);
 Expr fold_mul(const Expr& a, const Expr& b);
 bool const_value(const Expr& e, int64_t* v);
