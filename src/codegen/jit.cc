@@ -1,10 +1,16 @@
 // ORC JIT wrapper (jit.h) and the conversion of llvm::Error to Status.
 #include "codegen/jit.h"
 
+#include <fmt/format.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/Object/ObjectFile.h>
+#include <llvm/Object/SymbolSize.h>
 #include <llvm/Support/TargetSelect.h>
 #include <omp.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "codegen/codegen_internal.h"
@@ -27,6 +33,61 @@ extern "C" unsigned tierjit_team_threads() {
 }
 
 namespace tierjit::codegen {
+
+namespace {
+
+// TIERJIT_PERF_MAP=1: each linked object's functions are appended to /tmp/perf-<pid>.map
+// ("address size name" in hex, Linux perf's JIT map format), so `perf report` names compiled
+// code by its region ("tj_conv_4_<nonce>_<n>") instead of a bare address. The functions' load
+// addresses follow from the entry symbol's: one object's code is one section, linked whole.
+bool perf_map_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("TIERJIT_PERF_MAP");
+    return v != nullptr && v[0] != '\0' && v[0] != '0';
+  }();
+  return on;
+}
+
+void append_perf_map(const llvm::MemoryBuffer& object, const std::string& symbol,
+                     uint64_t address) {
+  auto obj = llvm::object::ObjectFile::createObjectFile(object.getMemBufferRef());
+  if (!obj) {
+    llvm::consumeError(obj.takeError());
+    return;
+  }
+  uint64_t entry = 0;
+  bool found = false;
+  for (const llvm::object::SymbolRef& sym : (*obj)->symbols()) {
+    auto name = sym.getName();
+    auto value = sym.getValue();
+    if (name && value && *name == symbol) {
+      entry = *value;
+      found = true;
+    }
+    if (!name) llvm::consumeError(name.takeError());
+    if (!value) llvm::consumeError(value.takeError());
+  }
+  if (!found) return;
+  std::string lines;
+  for (const auto& [sym, size] : llvm::object::computeSymbolSizes(**obj)) {
+    auto type = sym.getType();
+    auto name = sym.getName();
+    auto value = sym.getValue();
+    if (type && name && value && *type == llvm::object::SymbolRef::ST_Function && size > 0)
+      lines += fmt::format("{:x} {:x} {}\n", address + *value - entry, size, name->str());
+    if (!type) llvm::consumeError(type.takeError());
+    if (!name) llvm::consumeError(name.takeError());
+    if (!value) llvm::consumeError(value.takeError());
+  }
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (std::FILE* f = std::fopen(fmt::format("/tmp/perf-{}.map", getpid()).c_str(), "a")) {
+    std::fputs(lines.c_str(), f);
+    std::fclose(f);
+  }
+}
+
+}  // namespace
 
 Status status_from(llvm::Error err, std::string_view what) {
   return internal_error("codegen: {}: {}", what, llvm::toString(std::move(err)));
@@ -85,6 +146,9 @@ Expected<Jit::Loaded> Jit::add_object(std::unique_ptr<llvm::MemoryBuffer> object
                                       const std::string& symbol) {
   Loaded out;
   out.tracker = jit_->getMainJITDylib().createResourceTracker();
+  // The perf map reads the object after linking: keep a copy (only when asked for).
+  std::unique_ptr<llvm::MemoryBuffer> copy =
+      perf_map_enabled() ? llvm::MemoryBuffer::getMemBufferCopy(object->getBuffer()) : nullptr;
   if (llvm::Error err = jit_->addObjectFile(out.tracker, std::move(object))) {
     return status_from(std::move(err), "adding object " + symbol);
   }
@@ -95,6 +159,7 @@ Expected<Jit::Loaded> Jit::add_object(std::unique_ptr<llvm::MemoryBuffer> object
     return s;
   }
   out.address = addr->getValue();
+  if (copy) append_perf_map(*copy, symbol, out.address);
   return out;
 }
 
