@@ -3,8 +3,14 @@
 // against a float64 reference; the verifier's checks of a call's signature.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "codegen/codegen.h"
@@ -98,6 +104,28 @@ TEST(MicrokernelCall, VerifierChecksTheSignature) {
   r = compile(f);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("int32"), std::string::npos) << r.status().message();
+}
+
+// TIERJIT_PERF_MAP=1 (the perf_map ctest entry sets it for this test alone): the compiled entry
+// function is in /tmp/perf-<pid>.map at the address the kernel runs, with a non-zero size.
+TEST(PerfMap, CompiledFunctionIsListedAtItsAddress) {
+  const char* env = std::getenv("TIERJIT_PERF_MAP");
+  if (env == nullptr || env[0] == '\0' || env[0] == '0') GTEST_SKIP() << "TIERJIT_PERF_MAP not set";
+  auto compiled = compile(gemm_by_panels(10, 7), CompileOptions{Tier::kTier1});
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  std::ifstream map("/tmp/perf-" + std::to_string(getpid()) + ".map");
+  ASSERT_TRUE(map.good());
+  bool found = false;
+  for (std::string line; std::getline(map, line);) {
+    std::istringstream fields(line);
+    std::string address, size, name;
+    fields >> address >> size >> name;
+    if (name != compiled->symbol) continue;
+    found = true;
+    EXPECT_EQ(std::stoull(address, nullptr, 16), reinterpret_cast<uintptr_t>(compiled->fn)) << line;
+    EXPECT_GT(std::stoull(size, nullptr, 16), 0u) << line;
+  }
+  EXPECT_TRUE(found) << compiled->symbol << " is not in the map";
 }
 
 }  // namespace
