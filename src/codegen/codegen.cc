@@ -58,13 +58,17 @@ Expected<std::unique_ptr<llvm::TargetMachine>> make_target_machine(Tier tier) {
     start = end + 1;
   }
   jtmb.addFeatures(feats);
-  // Tier 1 selects instructions with FastISel: half the codegen time of -O2's for ~6% slower
-  // code on the elementwise kernel (docs/codegen.md); registers are allocated as at -O2 (below).
-  jtmb.setCodeGenOptLevel(tier == Tier::kTier1 ? llvm::CodeGenOpt::None
+  // Tier 1 selects instructions with FastISel (SelectionDAG doubled instruction selection's time
+  // on vector code) but runs -O1's machine passes (machine LICM and CSE, peephole, scheduling):
+  // at CodeGenOpt::None a region whose code outside the microkernels is vector math (a SiLU or
+  // GELU epilogue, a softmax row, an elementwise chain) ran 10-25% slower than at tier 2 for a
+  // third less codegen time (docs/codegen.md). Registers are allocated as at -O2 (below).
+  jtmb.setCodeGenOptLevel(tier == Tier::kTier1 ? llvm::CodeGenOpt::Less
                                                : llvm::CodeGenOpt::Default);
   enable_tier1_optimized_regalloc();
   auto tm = jtmb.createTargetMachine();
   if (!tm) return status_from(tm.takeError(), "creating the target machine");
+  if (tier == Tier::kTier1) (*tm)->setFastISel(true);
   return std::move(*tm);
 }
 
