@@ -6,14 +6,12 @@
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
-#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/SmallVectorMemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <atomic>
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <random>
 #include <string_view>
 
@@ -24,27 +22,6 @@
 namespace tierjit::codegen {
 
 namespace {
-
-// Tier 1 (CodeGenOpt::None) with the optimized register allocation path (greedy allocator,
-// coalescing) instead of the fast allocator: the fast one spills every value live across a
-// block at each loop iteration, and a 64-byte vector accumulator stored and reloaded every
-// iteration waits for the store (no store-to-load forwarding at that width on Zen 4): tier-1
-// LayerNorm rows ran 5x slower than tier 0's, softmax rows 2.6x. Costs ~20% more codegen time.
-// LLVM reads this only from its command-line option (-optimize-regalloc, process-wide; at
-// CodeGenOpt::Default it is on anyway), set once before the first compile.
-void enable_tier1_optimized_regalloc() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    auto& options = llvm::cl::getRegisteredOptions();
-    auto it = options.find("optimize-regalloc");
-    if (it == options.end()) {
-      TJ_LOG_WARN("codegen: LLVM has no -optimize-regalloc option; tier 1 keeps the fast allocator");
-      return;
-    }
-    const char* args[] = {"tierjit", "-optimize-regalloc"};
-    llvm::cl::ParseCommandLineOptions(2, args, "", &llvm::nulls());
-  });
-}
 
 Expected<std::unique_ptr<llvm::TargetMachine>> make_target_machine(Tier tier) {
   const CpuInfo& cpu = host_cpu();
@@ -62,10 +39,11 @@ Expected<std::unique_ptr<llvm::TargetMachine>> make_target_machine(Tier tier) {
   // on vector code) but runs -O1's machine passes (machine LICM and CSE, peephole, scheduling):
   // at CodeGenOpt::None a region whose code outside the microkernels is vector math (a SiLU or
   // GELU epilogue, a softmax row, an elementwise chain) ran 10-25% slower than at tier 2 for a
-  // third less codegen time (docs/codegen.md). Registers are allocated as at -O2 (below).
+  // third less codegen time (docs/codegen.md). Above CodeGenOpt::None registers are allocated as
+  // at -O2 (greedy allocator): the fast one spilled loop-carried vector accumulators every
+  // iteration (tier-1 LayerNorm rows 5x slower than tier 0's).
   jtmb.setCodeGenOptLevel(tier == Tier::kTier1 ? llvm::CodeGenOpt::Less
                                                : llvm::CodeGenOpt::Default);
-  enable_tier1_optimized_regalloc();
   auto tm = jtmb.createTargetMachine();
   if (!tm) return status_from(tm.takeError(), "creating the target machine");
   if (tier == Tier::kTier1) (*tm)->setFastISel(true);
