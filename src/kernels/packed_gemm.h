@@ -122,9 +122,9 @@ void gemm_rows_in_place_f32(const float* a, const float* b, float* y, int64_t m,
 /// and B the packed [C, M] transpose of its weight, y is the output's [M, H * W] rows. Vectors run
 /// over the panel's columns and registers hold up to 7 of x's columns (gemm_cols.cc), so every
 /// lane works whatever m is: gemm_rows_in_place_f32 fills 49 of 64 lanes on a 7 x 7 map. K is
-/// summed in order in blocks of 256, the blocks' sums added in order (not the same bits as the
-/// row tile for k > 256: the same sums grouped alike, but the bias is the caller's). y must not
-/// overlap x or the panel. Single-threaded. m, cols >= 0, k >= 0 (k = 0 writes zeros).
+/// summed in order in blocks of 256, the blocks' sums added in order, as gemm_panel_rows_f32
+/// does; no bias (the caller's epilogue adds it). y must not overlap x or the panel.
+/// Single-threaded. m, cols >= 0, k >= 0 (k = 0 writes zeros); nothing is returned or thrown.
 void gemm_panel_cols_f32(const float* x, const float* panel, float* y, int64_t m, int64_t k,
                          int64_t ldx, int64_t width, int64_t cols, int64_t ldy);
 

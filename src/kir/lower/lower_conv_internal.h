@@ -65,8 +65,8 @@ struct ConvIo {
   Expr batch;
   gemm::StoreFn store;      ///< row/col in the [N * M, OH * OW] view of the output
   std::string accumulator;  ///< an output buffer with the Conv's shape, or empty
-  /// "in<i>" of W packed as kGemmPanelsTransposed (a 1x1 product taking the panel-columns tile,
-  /// pointwise_by_columns), or empty.
+  /// "in<i>" of W packed as kGemmPanelsTransposed, set only where pointwise_by_columns(g): the
+  /// 1x1 product then takes the panel-columns tile. Empty otherwise.
   std::string w_panels;
   int lanes = 16;
   int threads = 1;

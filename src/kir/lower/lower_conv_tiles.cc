@@ -487,7 +487,7 @@ Expected<Stmt> conv_tiles(const ConvGeometry& g, const ConvIo& io, int64_t* work
   if (cg == 1 && mg == 1) return depthwise(g, io, note);
   const int64_t os = g.oh * g.ow, kg = cg * g.kh * g.kw;
   if (direct_conv_fits(g)) return direct(g, io, note);
-  if (!io.w_panels.empty() && pointwise_by_columns(g)) return pointwise_cols(g, io, note);
+  if (!io.w_panels.empty()) return pointwise_cols(g, io, note);  // pointwise_by_columns(g)
   // A 1x1 convolution with stride 1 and no padding multiplies the image's [C, H * W] rows in
   // place (gemm_rows_in_place_f32): nothing to pack, K in one block.
   const bool in_place = pointwise_in_place(g);
