@@ -97,9 +97,10 @@ struct SessionOptions {
   /// calls of its region is removed and its code freed (its slot under version_cap reopens).
   /// 0 disables.
   int demotion_cold_calls = 256;
-  /// Never slower: a new tier whose time over its first 8 calls (µs per byte moved, at the
-  /// region's mean bytes per call) exceeds the best lower tier's by more than this fraction is
-  /// removed again (the lower tier's code serves the region, which is not promoted again).
+  /// Never slower: a new tier whose payoff trial (the time-weighted median of its calls' µs over
+  /// the same shapes' µs at the replaced tier, 8-32 calls; docs/runtime.md) puts it more than
+  /// this fraction above the best lower tier is removed again (the lower tier's code serves the
+  /// region, which is weighed for promotion again after its calls grow 4x per eviction).
   /// Negative: never removed (tests that must not depend on timing).
   double slower_margin = 0.1;
   /// Whole-plan compilation (docs/runtime.md "Whole-plan compilation"): in a plan (one

@@ -219,22 +219,24 @@ void CompileQueue::worker_loop() {
       ++running_;
     }
     {
-      const support::BackgroundBusy busy;  // kernels' teams leave this core to the compile
+      // Kernels' teams leave this core to the compile, and to the memory release after it:
+      // calls meanwhile are not quiet (payoff trials leave them out).
+      const support::BackgroundBusy busy;
       run_job(*job);
+      bool drained = false;
+      {
+        std::lock_guard lock(mu_);
+        --running_;
+        auto it = in_flight_.find(job->key);
+        if (it != in_flight_.end() && it->second == job->ticket) in_flight_.erase(it);
+        drained = pending_.empty() && running_ == 0;
+      }
+      // An LLVM compile allocates and frees tens of MB in this thread's malloc arena; glibc
+      // keeps the freed pages resident. Return them once the queue has drained (a few ms, here,
+      // off the request path): a compile landing late in a session otherwise grew RSS by ~30 MB
+      // (tests/runtime/rss_test.cc under load: +17% with 10,000 calls, limit 10%).
+      if (drained) release_freed_memory();
     }
-    bool drained = false;
-    {
-      std::lock_guard lock(mu_);
-      --running_;
-      auto it = in_flight_.find(job->key);
-      if (it != in_flight_.end() && it->second == job->ticket) in_flight_.erase(it);
-      drained = pending_.empty() && running_ == 0;
-    }
-    // An LLVM compile allocates and frees tens of MB in this thread's malloc arena; glibc keeps
-    // the freed pages resident. Return them once the queue has drained (a few ms, here, off
-    // the request path): a compile landing late in a session otherwise grew RSS by ~30 MB
-    // (tests/runtime/rss_test.cc under load: +17% with 10,000 calls, limit 10%).
-    if (drained) release_freed_memory();
     idle_cv_.notify_all();
   }
 }

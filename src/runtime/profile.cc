@@ -19,20 +19,22 @@ Profile::Profile(ProfileOptions options)
 void Profile::record_call(const Signature& sig, double time_us, int tier, double bytes,
                           double flops, bool guard_failed, int failed_flat_dim) {
   std::lock_guard lock(mu_);
-  record_locked(sig, sig.exact_key(), time_us, tier, bytes, flops, guard_failed, failed_flat_dim);
+  record_locked(sig, sig.exact_key(), time_us, tier, bytes, flops, guard_failed, failed_flat_dim,
+                /*quiet=*/true);
 }
 
 uint64_t Profile::record_model_call(const Signature& sig, uint64_t exact_key, double time_us,
                                     int tier, double bytes, double flops, bool guard_failed,
-                                    int failed_flat_dim) {
+                                    int failed_flat_dim, bool quiet) {
   std::lock_guard lock(mu_);
-  record_locked(sig, exact_key, time_us, tier, bytes, flops, guard_failed, failed_flat_dim);
+  record_locked(sig, exact_key, time_us, tier, bytes, flops, guard_failed, failed_flat_dim, quiet);
   model_call_locked();
   return calls_;
 }
 
 void Profile::record_locked(const Signature& sig, uint64_t exact_key, double time_us, int tier,
-                            double bytes, double flops, bool guard_failed, int failed_flat_dim) {
+                            double bytes, double flops, bool guard_failed, int failed_flat_dim,
+                            bool quiet) {
   ++calls_;
   ++window_calls_;
   int t = std::clamp(tier, 0, kNumTiers - 1);
@@ -49,6 +51,10 @@ void Profile::record_locked(const Signature& sig, uint64_t exact_key, double tim
   if (it != shape_times_.end() && it->second.seen[t]++ > 0) {
     ++it->second.timed[t];
     it->second.time_us[t] += time_us;
+    if (quiet) {
+      ++it->second.quiet_timed[t];
+      it->second.quiet_time_us[t] += time_us;
+    }
   }
   failed_dim_ring_[ring_pos_] = guard_failed ? std::max(failed_flat_dim, -1) : kNoFailure;
   ring_pos_ = (ring_pos_ + 1) % failed_dim_ring_.size();
@@ -68,6 +74,17 @@ std::optional<std::pair<double, double>> Profile::same_shape_times(int from, int
   }
   if (!any || !(at_from > 0) || !(at_to > 0)) return std::nullopt;
   return std::make_pair(at_from, at_to);
+}
+
+Profile::ShapeTierTime Profile::shape_time(uint64_t exact_key, int tier) const {
+  std::lock_guard lock(mu_);
+  const int t = std::clamp(tier, 0, kNumTiers - 1);
+  auto it = shape_times_.find(exact_key);
+  if (it == shape_times_.end()) return {};
+  const ShapeTimes& st = it->second;
+  if (st.quiet_timed[t] >= 1)
+    return {st.seen[t], st.quiet_time_us[t] / static_cast<double>(st.quiet_timed[t]), true};
+  return {st.seen[t], st.timed[t] ? st.time_us[t] / static_cast<double>(st.timed[t]) : -1.0, false};
 }
 
 void Profile::on_model_call() {

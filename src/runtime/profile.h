@@ -39,9 +39,11 @@ class Profile {
   /// record_call then on_model_call under one lock (the runtime's per-call path), with
   /// `exact_key` = sig.exact_key() (PlanStep::region_key: not hashed again per call); returns
   /// calls() after it.
+  /// `quiet`: no background compile shared the cores while the call ran (support/cpu_load.h);
+  /// shape_time prefers such calls.
   uint64_t record_model_call(const Signature& sig, uint64_t exact_key, double time_us, int tier,
                              double bytes, double flops, bool guard_failed = false,
-                             int failed_flat_dim = -1);
+                             int failed_flat_dim = -1, bool quiet = true);
   /// Marks a dim dynamic (demotion).
   void mark_dynamic(size_t flat);
   /// Forgets the guard-failure window (after a demotion, so the profile can settle again).
@@ -84,14 +86,23 @@ class Profile {
   /// both. Tracks the first kMaxTimedSignatures signatures.
   std::optional<std::pair<double, double>> same_shape_times(int from, int to) const;
   static constexpr size_t kMaxTimedSignatures = 1024;
+  /// One signature's calls at one tier: all of them (`seen`, the first included) and the mean µs
+  /// of those after the first (-1 when there are none): of the quiet ones when there are any
+  /// (`quiet` true), else of all. {0, -1, false} for a signature not tracked.
+  struct ShapeTierTime {
+    uint64_t seen = 0;
+    double mean_us = -1;
+    bool quiet = false;
+  };
+  ShapeTierTime shape_time(uint64_t exact_key, int tier) const;
 
   /// A copy of the dim tracker (taken under the lock).
   DimTracker dims() const;
 
  private:
   void record_locked(const Signature& sig, uint64_t exact_key, double time_us, int tier,
-                     double bytes, double flops, bool guard_failed,
-                     int failed_flat_dim);  // mu_ held
+                     double bytes, double flops, bool guard_failed, int failed_flat_dim,
+                     bool quiet);  // mu_ held
   void model_call_locked();                                     // mu_ held
   ProfileOptions options_;
   mutable std::mutex mu_;
@@ -105,6 +116,8 @@ class Profile {
     std::array<uint64_t, kNumTiers> seen{};   // calls, the first included
     std::array<uint64_t, kNumTiers> timed{};  // calls after the first
     std::array<double, kNumTiers> time_us{};  // their time
+    std::array<uint64_t, kNumTiers> quiet_timed{};  // of those, calls with no compile running
+    std::array<double, kNumTiers> quiet_time_us{};
   };
   std::unordered_map<uint64_t, ShapeTimes> shape_times_;  // by exact key
   std::vector<int> failed_dim_ring_;  // per recent call: -2 no failure, -1 failure w/o dim, else dim

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include "runtime/session_impl.h"
 #include "support/cpu_load.h"
@@ -134,6 +136,9 @@ std::shared_ptr<const runtime::Plan> Session::Impl::refresh_plan(
 void Session::Impl::after_call(const std::shared_ptr<const runtime::Plan>& plan,
                                const double* step_us) {
   const auto& steps = plan->steps();
+  // A call that ran while a compile held a core (its team got fewer threads) is not compared
+  // against quiet ones in payoff trials.
+  const bool quiet = support::background_busy_threads() == 0;
   for (size_t s = 0; s < steps.size(); ++s) {
     const runtime::PlanStep& st = steps[s];
     AdaptiveRegion* a = adaptive[static_cast<size_t>(st.region)].get();
@@ -159,8 +164,8 @@ void Session::Impl::after_call(const std::shared_ptr<const runtime::Plan>& plan,
     }
     const uint64_t calls = a->profile.record_model_call(st.region_sig, st.region_key, step_us[s],
                                                         st.tier, st.bytes, st.flops, failed,
-                                                        failed_dim);
-    observe_payoff(*a);
+                                                        failed_dim, quiet);
+    observe_payoff(*a, st.region_key, st.tier, step_us[s], quiet);
     // The policy weighs this shape's smoothed time, not one call's: under load a single batch-1
     // GEMM call must have taken 127+ us (typically ~100) and bought an exact version that cannot pay.
     const double est = st.shape_us.v.load(std::memory_order_relaxed);
@@ -177,8 +182,20 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
   const runtime::PlanStep& st = plan->steps()[s];
   AdaptiveRegion& a = *adaptive[static_cast<size_t>(st.region)];
   // Compiled code of this region proved slower than a lower tier: it stays there (no further
-  // promotion, no exact versions).
-  if (a.ceiling.load(std::memory_order_acquire) < adaptive_max_tier) return;
+  // promotion, no exact versions) until its retry is due (TierPolicy::retry_after_eviction).
+  if (a.ceiling.load(std::memory_order_acquire) < adaptive_max_tier) {
+    const uint64_t retry = a.retry_at.load(std::memory_order_acquire);
+    if (retry == 0 || calls < retry) return;
+    std::unique_lock<std::mutex> lock(a.policy_mu, std::try_to_lock);
+    if (!lock.owns_lock() || a.retry_at.load(std::memory_order_acquire) != retry) return;
+    a.retry_at.store(0, std::memory_order_release);
+    a.ceiling.store(std::numeric_limits<int>::max(), std::memory_order_release);
+    a.declined_tier.store(-1);
+    a.tier.store(installed_tier(a.table), std::memory_order_release);  // what runs now
+    a.retrying.store(true, std::memory_order_release);  // the next decision's record says so
+    a.next_consider.store(calls, std::memory_order_relaxed);
+    return;
+  }
   // The last install's payoff is not in yet: the next tier is weighed on its measured time, not
   // on a promise (a promotion here compiled tier 2 while tier 1 turned out slower than tier 0).
   if (a.has_pending.load(std::memory_order_acquire)) return;
@@ -204,6 +221,9 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
     return;
   }
   runtime::PromotionDecision d = policy->consider_promotion(a.info, a.profile, cur);
+  if (d.record && a.retrying.exchange(false))
+    d.record->message = fmt::format("retry after eviction {} (at call {}): {}",
+                                    a.evictions.load(std::memory_order_relaxed), calls, d.record->message);
   if (!d.record) {  // below the threshold: weigh it when the count gets there
     a.next_consider.store(std::max<uint64_t>(calls + 1, static_cast<uint64_t>(std::ceil(d.threshold))),
                           std::memory_order_relaxed);
@@ -429,9 +449,17 @@ void Session::Impl::compile_promoted(const std::shared_ptr<const runtime::Plan>&
   const int from_tier = a.tier.load(std::memory_order_acquire);
   if (installed > 0 && !exact_only) {
     std::lock_guard<std::mutex> lock(a.pending_mu);
-    a.pending = {true,       from_tier, to_tier, a.profile.mean_time_us(from_tier), compile_us,
-                 a.profile.calls_at_tier(to_tier), std::move(keys), std::move(replaced)};
-    a.pending.region_calls_at_install = a.profile.calls();
+    AdaptiveRegion::Pending p;
+    p.pending = true;
+    p.from_tier = from_tier;
+    p.to_tier = to_tier;
+    p.t_before_us = a.profile.mean_time_us(from_tier);
+    p.compile_us = compile_us;
+    p.calls_at_install = a.profile.calls_at_tier(to_tier);
+    p.keys = std::move(keys);
+    p.replaced = std::move(replaced);
+    p.region_calls_at_install = a.profile.calls();
+    a.pending = std::move(p);
     a.has_pending.store(true, std::memory_order_release);
   }
   if (!exact_only && to_tier <= a.ceiling.load(std::memory_order_acquire))
@@ -556,47 +584,69 @@ void Session::Impl::specialize(AdaptiveRegion& a, const std::shared_ptr<const ru
   submit_compile(a, plan, s, tier, benefit / std::max(c, 1.0), /*exact_only=*/true);
 }
 
-void Session::Impl::observe_payoff(AdaptiveRegion& a) {
+void Session::Impl::observe_payoff(AdaptiveRegion& a, uint64_t key, int tier, double us,
+                                   bool quiet) {
   if (!a.has_pending.load(std::memory_order_acquire)) return;
   AdaptiveRegion::Pending p;
   double t_after_call = -1, us_per_byte_after = -1;
+  std::optional<double> trial_ratio;
   {
     std::lock_guard<std::mutex> lock(a.pending_mu);
     if (!a.pending.pending) return;
+    // A trial sample: this call ran the new code on a shape timed at the replaced tier, and is
+    // not the shape's first call at the new tier (first touch of its code and data).
+    if (tier == a.pending.to_tier) {
+      const runtime::Profile::ShapeTierTime before = a.profile.shape_time(key, a.pending.from_tier);
+      if (before.mean_us > 0 && a.profile.shape_time(key, tier).seen >= 2) {
+        a.pending.trial.add(us / before.mean_us, before.mean_us, quiet && before.quiet);
+        a.pending.last_sample_call = a.profile.calls();
+      }
+    }
     // The first call at the new tier is a warm-up (code and data pages touched the first time;
     // one such call measured 4 ms against 5 us) and stays out of the mean.
     const uint64_t n = a.profile.calls_at_tier(a.pending.to_tier);
     const double total = std::max(0.0, a.profile.mean_time_us(a.pending.to_tier)) * static_cast<double>(n);
     const double bytes = a.profile.bytes_at_tier(a.pending.to_tier);
-    const uint64_t since = a.profile.calls() - a.pending.region_calls_at_install;
-    const bool measured = a.pending.warm_calls > 0 && n >= a.pending.warm_calls + kObserveCalls;
-    if (!measured && since >= kPayoffExpiryCalls) {  // its shapes are gone: not judged
-      runtime::DecisionRecord d;
-      d.region = a.info.id;
-      d.region_name = a.info.name;
-      d.kind = runtime::DecisionKind::kCompiled;
-      d.from_tier = a.pending.from_tier;
-      d.tier = a.pending.to_tier;
-      d.message = fmt::format(
-          "payoff not measured: tier {} ran {} of the region's {} calls since its install (its "
-          "versions serve other shapes than the region gets now); the policy goes on without it",
-          a.pending.to_tier, n - a.pending.calls_at_install, since);
-      a.pending.pending = false;
-      a.has_pending.store(false, std::memory_order_release);
-      log.record(std::move(d));
-      return;
-    }
-    if (a.pending.warm_calls == 0) {
-      if (n < a.pending.calls_at_install + 1) return;
+    const uint64_t now = a.profile.calls();
+    const uint64_t since = now - a.pending.region_calls_at_install;
+    if (a.pending.warm_calls == 0 && n >= a.pending.calls_at_install + 1) {
       a.pending.warm_calls = n;
       a.pending.warm_time_us = total;
       a.pending.warm_bytes = bytes;
-      return;
     }
-    if (n < a.pending.warm_calls + kObserveCalls) return;
-    t_after_call = (total - a.pending.warm_time_us) / static_cast<double>(n - a.pending.warm_calls);
-    if (bytes > a.pending.warm_bytes)
-      us_per_byte_after = (total - a.pending.warm_time_us) / (bytes - a.pending.warm_bytes);
+    const bool measured = a.pending.warm_calls > 0 && n >= a.pending.warm_calls + kObserveCalls;
+    // The trial ends with a clear verdict, or when no sample came for kPayoffExpiryCalls region
+    // calls (its shapes are gone), or at kTrialExpiryCalls since the install; then it is judged
+    // on what it has: the trial's median, else the mean of the calls after the warm-up (the new
+    // code served no shape timed before), else not at all.
+    const bool sampled = a.pending.trial.samples() > 0;
+    const uint64_t quiet_for = now - std::max(a.pending.region_calls_at_install, a.pending.last_sample_call);
+    const bool expired = quiet_for >= kPayoffExpiryCalls || since >= kTrialExpiryCalls;
+    trial_ratio = a.pending.trial.verdict(options.slower_margin, expired);
+    if (!trial_ratio && (sampled || !measured)) {
+      if (!expired) return;
+      if (!measured) {  // its shapes are gone: not judged
+        runtime::DecisionRecord d;
+        d.region = a.info.id;
+        d.region_name = a.info.name;
+        d.kind = runtime::DecisionKind::kCompiled;
+        d.from_tier = a.pending.from_tier;
+        d.tier = a.pending.to_tier;
+        d.message = fmt::format(
+            "payoff not measured: tier {} ran {} of the region's {} calls since its install (its "
+            "versions serve other shapes than the region gets now); the policy goes on without it",
+            a.pending.to_tier, n - a.pending.calls_at_install, since);
+        a.pending.pending = false;
+        a.has_pending.store(false, std::memory_order_release);
+        log.record(std::move(d));
+        return;
+      }
+    }
+    if (measured) {
+      t_after_call = (total - a.pending.warm_time_us) / static_cast<double>(n - a.pending.warm_calls);
+      if (bytes > a.pending.warm_bytes)
+        us_per_byte_after = (total - a.pending.warm_time_us) / (bytes - a.pending.warm_bytes);
+    }
     p = a.pending;
     a.pending.pending = false;
     a.has_pending.store(false, std::memory_order_release);
@@ -616,8 +666,13 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
   // very shapes took at the old tier (per byte, a batch-1 call costs more than a batch-32 one,
   // so a few small calls observed after install read as slower code).
   double t_after = same_work(us_per_byte_after, t_after_call);
-  if (auto same = a.profile.same_shape_times(p.from_tier, p.to_tier); same && t_before > 0)
+  std::string how = fmt::format("mean of {} calls", kObserveCalls);
+  if (trial_ratio && t_before > 0) {
+    t_after = t_before * *trial_ratio;
+    how = fmt::format("time-weighted median of {} calls against their shapes at tier {}", p.trial.samples(), p.from_tier);
+  } else if (auto same = a.profile.same_shape_times(p.from_tier, p.to_tier); same && t_before > 0) {
     t_after = t_before * same->second / same->first;
+  }
   // The new code's speedup over tier 0 at the same work (RegionReport::payoff).
   const double t_tier0 = same_work(a.profile.us_per_byte(0), a.profile.mean_time_us(0));
   if (t_tier0 > 0 && t_after > 0)
@@ -633,7 +688,7 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
     d.from_tier = p.from_tier;
     d.tier = p.to_tier;
     d.compile_us = static_cast<int64_t>(p.compile_us);
-    d.message = fmt::format("payoff after {} calls at tier {}: {}", kObserveCalls, p.to_tier, u.message);
+    d.message = fmt::format("payoff at tier {} ({}): {}", p.to_tier, how, u.message);
     log.record(std::move(d));
     // Never slower than what ran before: compare with the best lower tier measured.
     int best_tier = -1;
@@ -649,15 +704,18 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a) {
         if (v->tier >= best_tier) a.table.install(v);
       a.has_specialized.store(any_specialized(a.table), std::memory_order_release);
       a.ceiling.store(best_tier, std::memory_order_release);
+      const int k = a.evictions.fetch_add(1, std::memory_order_relaxed) + 1;
+      const uint64_t retry = runtime::TierPolicy::retry_after_eviction(a.profile.calls(), k);
+      a.retry_at.store(retry, std::memory_order_release);
       runtime::DecisionRecord e;
       e.region = a.info.id;
       e.region_name = a.info.name;
       e.kind = runtime::DecisionKind::kEvicted;
       e.tier = p.to_tier;
-      e.message = fmt::format("tier {} code is slower than tier {} ({:.4g} vs {:.4g} us per mean call): "
+      e.message = fmt::format("tier {} code is slower than tier {} ({:.4g} vs {:.4g} us per mean call, {}): "
                               "{} version(s) removed, the region runs its tier-{} code and is not "
-                              "promoted again",
-                              p.to_tier, best_tier, t_after, best_us, removed, best_tier);
+                              "promoted again before call {}",
+                              p.to_tier, best_tier, t_after, best_us, how, removed, best_tier, retry);
       runtime::Metrics::bump(metrics.evictions, removed);
       log.record(std::move(e));
       code_epoch.fetch_add(1, std::memory_order_acq_rel);

@@ -18,6 +18,7 @@
 #include "passes/partition.h"
 #include "runtime/decision_log.h"
 #include "runtime/metrics.h"
+#include "runtime/payoff_trial.h"
 #include "runtime/plan.h"
 #include "runtime/compile_queue.h"
 #include "runtime/profile.h"
@@ -80,6 +81,11 @@ struct Session::Impl {
     /// compiled on the strength of the slower tier's time (bert_tiny's softmax regions: tier 1
     /// evicted as 1.5x slower than tier 0, then tier 2 compiled from tier 1's time, 2x slower).
     std::atomic<int> ceiling{std::numeric_limits<int>::max()};
+    /// After an eviction, the region call count at which the ceiling is lifted and promotion is
+    /// weighed again (0: none due; TierPolicy::retry_after_eviction).
+    std::atomic<uint64_t> retry_at{0};
+    std::atomic<int> evictions{0};
+    std::atomic<bool> retrying{false};  ///< retry_at passed; the next promotion record says so
     std::atomic<bool> in_flight{false};   ///< a compile job is queued or running
     std::atomic<bool> has_pending{false};  ///< pending.pending, readable without the lock
     /// The table holds an exact or shape-class version: only then does a call need the per-call
@@ -110,6 +116,9 @@ struct Session::Impl {
       double warm_time_us = 0;   ///< µs at to_tier up to then
       double warm_bytes = 0;     ///< bytes moved at to_tier up to then
       uint64_t region_calls_at_install = 0;  ///< profile.calls() then (kPayoffExpiryCalls)
+      /// The new code's calls against the same shapes at from_tier (payoff_trial.h).
+      runtime::PayoffTrial trial;
+      uint64_t last_sample_call = 0;  ///< profile.calls() at the trial's last sample
     };
     std::mutex pending_mu;
     Pending pending;                       ///< guarded by pending_mu
@@ -136,6 +145,10 @@ struct Session::Impl {
   /// new versions serve shapes the region no longer gets: waiting for them blocked every later
   /// decision of the region, e.g. exact versions for the shape it now runs).
   static constexpr uint64_t kPayoffExpiryCalls = 64;
+  /// A payoff trial waits at most this many region calls since the install for a clear verdict,
+  /// then it is judged on what it has (PayoffTrial::verdict); it also ends after
+  /// kPayoffExpiryCalls calls without a sample.
+  static constexpr uint64_t kTrialExpiryCalls = 256;
 
   ~Impl();
   void init_adaptive();
@@ -154,10 +167,13 @@ struct Session::Impl {
   /// options.whole_plan_max_us), compiles it into one function — in the background in adaptive
   /// mode — and logs the outcome.
   void consider_whole_plan(const std::shared_ptr<const runtime::Plan>& plan);
-  /// After kObserveCalls calls at a new tier: TierPolicy::observe_compile (θ, speedup and cost
-  /// models learn from the measured payoff), logged. New code slower than the best lower tier
-  /// measured (by more than 10%) is removed again: the region runs that tier's code.
-  void observe_payoff(AdaptiveRegion& a);
+  /// The payoff trial of a new tier's code (PayoffTrial; a warm-up call, then at least
+  /// kObserveCalls calls): TierPolicy::observe_compile (θ, speedup and cost models learn from the
+  /// measured payoff), logged. New code slower than the best lower tier measured (by more than
+  /// slower_margin) is removed again: the region runs that tier's code until its retry.
+  /// `key`, `tier`, `us`: this call of the region (exact key, tier that ran it, µs), a trial
+  /// sample when it ran the new code; `quiet`: no compile shared the cores meanwhile.
+  void observe_payoff(AdaptiveRegion& a, uint64_t key, int tier, double us, bool quiet);
   /// Predicted t_0 / t_tier for a region of speedup class `cls`: the product of the policy's
   /// steps.
   double speedup_over_tier0(runtime::SpeedupClass cls, int tier) const;

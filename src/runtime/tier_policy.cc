@@ -3,6 +3,7 @@
 #include "runtime/tier_policy.h"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <iterator>
 #include <unordered_map>
@@ -297,6 +298,15 @@ uint64_t TierPolicy::next_consideration(uint64_t calls) const {
   const double step = std::max(options_.reconsider_min_calls,
                                options_.reconsider_growth * static_cast<double>(calls));
   return calls + static_cast<uint64_t>(std::max(1.0, std::ceil(step)));
+}
+
+uint64_t TierPolicy::retry_after_eviction(uint64_t calls, int evictions) {
+  uint64_t at = std::max<uint64_t>(calls, 1);
+  for (int i = 0; i < evictions; ++i) {
+    if (at > std::numeric_limits<uint64_t>::max() / kRetryBackoff) return std::numeric_limits<uint64_t>::max();
+    at *= kRetryBackoff;
+  }
+  return at;
 }
 
 PromotionDecision TierPolicy::consider_promotion(const RegionInfo& region, const Profile& profile,

@@ -256,6 +256,13 @@ class TierPolicy {
   double expected_calls(const Profile& profile) const;
   /// The region call count at which a declined region is weighed again.
   uint64_t next_consideration(uint64_t calls) const;
+  /// The region call count at which a region whose compiled code was evicted for the
+  /// `evictions`-th time (>= 1) at call `calls` is weighed for promotion again:
+  /// max(calls, 1) · kRetryBackoff^evictions (saturating). A verdict taken under load, or on the
+  /// shapes of that moment, is not final; a region that keeps losing is retried ever more rarely,
+  /// so its compiles stay a vanishing share of its calls.
+  static uint64_t retry_after_eviction(uint64_t calls, int evictions);
+  static constexpr uint64_t kRetryBackoff = 4;
   /// Should the region, running at `current_tier`, be compiled at current_tier + 1? When that step
   /// is predicted no faster (speedup <= 1) it is skipped: the next tier up is weighed instead
   /// (θ of the step into it, the product of the steps' speedups); `to_tier` says which.

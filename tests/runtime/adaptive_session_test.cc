@@ -55,11 +55,12 @@ TEST(AdaptiveSession, PromotesHotRegionAndStaysCorrect) {
     EXPECT_NE(log.find("\"kind\":\"compiled\""), std::string::npos) << log;
     // The tier-2 decision, with its arithmetic; unless tier 1's payoff measured it slower than
     // tier 0 (times on a loaded machine: 1,835 vs 1,025 us seen under a parallel build), which
-    // evicts it and ends promotion (the region's ceiling), both outcomes being the policy's.
+    // evicts it and holds promotion until its retry (the region's ceiling), both outcomes being
+    // the policy's.
     const bool evicted = log.find("code is slower than tier 0") != std::string::npos;
     EXPECT_TRUE(evicted || log.find("θ_1") != std::string::npos) << log;
-    // 8 calls after the tier-1 install its payoff is measured and θ_0 adapts.
-    EXPECT_NE(log.find("payoff after 8 calls at tier 1: R = "), std::string::npos) << log;
+    // After the tier-1 install's trial calls its payoff is measured and θ_0 adapts.
+    EXPECT_NE(log.find("payoff at tier 1 ("), std::string::npos) << log;
     // Another batch size reuses the generic versions, still correct.
     Tensor x2 = random_input(37, 2);
     expect_close(s.run({{"x", x2}})[0].second, ref.run({{"x", x2}})[0].second);

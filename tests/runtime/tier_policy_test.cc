@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "passes/pass_test_util.h"
@@ -545,6 +546,15 @@ TEST(TierPolicy, ConvFamiliesFromTheNode) {
   EXPECT_EQ(conv_speedup_class(*conv("dw1x1", {8, 1, 1, 1}, 8)), SpeedupClass::kConvDepthwise);
   EXPECT_EQ(conv_speedup_class(*conv("k3", {16, 8, 3, 3}, 1)), SpeedupClass::kConv);
   EXPECT_EQ(conv_speedup_class(*conv("grouped", {16, 4, 1, 1}, 2)), SpeedupClass::kConv);
+}
+
+// After the k-th eviction at call c the region is weighed again at c * 4^k: 140 -> 560 after
+// the first, 560 -> 8960 after the second; call 0 counts as 1; no overflow.
+TEST(TierPolicy, RetryAfterEvictionBacksOffGeometrically) {
+  EXPECT_EQ(TierPolicy::retry_after_eviction(140, 1), 560u);
+  EXPECT_EQ(TierPolicy::retry_after_eviction(560, 2), 8960u);
+  EXPECT_EQ(TierPolicy::retry_after_eviction(0, 1), 4u);
+  EXPECT_EQ(TierPolicy::retry_after_eviction(uint64_t{1} << 62, 3), std::numeric_limits<uint64_t>::max());
 }
 
 }  // namespace
