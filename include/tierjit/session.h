@@ -100,7 +100,8 @@ struct SessionOptions {
   /// Never slower: a new tier whose payoff trial (the time-weighted median of its calls' µs over
   /// the same shapes' µs at the replaced tier, 8-32 calls; docs/runtime.md) puts it more than
   /// this fraction above the best lower tier is removed again (the lower tier's code serves the
-  /// region, which is weighed for promotion again after its calls grow 4x per eviction).
+  /// region, which is weighed for promotion again when its calls reach 4^k x the count at its
+  /// k-th eviction).
   /// Negative: never removed (tests that must not depend on timing).
   double slower_margin = 0.1;
   /// Whole-plan compilation (docs/runtime.md "Whole-plan compilation"): in a plan (one
@@ -197,8 +198,9 @@ struct RegionReport {
   double time_us = 0;
   /// Adaptive mode: the speedup of the code of `tier` over tier 0 that the runtime measured
   /// after promoting the region to it (tier-0 time over the new tier's, at the region's mean
-  /// bytes per call; the new tier timed over its first 8 calls after a warm-up call); -1 when
-  /// none was measured (tier 0, pinned tiers, a payoff not measured yet or dropped).
+  /// bytes per call; the new tier's from its payoff trial: the time-weighted median of its calls
+  /// against the same shapes at the tier it replaced, docs/runtime.md "Payoff"); -1 when none was
+  /// measured (tier 0, pinned tiers, a payoff not measured yet or dropped).
   double payoff = -1;
 };
 

@@ -137,7 +137,8 @@ class SessionOptions(_tierjit.CoreSessionOptions):
       demotion_cold_calls  region calls before an unused specialized version is freed; 0 = never
                            (default 256)
       slower_margin        new code slower than the tier below by more than this fraction is
-                           removed (weighed again when the region's calls grow 4x);
+                           removed (weighed again when the region's calls reach 4^k x
+                           their count at its k-th eviction);
                            negative = never (default 0.1)
       whole_plan_calls     calls of a fully compiled plan before it becomes one function;
                            0 = never (default 64)

@@ -34,17 +34,17 @@ double PayoffTrial::weighted_median(std::vector<Sample> v) {
   return v.back().value;
 }
 
-std::optional<double> PayoffTrial::verdict(double margin, bool expired) const {
-  // The quiet samples once there are enough; all of them only at the cap or when expired.
-  const bool use_quiet = quiet_.size() >= options_.min_samples;
-  const std::vector<Sample>& s = use_quiet ? quiet_ : all_;
-  if (!use_quiet) {
-    if ((expired && 2 * s.size() >= options_.min_samples) || s.size() >= options_.max_samples)
-      return std::exp(weighted_median(s));
+std::optional<PayoffTrial::Verdict> PayoffTrial::verdict(double bound, bool expired) const {
+  if (quiet_.size() < options_.min_samples) {
+    // Too few quiet samples: all of them, only when the caller stops waiting.
+    if (expired && 2 * all_.size() >= options_.min_samples)
+      return Verdict{std::exp(weighted_median(all_)), all_.size()};
     return std::nullopt;
   }
+  const std::vector<Sample>& s = quiet_;
   const double m = weighted_median(s);
-  if (expired || s.size() >= options_.max_samples || margin < 0) return std::exp(m);
+  const Verdict v{std::exp(m), s.size()};
+  if (expired || s.size() >= options_.max_samples || !(bound > 0)) return v;
   std::vector<Sample> dev(s);
   double sum_w = 0, sum_w2 = 0;
   for (Sample& d : dev) {
@@ -55,7 +55,7 @@ std::optional<double> PayoffTrial::verdict(double margin, bool expired) const {
   const double n_eff = sum_w * sum_w / sum_w2;
   const double sigma = 1.4826 * weighted_median(std::move(dev));
   const double se = std::sqrt(std::numbers::pi / 2) * sigma / std::sqrt(n_eff);
-  if (std::fabs(m - std::log1p(margin)) > options_.z * se) return std::exp(m);
+  if (std::fabs(m - std::log(bound)) > options_.z * se) return v;
   return std::nullopt;
 }
 

@@ -82,9 +82,9 @@ Profile::ShapeTierTime Profile::shape_time(uint64_t exact_key, int tier) const {
   auto it = shape_times_.find(exact_key);
   if (it == shape_times_.end()) return {};
   const ShapeTimes& st = it->second;
-  if (st.quiet_timed[t] >= 1)
-    return {st.seen[t], st.quiet_time_us[t] / static_cast<double>(st.quiet_timed[t]), true};
-  return {st.seen[t], st.timed[t] ? st.time_us[t] / static_cast<double>(st.timed[t]) : -1.0, false};
+  if (st.quiet_timed[t] >= 2)
+    return {st.seen[t], st.quiet_timed[t], st.quiet_time_us[t] / static_cast<double>(st.quiet_timed[t]), true};
+  return {st.seen[t], st.timed[t], st.timed[t] ? st.time_us[t] / static_cast<double>(st.timed[t]) : -1.0, false};
 }
 
 void Profile::on_model_call() {

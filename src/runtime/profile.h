@@ -87,10 +87,10 @@ class Profile {
   std::optional<std::pair<double, double>> same_shape_times(int from, int to) const;
   static constexpr size_t kMaxTimedSignatures = 1024;
   /// One signature's calls at one tier: all of them (`seen`, the first included) and the mean µs
-  /// of those after the first (-1 when there are none): of the quiet ones when there are any
-  /// (`quiet` true), else of all. {0, -1, false} for a signature not tracked.
+  /// of `timed` of those after the first (-1 when there are none): of the quiet ones when there
+  /// are two or more (`quiet` true), else of all. {0, 0, -1, false} for a signature not tracked.
   struct ShapeTierTime {
-    uint64_t seen = 0;
+    uint64_t seen = 0, timed = 0;
     double mean_us = -1;
     bool quiet = false;
   };

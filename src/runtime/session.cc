@@ -14,6 +14,7 @@
 #include "interp/evaluate_node.h"
 #include "passes/pipeline.h"
 #include "runtime/session_impl.h"
+#include "support/cpu_load.h"
 #include "support/version.h"
 
 namespace tierjit {
@@ -182,8 +183,9 @@ NamedTensors Session::run(const NamedTensors& feeds) const {
           step_us.resize(plan->steps().size());
           su = step_us.data();
         }
+        const support::BackgroundQuiet quiet;  // no compile overlapped the call (payoff trials)
         result = impl.run_plan(*plan, ordered, su);
-        if (su && !plan->interpret_only()) impl.after_call(plan, su);
+        if (su && !plan->interpret_only()) impl.after_call(plan, su, quiet.quiet());
         impl.consider_whole_plan(plan);
       }
       if (impl.region_counters) impl.count_call(*plan, impl.options.time_regions ? su : nullptr);

@@ -84,7 +84,8 @@ void Session::Impl::init_adaptive() {
   const int team = std::max(1, exec.intra_op_threads);
   const int displaced = std::clamp(team + compile_threads - cores, 0, team);
   po.compile_cost_factor = 1.0 + static_cast<double>(displaced) / team;
-  po.trial_calls = static_cast<double>(kObserveCalls);  // a slower version serves this many calls
+  // A slower version serves at least this many calls (its trial's quiet samples) before it goes.
+  po.trial_calls = static_cast<double>(runtime::PayoffTrialOptions().min_samples);
   policy = std::make_unique<runtime::TierPolicy>(po);
   for (const SessionOptions::SpeedupSeed& seed : options.speedup_seeds)  // checked by Session
     policy->speedups().set_seed(*runtime::speedup_class_named(seed.kind), seed.from_tier, seed.speedup);
@@ -134,11 +135,8 @@ std::shared_ptr<const runtime::Plan> Session::Impl::refresh_plan(
 }
 
 void Session::Impl::after_call(const std::shared_ptr<const runtime::Plan>& plan,
-                               const double* step_us) {
+                               const double* step_us, bool quiet) {
   const auto& steps = plan->steps();
-  // A call that ran while a compile held a core (its team got fewer threads) is not compared
-  // against quiet ones in payoff trials.
-  const bool quiet = support::background_busy_threads() == 0;
   for (size_t s = 0; s < steps.size(); ++s) {
     const runtime::PlanStep& st = steps[s];
     AdaptiveRegion* a = adaptive[static_cast<size_t>(st.region)].get();
@@ -188,12 +186,14 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
     if (retry == 0 || calls < retry) return;
     std::unique_lock<std::mutex> lock(a.policy_mu, std::try_to_lock);
     if (!lock.owns_lock() || a.retry_at.load(std::memory_order_acquire) != retry) return;
-    a.retry_at.store(0, std::memory_order_release);
-    a.ceiling.store(std::numeric_limits<int>::max(), std::memory_order_release);
+    // The region's state first, the ceiling last: a call that sees it lifted sees the tier
+    // that runs now.
     a.declined_tier.store(-1);
-    a.tier.store(installed_tier(a.table), std::memory_order_release);  // what runs now
+    a.tier.store(installed_tier(a.table), std::memory_order_release);
     a.retrying.store(true, std::memory_order_release);  // the next decision's record says so
     a.next_consider.store(calls, std::memory_order_relaxed);
+    a.retry_at.store(0, std::memory_order_release);
+    a.ceiling.store(std::numeric_limits<int>::max(), std::memory_order_release);
     return;
   }
   // The last install's payoff is not in yet: the next tier is weighed on its measured time, not
@@ -221,9 +221,6 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
     return;
   }
   runtime::PromotionDecision d = policy->consider_promotion(a.info, a.profile, cur);
-  if (d.record && a.retrying.exchange(false))
-    d.record->message = fmt::format("retry after eviction {} (at call {}): {}",
-                                    a.evictions.load(std::memory_order_relaxed), calls, d.record->message);
   if (!d.record) {  // below the threshold: weigh it when the count gets there
     a.next_consider.store(std::max<uint64_t>(calls + 1, static_cast<uint64_t>(std::ceil(d.threshold))),
                           std::memory_order_relaxed);
@@ -238,7 +235,7 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
       d.record->message = fmt::format("reconsidered: {}; next at call {}", d.record->message, next);
     else
       d.record->message = fmt::format("{}; weighed again at call {}", d.record->message, next);
-    log.record(*d.record);
+    log_decision(a, std::move(*d.record), calls);
     return;
   }
   if (d.to_tier >= 2 && !(generic_speedup_over_tier0(a.info.speedup_class(), d.to_tier) > 1) &&
@@ -264,7 +261,7 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
           generic_speedup_over_tier0(a.info.speedup_class(), d.to_tier), st.region_sig.to_string(),
           100 * share, d.n_expected, share, step_us, step_us / speedup, speedup, d.to_tier,
           d.compile_us, benefit, next);
-      log.record(*d.record);
+      log_decision(a, std::move(*d.record), calls);
       return;
     }
   }
@@ -273,9 +270,16 @@ void Session::Impl::policy_step(const std::shared_ptr<const runtime::Plan>& plan
     return;
   }
   runtime::Metrics::bump(metrics.promotions);
-  log.record(*d.record);
+  log_decision(a, std::move(*d.record), calls);
   a.declined_tier.store(-1);
   submit_compile(a, plan, s, d.to_tier, d.density, /*exact_only=*/false);
+}
+
+void Session::Impl::log_decision(AdaptiveRegion& a, runtime::DecisionRecord r, uint64_t calls) {
+  if (a.retrying.exchange(false))
+    r.message = fmt::format("retry after eviction {} (at call {}): {}",
+                            a.evictions.load(std::memory_order_relaxed), calls, r.message);
+  log.record(std::move(r));
 }
 
 bool Session::Impl::budget_left(AdaptiveRegion& a, size_t planned) {
@@ -584,26 +588,47 @@ void Session::Impl::specialize(AdaptiveRegion& a, const std::shared_ptr<const ru
   submit_compile(a, plan, s, tier, benefit / std::max(c, 1.0), /*exact_only=*/true);
 }
 
+double Session::Impl::same_work_us(const AdaptiveRegion& a, int tier, double per_call) const {
+  const double calls = static_cast<double>(a.profile.calls());
+  const double mean_bytes = calls > 0 ? a.profile.bytes_moved() / calls : 0;
+  const double per_byte = a.profile.us_per_byte(tier);
+  return per_byte > 0 && mean_bytes > 0 ? per_byte * mean_bytes : per_call;
+}
+
+std::pair<int, double> Session::Impl::best_lower_tier(const AdaptiveRegion& a, int to_tier) const {
+  int best_tier = -1;
+  double best_us = 0;
+  for (int t = 0; t < to_tier; ++t) {
+    const double m = same_work_us(a, t, a.profile.mean_time_us(t));
+    if (m > 0 && (best_tier < 0 || m < best_us)) best_tier = t, best_us = m;
+  }
+  return {best_tier, best_us};
+}
+
 void Session::Impl::observe_payoff(AdaptiveRegion& a, uint64_t key, int tier, double us,
                                    bool quiet) {
   if (!a.has_pending.load(std::memory_order_acquire)) return;
   AdaptiveRegion::Pending p;
   double t_after_call = -1, us_per_byte_after = -1;
-  std::optional<double> trial_ratio;
+  std::optional<runtime::PayoffTrial::Verdict> verdict;
   {
     std::lock_guard<std::mutex> lock(a.pending_mu);
     if (!a.pending.pending) return;
-    // A trial sample: this call ran the new code on a shape timed at the replaced tier, and is
-    // not the shape's first call at the new tier (first touch of its code and data).
+    // A trial sample: a call of the new code on a shape timed at least twice at the replaced
+    // tier, after the shape's first call since the install (first touch of its code and data;
+    // one such call measured 4 ms against 5 us).
     if (tier == a.pending.to_tier) {
+      const bool first = a.pending.first_calls.insert(key).second;
       const runtime::Profile::ShapeTierTime before = a.profile.shape_time(key, a.pending.from_tier);
-      if (before.mean_us > 0 && a.profile.shape_time(key, tier).seen >= 2) {
-        a.pending.trial.add(us / before.mean_us, before.mean_us, quiet && before.quiet);
-        a.pending.last_sample_call = a.profile.calls();
+      if (before.timed >= 2 && before.mean_us > 0) {
+        a.pending.sampleable = true;
+        if (!first) {
+          a.pending.trial.add(us / before.mean_us, before.mean_us, quiet && before.quiet);
+          a.pending.last_sample_call = a.profile.calls();
+        }
       }
     }
-    // The first call at the new tier is a warm-up (code and data pages touched the first time;
-    // one such call measured 4 ms against 5 us) and stays out of the mean.
+    // The fallback's mean: the new tier's calls after its first (the warm-up).
     const uint64_t n = a.profile.calls_at_tier(a.pending.to_tier);
     const double total = std::max(0.0, a.profile.mean_time_us(a.pending.to_tier)) * static_cast<double>(n);
     const double bytes = a.profile.bytes_at_tier(a.pending.to_tier);
@@ -615,17 +640,18 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a, uint64_t key, int tier, do
       a.pending.warm_bytes = bytes;
     }
     const bool measured = a.pending.warm_calls > 0 && n >= a.pending.warm_calls + kObserveCalls;
-    // The trial ends with a clear verdict, or when no sample came for kPayoffExpiryCalls region
-    // calls (its shapes are gone), or at kTrialExpiryCalls since the install; then it is judged
-    // on what it has: the trial's median, else the mean of the calls after the warm-up (the new
-    // code served no shape timed before), else not at all.
-    const bool sampled = a.pending.trial.samples() > 0;
+    // The trial ends with a verdict (PayoffTrial), or expires: kPayoffExpiryCalls region calls
+    // without a sample (its shapes are gone), or kTrialExpiryCalls since the install. An expired
+    // trial is judged on its samples when it has enough, else on the mean of the new tier's
+    // calls at the same work (the fallback), else not at all. When none of the shapes the new
+    // code ran was timed twice at the replaced tier (a promotion after a handful of calls), no
+    // sample can come: the fallback judges as soon as it has its calls.
     const uint64_t quiet_for = now - std::max(a.pending.region_calls_at_install, a.pending.last_sample_call);
     const bool expired = quiet_for >= kPayoffExpiryCalls || since >= kTrialExpiryCalls;
-    trial_ratio = a.pending.trial.verdict(options.slower_margin, expired);
-    if (!trial_ratio && (sampled || !measured)) {
-      if (!expired) return;
-      if (!measured) {  // its shapes are gone: not judged
+    verdict = a.pending.trial.verdict(eviction_bound(a, a.pending.from_tier, a.pending.to_tier), expired);
+    if (!verdict) {
+      if (!expired && !(measured && !a.pending.sampleable)) return;
+      if (!measured) {
         runtime::DecisionRecord d;
         d.region = a.info.id;
         d.region_name = a.info.name;
@@ -641,86 +667,84 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a, uint64_t key, int tier, do
         log.record(std::move(d));
         return;
       }
-    }
-    if (measured) {
       t_after_call = (total - a.pending.warm_time_us) / static_cast<double>(n - a.pending.warm_calls);
       if (bytes > a.pending.warm_bytes)
         us_per_byte_after = (total - a.pending.warm_time_us) / (bytes - a.pending.warm_bytes);
     }
-    p = a.pending;
-    a.pending.pending = false;
+    p = std::move(a.pending);
+    a.pending = AdaptiveRegion::Pending();
     a.has_pending.store(false, std::memory_order_release);
   }
-  // Tiers compared at the same work: each tier's µs per byte (over its own calls) times the
-  // region's mean bytes per call. The few calls observed at the new tier may be of other shapes
-  // than the lower tier's calls were (a Zipf mix of sizes), and per call their means differ
-  // with the shapes, not the code: bert_tiny's softmax kept tier-1 code 1.6x slower than tier 0
-  // because its 8 observed calls were small ones. Regions that move no bytes compare per call.
-  const double calls_total = static_cast<double>(a.profile.calls());
-  const double mean_bytes = calls_total > 0 ? a.profile.bytes_moved() / calls_total : 0;
-  auto same_work = [&](double per_byte, double per_call) {
-    return per_byte > 0 && mean_bytes > 0 ? per_byte * mean_bytes : per_call;
-  };
-  const double t_before = same_work(a.profile.us_per_byte(p.from_tier), p.t_before_us);
-  // Better still, the same shapes at both tiers: the ratio of the new code's calls to what those
-  // very shapes took at the old tier (per byte, a batch-1 call costs more than a batch-32 one,
-  // so a few small calls observed after install read as slower code).
-  double t_after = same_work(us_per_byte_after, t_after_call);
-  std::string how = fmt::format("mean of {} calls", kObserveCalls);
-  if (trial_ratio && t_before > 0) {
-    t_after = t_before * *trial_ratio;
-    how = fmt::format("time-weighted median of {} calls against their shapes at tier {}", p.trial.samples(), p.from_tier);
+  // Tiers compared at the same work (same_work_us). The old tier's time is its same-work time;
+  // the new tier's that times the trial's verdict (the same shapes at both tiers), else the
+  // fallback: the new tier's own same-work time, or scaled by the ratio over the shapes both
+  // tiers ran (Profile::same_shape_times).
+  const double t_before = same_work_us(a, p.from_tier, p.t_before_us);
+  double t_after = t_after_call;
+  if (const double calls = static_cast<double>(a.profile.calls()); us_per_byte_after > 0 && calls > 0)
+    t_after = us_per_byte_after * a.profile.bytes_moved() / calls;
+  std::string how;
+  if (verdict && t_before > 0) {
+    t_after = t_before * verdict->ratio;
+    how = fmt::format("time-weighted median of {} calls against their shapes at tier {}",
+                      verdict->samples, p.from_tier);
   } else if (auto same = a.profile.same_shape_times(p.from_tier, p.to_tier); same && t_before > 0) {
     t_after = t_before * same->second / same->first;
+    how = fmt::format("trial expired: the calls since its install against the same shapes at tier {}",
+                      p.from_tier);
+  } else {
+    how = "trial expired: the calls since its install at the same work";
   }
   // The new code's speedup over tier 0 at the same work (RegionReport::payoff).
-  const double t_tier0 = same_work(a.profile.us_per_byte(0), a.profile.mean_time_us(0));
+  const double t_tier0 = same_work_us(a, 0, a.profile.mean_time_us(0));
   if (t_tier0 > 0 && t_after > 0)
     a.payoff_over_tier0[static_cast<size_t>(p.to_tier)].store(t_tier0 / t_after, std::memory_order_relaxed);
-  if (t_before > 0 && t_after > 0) {
-    runtime::ThresholdUpdate u = policy->observe_compile(a.info, p.from_tier, p.to_tier, t_before,
-                                                         t_after, policy->expected_calls(a.profile),
-                                                         p.compile_us);
-    runtime::DecisionRecord d;
-    d.region = a.info.id;
-    d.region_name = a.info.name;
-    d.kind = runtime::DecisionKind::kCompiled;
-    d.from_tier = p.from_tier;
-    d.tier = p.to_tier;
-    d.compile_us = static_cast<int64_t>(p.compile_us);
-    d.message = fmt::format("payoff at tier {} ({}): {}", p.to_tier, how, u.message);
-    log.record(std::move(d));
-    // Never slower than what ran before: compare with the best lower tier measured.
-    int best_tier = -1;
-    double best_us = 0;
-    for (int t = 0; t < p.to_tier; ++t) {
-      const double m = same_work(a.profile.us_per_byte(t), a.profile.mean_time_us(t));
-      if (m > 0 && (best_tier < 0 || m < best_us)) best_tier = t, best_us = m;
-    }
-    if (best_tier >= 0 && options.slower_margin >= 0 && t_after > (1 + options.slower_margin) * best_us) {
-      size_t removed = 0;
-      for (uint64_t k : p.keys) removed += a.table.remove(k) ? 1 : 0;
-      for (const auto& v : p.replaced)  // the best lower tier's code serves again
-        if (v->tier >= best_tier) a.table.install(v);
-      a.has_specialized.store(any_specialized(a.table), std::memory_order_release);
-      a.ceiling.store(best_tier, std::memory_order_release);
-      const int k = a.evictions.fetch_add(1, std::memory_order_relaxed) + 1;
-      const uint64_t retry = runtime::TierPolicy::retry_after_eviction(a.profile.calls(), k);
-      a.retry_at.store(retry, std::memory_order_release);
-      runtime::DecisionRecord e;
-      e.region = a.info.id;
-      e.region_name = a.info.name;
-      e.kind = runtime::DecisionKind::kEvicted;
-      e.tier = p.to_tier;
-      e.message = fmt::format("tier {} code is slower than tier {} ({:.4g} vs {:.4g} us per mean call, {}): "
-                              "{} version(s) removed, the region runs its tier-{} code and is not "
-                              "promoted again before call {}",
-                              p.to_tier, best_tier, t_after, best_us, how, removed, best_tier, retry);
-      runtime::Metrics::bump(metrics.evictions, removed);
-      log.record(std::move(e));
-      code_epoch.fetch_add(1, std::memory_order_acq_rel);
-    }
-  }
+  if (!(t_before > 0 && t_after > 0)) return;
+  runtime::ThresholdUpdate u = policy->observe_compile(a.info, p.from_tier, p.to_tier, t_before,
+                                                       t_after, policy->expected_calls(a.profile),
+                                                       p.compile_us);
+  runtime::DecisionRecord d;
+  d.region = a.info.id;
+  d.region_name = a.info.name;
+  d.kind = runtime::DecisionKind::kCompiled;
+  d.from_tier = p.from_tier;
+  d.tier = p.to_tier;
+  d.compile_us = static_cast<int64_t>(p.compile_us);
+  d.message = fmt::format("payoff at tier {} ({}): {}", p.to_tier, how, u.message);
+  log.record(std::move(d));
+  // Never slower than what ran before: compare with the best lower tier measured.
+  const auto [best_tier, best_us] = best_lower_tier(a, p.to_tier);
+  if (best_tier < 0 || options.slower_margin < 0 || !(t_after > (1 + options.slower_margin) * best_us))
+    return;
+  size_t removed = 0;
+  for (uint64_t k : p.keys) removed += a.table.remove(k) ? 1 : 0;
+  for (const auto& v : p.replaced)  // the best lower tier's code serves again
+    if (v->tier >= best_tier) a.table.install(v);
+  a.has_specialized.store(any_specialized(a.table), std::memory_order_release);
+  const int k = a.evictions.fetch_add(1, std::memory_order_relaxed) + 1;
+  const uint64_t retry = runtime::TierPolicy::retry_after_eviction(a.profile.calls(), k);
+  a.retry_at.store(retry, std::memory_order_release);
+  a.ceiling.store(best_tier, std::memory_order_release);
+  runtime::DecisionRecord e;
+  e.region = a.info.id;
+  e.region_name = a.info.name;
+  e.kind = runtime::DecisionKind::kEvicted;
+  e.tier = p.to_tier;
+  e.message = fmt::format("tier {} code is slower than tier {} ({:.4g} vs {:.4g} us per mean call, {}): "
+                          "{} version(s) removed, the region runs its tier-{} code and is not "
+                          "promoted again before call {}",
+                          p.to_tier, best_tier, t_after, best_us, how, removed, best_tier, retry);
+  runtime::Metrics::bump(metrics.evictions, removed);
+  log.record(std::move(e));
+  code_epoch.fetch_add(1, std::memory_order_acq_rel);
+}
+
+double Session::Impl::eviction_bound(const AdaptiveRegion& a, int from_tier, int to_tier) const {
+  if (options.slower_margin < 0) return 0;
+  const double t_before = same_work_us(a, from_tier, a.profile.mean_time_us(from_tier));
+  const auto [best_tier, best_us] = best_lower_tier(a, to_tier);
+  if (best_tier < 0 || !(t_before > 0)) return 1 + options.slower_margin;
+  return (1 + options.slower_margin) * best_us / t_before;
 }
 
 bool Session::wait_for_compiles(int64_t timeout_ms) const {

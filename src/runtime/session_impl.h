@@ -10,6 +10,8 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "interp/executor.h"
@@ -119,6 +121,8 @@ struct Session::Impl {
       /// The new code's calls against the same shapes at from_tier (payoff_trial.h).
       runtime::PayoffTrial trial;
       uint64_t last_sample_call = 0;  ///< profile.calls() at the trial's last sample
+      std::unordered_set<uint64_t> first_calls;  ///< exact keys run by the new code since install
+      bool sampleable = false;  ///< one of them was timed twice at from_tier (samples can come)
     };
     std::mutex pending_mu;
     Pending pending;                       ///< guarded by pending_mu
@@ -139,11 +143,13 @@ struct Session::Impl {
   std::unique_ptr<runtime::TierPolicy> policy;
   std::atomic<uint64_t> code_epoch{0};
   std::atomic<int> watching{0};  ///< adaptive regions (profiled every call: promotion, demotion, hot shapes)
-  static constexpr uint64_t kObserveCalls = 8;  ///< calls at the new tier before its payoff is measured
-  /// Region calls after an install within which the new tier must have run its warm-up and
-  /// kObserveCalls calls; past them the payoff is dropped unmeasured and the policy goes on (the
-  /// new versions serve shapes the region no longer gets: waiting for them blocked every later
-  /// decision of the region, e.g. exact versions for the shape it now runs).
+  /// The payoff trial's fallback (no shape the new code ran was timed twice at the replaced
+  /// tier): the new tier's calls after its warm-up call it waits for.
+  static constexpr uint64_t kObserveCalls = 8;
+  /// A payoff trial expires after this many region calls without a sample (since the install or
+  /// its last sample): it is judged on what it has, or dropped unmeasured, and the policy goes on
+  /// (the new versions serve shapes the region no longer gets: waiting for them blocked every
+  /// later decision of the region, e.g. exact versions for the shape it now runs).
   static constexpr uint64_t kPayoffExpiryCalls = 64;
   /// A payoff trial waits at most this many region calls since the install for a clear verdict,
   /// then it is judged on what it has (PayoffTrial::verdict); it also ends after
@@ -161,19 +167,31 @@ struct Session::Impl {
   std::shared_ptr<const runtime::Plan> refresh_plan(const std::shared_ptr<const runtime::Plan>& plan);
   /// Profiles the call's steps (µs each) and asks the TierPolicy about each region still below
   /// the top tier; promotions go to the CompileQueue.
-  void after_call(const std::shared_ptr<const runtime::Plan>& plan, const double* step_us);
+  /// `quiet`: no compile overlapped the call (support::BackgroundQuiet; a call that ran while a
+  /// compile held a core, its team given fewer threads, is not compared against quiet ones in
+  /// payoff trials).
+  void after_call(const std::shared_ptr<const runtime::Plan>& plan, const double* step_us, bool quiet);
   /// Whole-plan compilation: counts a call of `plan` and, at options.whole_plan_calls calls of a
   /// plan whose steps are all compiled exact at tier >= 2 (and, when timed, took at most
   /// options.whole_plan_max_us), compiles it into one function — in the background in adaptive
   /// mode — and logs the outcome.
   void consider_whole_plan(const std::shared_ptr<const runtime::Plan>& plan);
-  /// The payoff trial of a new tier's code (PayoffTrial; a warm-up call, then at least
-  /// kObserveCalls calls): TierPolicy::observe_compile (θ, speedup and cost models learn from the
+  /// The payoff trial of a new tier's code (PayoffTrial, or its fallback; docs/runtime.md
+  /// "Payoff"): TierPolicy::observe_compile (θ, speedup and cost models learn from the
   /// measured payoff), logged. New code slower than the best lower tier measured (by more than
   /// slower_margin) is removed again: the region runs that tier's code until its retry.
   /// `key`, `tier`, `us`: this call of the region (exact key, tier that ran it, µs), a trial
   /// sample when it ran the new code; `quiet`: no compile shared the cores meanwhile.
   void observe_payoff(AdaptiveRegion& a, uint64_t key, int tier, double us, bool quiet);
+  /// A tier's µs per call at the same work: its µs per byte (over its own calls) times the
+  /// region's mean bytes per call; `per_call` when the region moves no bytes or the tier never
+  /// ran. (The calls of a tier may be of other shapes than another tier's: a Zipf mix of sizes.)
+  double same_work_us(const AdaptiveRegion& a, int tier, double per_call) const;
+  /// The fastest tier below `to_tier` at the same work and its µs; {-1, 0} when none ran.
+  std::pair<int, double> best_lower_tier(const AdaptiveRegion& a, int to_tier) const;
+  /// The ratio new / from_tier time above which code of to_tier is evicted: (1 + slower_margin)
+  /// x the best lower tier's time over from_tier's; 0 when nothing is evicted (margin < 0).
+  double eviction_bound(const AdaptiveRegion& a, int from_tier, int to_tier) const;
   /// Predicted t_0 / t_tier for a region of speedup class `cls`: the product of the policy's
   /// steps.
   double speedup_over_tier0(runtime::SpeedupClass cls, int tier) const;
@@ -189,6 +207,8 @@ struct Session::Impl {
   void policy_step(const std::shared_ptr<const runtime::Plan>& plan, size_t s, double step_us,
                    bool exact_served, uint64_t calls);
   bool demote(AdaptiveRegion& a);
+  /// Logs a promotion decision of `a` at region call `calls`; the first after a retry says so.
+  void log_decision(AdaptiveRegion& a, runtime::DecisionRecord r, uint64_t calls);
   void specialize(AdaptiveRegion& a, const std::shared_ptr<const runtime::Plan>& plan, size_t s,
                   double step_us);
   /// Queues (or, synchronous, runs) the compile of step `s`'s region at `to_tier`.

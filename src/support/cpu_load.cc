@@ -171,11 +171,16 @@ int usable_cores() {
 
 namespace {
 std::atomic<int> g_background{0};
+std::atomic<uint64_t> g_background_starts{0};
 }  // namespace
 
-BackgroundBusy::BackgroundBusy() { g_background.fetch_add(1, std::memory_order_relaxed); }
+BackgroundBusy::BackgroundBusy() {
+  g_background_starts.fetch_add(1, std::memory_order_relaxed);
+  g_background.fetch_add(1, std::memory_order_relaxed);
+}
 BackgroundBusy::~BackgroundBusy() { g_background.fetch_sub(1, std::memory_order_relaxed); }
 int background_busy_threads() { return g_background.load(std::memory_order_relaxed); }
+uint64_t background_busy_starts() { return g_background_starts.load(std::memory_order_relaxed); }
 
 bool spare_cores_for(int threads) {
   return foreign_busy_cores() + background_busy_threads() <=

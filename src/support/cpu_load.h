@@ -7,6 +7,8 @@
 // steady choice shows its real cost (docs/performance.md, "Thread choice").
 #pragma once
 
+#include <cstdint>
+
 namespace tierjit::support {
 
 /// Cores' worth of CPU time used by processes other than this one over the last sampling period
@@ -50,6 +52,22 @@ class BackgroundBusy {
 
 /// Threads of this process inside a BackgroundBusy scope now.
 int background_busy_threads();
+/// BackgroundBusy scopes entered so far (process lifetime): with background_busy_threads() read
+/// before and after a piece of work, tells whether any background work overlapped it.
+uint64_t background_busy_starts();
+
+/// Whether background work of this process overlapped an interval: constructed at its start,
+/// quiet() at its end is true when no BackgroundBusy scope was open at either end and none
+/// began in between.
+class BackgroundQuiet {
+ public:
+  BackgroundQuiet() : starts_(background_busy_starts()), idle_(background_busy_threads() == 0) {}
+  bool quiet() const { return idle_ && background_busy_threads() == 0 && background_busy_starts() == starts_; }
+
+ private:
+  uint64_t starts_;
+  bool idle_;
+};
 
 /// True when `threads` threads of this process can run at once without displacing other
 /// processes' work or this process's background compiles: foreign_busy_cores() +

@@ -43,7 +43,9 @@ TEST(AdaptiveSession, PromotesHotRegionAndStaysCorrect) {
     Session s(model, o);
     Tensor x = random_input(256, 1);
     Tensor want = ref.run({{"x", x}})[0].second;
-    for (int call = 0; call < 30; ++call) expect_close(s.run({{"x", x}})[0].second, want);
+    // Tier 0 ran 2 calls before the promotion (one timed), too few to compare the new code
+    // against call by call: the payoff is the mean of tier 1's 8 calls after its first.
+    for (int call = 0; call < 40; ++call) expect_close(s.run({{"x", x}})[0].second, want);
     SessionStats st = s.stats();
     EXPECT_EQ(st.plan_misses, 1u);
     const std::string log = s.decision_log_json();
@@ -59,7 +61,7 @@ TEST(AdaptiveSession, PromotesHotRegionAndStaysCorrect) {
     // the policy's.
     const bool evicted = log.find("code is slower than tier 0") != std::string::npos;
     EXPECT_TRUE(evicted || log.find("θ_1") != std::string::npos) << log;
-    // After the tier-1 install's trial calls its payoff is measured and θ_0 adapts.
+    // After the tier-1 install's trial its payoff is measured and θ_0 adapts.
     EXPECT_NE(log.find("payoff at tier 1 ("), std::string::npos) << log;
     // Another batch size reuses the generic versions, still correct.
     Tensor x2 = random_input(37, 2);

@@ -27,16 +27,21 @@ TEST(PayoffTrial, WeightedMedianByHand) {
 TEST(PayoffTrial, NoVerdictBeforeMinSamplesUnlessExpired) {
   PayoffTrial t;
   for (int i = 0; i < 7; ++i) t.add(0.5, 1, true);
-  EXPECT_FALSE(t.verdict(0.1));
-  ASSERT_TRUE(t.verdict(0.1, /*expired=*/true));
-  EXPECT_NEAR(*t.verdict(0.1, true), 0.5, 1e-12);
+  EXPECT_FALSE(t.verdict(1.1));
+  ASSERT_TRUE(t.verdict(1.1, /*expired=*/true));
+  EXPECT_NEAR(t.verdict(1.1, true)->ratio, 0.5, 1e-12);
   t.add(0.5, 1, true);  // 8 samples, all 0.5: clearly under 1.1
-  ASSERT_TRUE(t.verdict(0.1));
-  EXPECT_NEAR(*t.verdict(0.1), 0.5, 1e-12);
+  ASSERT_TRUE(t.verdict(1.1));
+  EXPECT_NEAR(t.verdict(1.1)->ratio, 0.5, 1e-12);
+  EXPECT_EQ(t.verdict(1.1)->samples, 8u);
+  // Expired with fewer than min_samples / 2 = 4 samples: nothing to judge on; with 4, their median.
   PayoffTrial few;
+  for (int i = 0; i < 3; ++i) few.add(2, 1, true);
+  EXPECT_FALSE(few.verdict(1.1, true));
   few.add(2, 1, true);
-  few.add(2, 1, true);
-  EXPECT_FALSE(few.verdict(0.1, true));  // under 3 samples: nothing to judge on
+  ASSERT_TRUE(few.verdict(1.1, true));
+  EXPECT_NEAR(few.verdict(1.1, true)->ratio, 2, 1e-12);
+  EXPECT_EQ(few.verdict(1.1, true)->samples, 4u);
 }
 
 TEST(PayoffTrial, IgnoresSamplesThatAreNotPositive) {
@@ -60,40 +65,41 @@ TEST(PayoffTrial, NearTheBoundItMeasuresLonger) {
     far.add(r * 0.5, 1, true);
   }
   // near: sorted logs of 0.8 .. 1.4, median (log 1.05 + log 1.2) / 2 = log 1.1225; MAD large.
-  EXPECT_FALSE(near.verdict(0.1));
-  ASSERT_TRUE(far.verdict(0.1));
-  EXPECT_NEAR(*far.verdict(0.1), 0.5 * std::sqrt(1.05 * 1.2), 1e-9);
+  EXPECT_FALSE(near.verdict(1.1));
+  ASSERT_TRUE(far.verdict(1.1));
+  EXPECT_NEAR(far.verdict(1.1)->ratio, 0.5 * std::sqrt(1.05 * 1.2), 1e-9);
   for (int i = 0; near.samples() < 32; ++i) {
-    EXPECT_FALSE(near.verdict(0.1)) << near.samples();
+    EXPECT_FALSE(near.verdict(1.1)) << near.samples();
     near.add(spread[i % 8], 1, true);
   }
-  ASSERT_TRUE(near.verdict(0.1));  // the cap: judged on what it has
-  EXPECT_NEAR(*near.verdict(0.1), std::sqrt(1.05 * 1.2), 1e-9);
-  // No eviction bound (margin < 0): any median is a verdict.
+  ASSERT_TRUE(near.verdict(1.1));  // the cap: judged on what it has
+  EXPECT_NEAR(near.verdict(1.1)->ratio, std::sqrt(1.05 * 1.2), 1e-9);
+  // No eviction bound (bound <= 0: nothing is evicted): any median is a verdict.
   PayoffTrial any;
   for (double r : spread) any.add(r, 1, true);
-  EXPECT_TRUE(any.verdict(-1));
+  EXPECT_TRUE(any.verdict(0));
 }
 
 // Samples taken while a compile shared the cores (2x slower here) wait for quiet ones: the
-// verdict uses min_samples quiet samples alone, and all samples only at max_samples.
+// verdict uses min_samples quiet samples alone, and all samples only when the trial expires.
 TEST(PayoffTrial, QuietSamplesWinWhenThereAreEnough) {
   PayoffTrial t;
   for (int i = 0; i < 20; ++i) t.add(1.6, 1, false);
   for (int i = 0; i < 7; ++i) t.add(0.8, 1, true);
-  EXPECT_FALSE(t.verdict(0.1));  // 7 quiet, 27 in all: keep measuring
+  EXPECT_FALSE(t.verdict(1.1));  // 7 quiet, 27 in all: keep measuring
   t.add(0.8, 1, true);
-  ASSERT_TRUE(t.verdict(0.1));
-  EXPECT_NEAR(*t.verdict(0.1), 0.8, 1e-12);
+  ASSERT_TRUE(t.verdict(1.1));
+  EXPECT_NEAR(t.verdict(1.1)->ratio, 0.8, 1e-12);
+  EXPECT_EQ(t.verdict(1.1)->samples, 8u);
   EXPECT_EQ(t.samples(), 28u);
   EXPECT_EQ(t.quiet_samples(), 8u);
   PayoffTrial loud;
-  for (int i = 0; i < 25; ++i) loud.add(1.6, 1, false);
-  for (int i = 0; i < 6; ++i) loud.add(0.8, 1, true);
-  EXPECT_FALSE(loud.verdict(0.1));
-  loud.add(0.8, 1, true);  // 32 samples, 7 quiet: judged on all of them
-  ASSERT_TRUE(loud.verdict(0.1));
-  EXPECT_NEAR(*loud.verdict(0.1), 1.6, 1e-12);
+  for (int i = 0; i < 40; ++i) loud.add(1.6, 1, false);
+  for (int i = 0; i < 7; ++i) loud.add(0.8, 1, true);
+  EXPECT_FALSE(loud.verdict(1.1));  // 47 samples, 7 quiet: the cap counts quiet ones
+  ASSERT_TRUE(loud.verdict(1.1, /*expired=*/true));
+  EXPECT_NEAR(loud.verdict(1.1, true)->ratio, 1.6, 1e-12);
+  EXPECT_EQ(loud.verdict(1.1, true)->samples, 47u);
 }
 
 }  // namespace
