@@ -135,5 +135,30 @@ TEST(CpuLoad, InstantCountsSeeOwnRunningThreads) {
   EXPECT_GE(machine, 1);
 }
 
+// BackgroundQuiet: quiet when no BackgroundBusy scope was open at the interval's start or end
+// and none began in between (a compile that started and finished during a call counts).
+TEST(CpuLoad, BackgroundQuietSeesAnyOverlappingBusyScope) {
+  {
+    const BackgroundQuiet q;
+    EXPECT_TRUE(q.quiet());
+  }
+  {
+    const BackgroundQuiet q;
+    { const BackgroundBusy busy; }  // began and ended inside the interval
+    EXPECT_FALSE(q.quiet());
+  }
+  {
+    const BackgroundBusy busy;
+    const BackgroundQuiet q;  // open at the start
+    EXPECT_FALSE(q.quiet());
+  }
+  {
+    const BackgroundQuiet q;
+    const BackgroundBusy busy;  // open at the end
+    EXPECT_FALSE(q.quiet());
+  }
+  EXPECT_TRUE(BackgroundQuiet().quiet());
+}
+
 }  // namespace
 }  // namespace tierjit::support
