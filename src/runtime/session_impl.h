@@ -207,6 +207,10 @@ struct Session::Impl {
   void policy_step(const std::shared_ptr<const runtime::Plan>& plan, size_t s, double step_us,
                    bool exact_served, uint64_t calls);
   bool demote(AdaptiveRegion& a);
+  /// Highest tier among the table's versions (0: none).
+  static int installed_tier(const runtime::VersionTable& table);
+  /// True when `table` holds an exact or shape-class version.
+  static bool any_specialized(const runtime::VersionTable& table);
   /// Logs a promotion decision of `a` at region call `calls`; the first after a retry says so.
   void log_decision(AdaptiveRegion& a, runtime::DecisionRecord r, uint64_t calls);
   void specialize(AdaptiveRegion& a, const std::shared_ptr<const runtime::Plan>& plan, size_t s,
