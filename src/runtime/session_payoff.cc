@@ -14,11 +14,19 @@
 
 namespace tierjit {
 
-double Session::Impl::same_work_us(const AdaptiveRegion& a, int tier, double per_call) const {
-  const double calls = static_cast<double>(a.profile.calls());
-  const double mean_bytes = calls > 0 ? a.profile.bytes_moved() / calls : 0;
-  const double per_byte = a.profile.us_per_byte(tier);
+namespace {
+
+/// µs per byte `per_byte` at the profile's mean bytes per call; `per_call` when either is unknown.
+double at_mean_bytes(const runtime::Profile& prof, double per_byte, double per_call) {
+  const double calls = static_cast<double>(prof.calls());
+  const double mean_bytes = calls > 0 ? prof.bytes_moved() / calls : 0;
   return per_byte > 0 && mean_bytes > 0 ? per_byte * mean_bytes : per_call;
+}
+
+}  // namespace
+
+double Session::Impl::same_work_us(const AdaptiveRegion& a, int tier, double per_call) const {
+  return at_mean_bytes(a.profile, a.profile.us_per_byte(tier), per_call);
 }
 
 std::pair<int, double> Session::Impl::best_lower_tier(const AdaptiveRegion& a, int to_tier) const {
@@ -43,6 +51,7 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a, uint64_t key, int tier, do
     // A trial sample: a call of the new code on a shape timed at least twice at the replaced
     // tier, after the shape's first call since the install (first touch of its code and data;
     // one such call measured 4 ms against 5 us).
+    bool sampled = false;
     if (tier == a.pending.to_tier) {
       const bool first = a.pending.first_calls.insert(key).second;
       const runtime::Profile::ShapeTierTime before = a.profile.shape_time(key, a.pending.from_tier);
@@ -51,6 +60,7 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a, uint64_t key, int tier, do
         if (!first) {
           a.pending.trial.add(us / before.mean_us, before.mean_us, quiet && before.quiet);
           a.pending.last_sample_call = a.profile.calls();
+          sampled = true;
         }
       }
     }
@@ -74,9 +84,12 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a, uint64_t key, int tier, do
     // sample can come: the fallback judges as soon as it has its calls.
     const uint64_t quiet_for = now - std::max(a.pending.region_calls_at_install, a.pending.last_sample_call);
     const bool expired = quiet_for >= kPayoffExpiryCalls || since >= kTrialExpiryCalls;
+    const bool fallback_now = measured && !a.pending.sampleable;
+    // The verdict can change only with a new sample or at the end: no median per call otherwise.
+    if (!sampled && !expired && !fallback_now) return;
     verdict = a.pending.trial.verdict(eviction_bound(a, a.pending.from_tier, a.pending.to_tier), expired);
     if (!verdict) {
-      if (!expired && !(measured && !a.pending.sampleable)) return;
+      if (!expired && !fallback_now) return;
       if (!measured) {
         runtime::DecisionRecord d;
         d.region = a.info.id;
@@ -106,9 +119,7 @@ void Session::Impl::observe_payoff(AdaptiveRegion& a, uint64_t key, int tier, do
   // fallback: the new tier's own same-work time, or scaled by the ratio over the shapes both
   // tiers ran (Profile::same_shape_times).
   const double t_before = same_work_us(a, p.from_tier, p.t_before_us);
-  double t_after = t_after_call;
-  if (const double calls = static_cast<double>(a.profile.calls()); us_per_byte_after > 0 && calls > 0)
-    t_after = us_per_byte_after * a.profile.bytes_moved() / calls;
+  double t_after = at_mean_bytes(a.profile, us_per_byte_after, t_after_call);
   std::string how;
   if (verdict && t_before > 0) {
     t_after = t_before * verdict->ratio;

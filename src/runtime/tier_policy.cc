@@ -3,9 +3,9 @@
 #include "runtime/tier_policy.h"
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <unordered_map>
 
 #include <fmt/format.h>
